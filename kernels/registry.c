@@ -1,0 +1,85 @@
+/* registry.c - the static tables of ops, backends and variants. */
+#include "kernel.h"
+#include "ops/ops.h"
+#include "cpu/cpu.h"
+#include "sim/sim.h"
+#ifdef KT_HAVE_CUDA
+#include "cuda/cuda_backend.h"
+#endif
+
+#include <string.h>
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static const kt_op *const ops[] = {
+    &kt_op_synthetic,
+};
+
+static const kt_backend_iface *const backends[] = {
+    &kt_backend_cpu,
+#ifdef KT_HAVE_CUDA
+    &kt_backend_cuda,
+#endif
+    &kt_backend_sim,
+};
+
+static const kt_variant *const variants[] = {
+    &kt_variant_sim_lognormal,
+};
+
+int kt_op_count(void)
+{
+    return COUNT(ops);
+}
+
+const kt_op *kt_op_at(int i)
+{
+    return i >= 0 && i < COUNT(ops) ? ops[i] : NULL;
+}
+
+const kt_op *kt_op_find(const char *name)
+{
+    for (int i = 0; i < COUNT(ops); i++)
+        if (strcmp(ops[i]->name, name) == 0)
+            return ops[i];
+    return NULL;
+}
+
+int kt_backend_count(void)
+{
+    return COUNT(backends);
+}
+
+const kt_backend_iface *kt_backend_at(int i)
+{
+    return i >= 0 && i < COUNT(backends) ? backends[i] : NULL;
+}
+
+const kt_backend_iface *kt_backend_find(const char *name)
+{
+    for (int i = 0; i < COUNT(backends); i++)
+        if (strcmp(backends[i]->name, name) == 0)
+            return backends[i];
+    return NULL;
+}
+
+int kt_variant_count(void)
+{
+    return COUNT(variants);
+}
+
+const kt_variant *kt_variant_at(int i)
+{
+    return i >= 0 && i < COUNT(variants) ? variants[i] : NULL;
+}
+
+const kt_variant *kt_variant_find(const char *op, const char *backend, const char *name)
+{
+    for (int i = 0; i < COUNT(variants); i++) {
+        const kt_variant *v = variants[i];
+        if (strcmp(v->op, op) == 0 && strcmp(v->backend, backend) == 0 &&
+            strcmp(v->name, name) == 0)
+            return v;
+    }
+    return NULL;
+}

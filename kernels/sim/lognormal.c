@@ -1,0 +1,118 @@
+/* lognormal.c - the synthetic op's sim variant: durations from a lognormal law, outputs
+ * equal to the reference plus a chosen relative error, and injectable failures. */
+#include "sim.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { P_MEDIAN_US, P_SPREAD, P_DRIFT, P_ORDER_EFFECT, P_REL_ERROR, P_FAIL, P_EXTRA_BYTES, P_COUNT };
+enum { FAIL_NONE, FAIL_ERROR, FAIL_NAN, FAIL_UNWRITTEN, FAIL_CRASH };
+
+static const kt_param_def lognormal_params[P_COUNT] = {
+    {"median_us", KT_PARAM_FLOAT, 100, 1e-3, 1e9, NULL, "median duration of one call, microseconds"},
+    {"spread", KT_PARAM_FLOAT, 0.02, 0, 3, NULL, "lognormal sigma of the duration"},
+    {"drift", KT_PARAM_FLOAT, 0, -0.5, 100, NULL,
+     "fractional change of every duration per second of virtual time"},
+    {"order_effect", KT_PARAM_FLOAT, 0, -0.5, 10, NULL,
+     "fractional slowdown when this variant runs second in a pair"},
+    {"rel_error", KT_PARAM_FLOAT, 0, 0, 100, NULL,
+     "relative L2 error of the output against the reference"},
+    {"fail", KT_PARAM_ENUM, FAIL_NONE, 0, 0, "none|error|nan|unwritten|crash",
+     "injected failure of every run call"},
+    {"extra_bytes", KT_PARAM_INT, 0, 0, 1e12, NULL,
+     "bytes the variant allocates in prepare (for memory thresholds)"},
+};
+
+typedef struct lognormal_state {
+    void *extra;
+    size_t extra_bytes;
+    double noise_scale; /* multiplies the deterministic noise pattern to reach rel_error */
+} lognormal_state;
+
+/* A fixed pseudo-random pattern in [-1, 1): the same for every call, so outputs are
+ * repeatable (bitwise_repeatable holds) while still carrying exactly 'rel_error'. */
+static double noise_at(int64_t i)
+{
+    uint64_t h = kt_seed_mix((uint64_t)i, 0x6e6f697365ull);
+    return (double)(h >> 11) * 0x1.0p-52 - 1.0;
+}
+
+static int lognormal_prepare(void **out, const kt_call *call)
+{
+    lognormal_state *st = calloc(1, sizeof(*st));
+    if (!st)
+        return kt_error_code(KT_ENOMEM, "out of memory");
+    *out = st;
+    st->extra_bytes = (size_t)call->params[P_EXTRA_BYTES].num;
+    if (st->extra_bytes) {
+        int err = kt_backend_alloc(call->backend, &st->extra, st->extra_bytes);
+        if (err < 0)
+            return err;
+        memset(st->extra, 0, st->extra_bytes);
+    }
+    const kt_problem *p = call->problem;
+    double ref2 = 0, noise2 = 0;
+    for (int64_t i = 0; i < p->elems; i++) {
+        double x = kt_dtype_load(call->inputs[0], p->dtype, (size_t)i);
+        ref2 += x * x;
+        noise2 += noise_at(i) * noise_at(i);
+    }
+    st->noise_scale = noise2 > 0 ? call->params[P_REL_ERROR].num * sqrt(ref2 / noise2) : 0;
+    return KT_OK;
+}
+
+static int lognormal_run(void *state, const kt_call *call)
+{
+    lognormal_state *st = state;
+    const kt_problem *p = call->problem;
+    const kt_param_value *v = call->params;
+    kt_backend *b = call->backend;
+    double seconds = kt_sim_now_ns(b) * 1e-9;
+    double ns = v[P_MEDIAN_US].num * 1e3 * exp(v[P_SPREAD].num * kt_rng_normal(kt_sim_rng(b)));
+    ns *= 1.0 + v[P_DRIFT].num * seconds;
+    if (call->pair_position == 1)
+        ns *= 1.0 + v[P_ORDER_EFFECT].num;
+    kt_sim_advance(b, ns);
+
+    int fail = (int)v[P_FAIL].num;
+    if (fail == FAIL_ERROR)
+        return kt_error_set("injected failure (fail: error)");
+    if (fail == FAIL_CRASH)
+        raise(SIGSEGV);
+    int64_t n = p->elems;
+    if (fail == FAIL_UNWRITTEN)
+        n -= 1; /* leave the last element as the runner poisoned it */
+    for (int64_t i = 0; i < n; i++) {
+        double x = kt_dtype_load(call->inputs[0], p->dtype, (size_t)i);
+        double y = x + st->noise_scale * noise_at(i);
+        if (fail == FAIL_NAN && i == p->elems / 2)
+            y = 0.0 / 0.0 * x;
+        kt_dtype_from_double((char *)call->outputs[0] + (size_t)i * kt_dtype_size(p->dtype), &y,
+                             p->dtype, 1);
+    }
+    return KT_OK;
+}
+
+static void lognormal_release(void *state, kt_backend *backend)
+{
+    lognormal_state *st = state;
+    if (!st)
+        return;
+    kt_backend_free(backend, st->extra, st->extra_bytes);
+    free(st);
+}
+
+const kt_variant kt_variant_sim_lognormal = {
+    /* .op = */ "synthetic",
+    /* .name = */ "lognormal",
+    /* .backend = */ "sim",
+    /* .doc = */ "virtual-clock call with lognormal duration, drift, order effect, injected error",
+    /* .params = */ lognormal_params,
+    /* .n_params = */ P_COUNT,
+    /* .prepare = */ lognormal_prepare,
+    /* .run = */ lognormal_run,
+    /* .release = */ lognormal_release,
+    /* .metrics = */ NULL,
+};

@@ -1,0 +1,17 @@
+/* sim.h - private to the sim backend and its variants: the virtual clock. */
+#ifndef KT_SIM_H
+#define KT_SIM_H
+
+#include "../kernel.h"
+
+extern const kt_backend_iface kt_backend_sim;
+extern const kt_variant kt_variant_sim_lognormal;
+
+/* Virtual nanoseconds elapsed since the backend opened. */
+double kt_sim_now_ns(kt_backend *b);
+/* Advances the virtual clock by 'ns' (the duration of one simulated call). */
+void kt_sim_advance(kt_backend *b, double ns);
+/* The backend's own seeded generator (so a run's durations depend only on its seed). */
+kt_rng *kt_sim_rng(kt_backend *b);
+
+#endif
