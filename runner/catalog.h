@@ -1,0 +1,20 @@
+/* catalog.h - the model catalog (experiments/models.yaml, embedded in the binary). */
+#ifndef KT_CATALOG_H
+#define KT_CATALOG_H
+
+#include "diag.h"
+#include "kernel.h"
+
+#include <stddef.h>
+
+typedef struct kt_catalog {
+    kt_model *models;
+    size_t n;
+} kt_catalog;
+
+/* Loads the embedded catalog (validated against schemas/models.schema.json). */
+int kt_catalog_load(kt_catalog *out, kt_diag *diag);
+void kt_catalog_free(kt_catalog *c);
+const kt_model *kt_catalog_find(const kt_catalog *c, const char *name);
+
+#endif
