@@ -1,0 +1,68 @@
+/* check.h - one problem instance (inputs, float64 reference, backend buffers) and the
+ * correctness of a variant's output against that reference.
+ *
+ * Outputs are poisoned before each checked call with a NaN whose payload no arithmetic
+ * produces (fp32 0x7fc0dead, fp16 0x7e5a, bf16 0x7fda): an element still carrying it was
+ * left unwritten; any other NaN or Inf was produced by the kernel. */
+#ifndef KT_CHECK_H
+#define KT_CHECK_H
+
+#include "kernel.h"
+
+#include <stdint.h>
+
+typedef struct kt_numerics {
+    int64_t elems;
+    int64_t unwritten; /* elements still equal to the poison */
+    int64_t nonfinite; /* NaN or Inf written by the kernel */
+    /* Over written, finite elements: */
+    double max_abs;  /* max |out - ref| */
+    double max_rel;  /* max |out - ref| / max(|ref|, 1e-3 * max|ref|) */
+    double rel_l2;   /* ||out - ref|| / ||ref|| */
+    double cosine;   /* <out, ref> / (||out|| ||ref||) */
+    int inputs_modified; /* the variant wrote into its inputs */
+} kt_numerics;
+
+typedef struct kt_instance {
+    kt_problem problem;
+    void *host_inputs[KT_MAX_TENSORS];  /* storage type, as generated */
+    void *host_outputs[KT_MAX_TENSORS]; /* storage type, as last downloaded */
+    double *reference[KT_MAX_TENSORS];  /* float64, one per output */
+    void *dev_inputs[KT_MAX_TENSORS];   /* backend buffers */
+    void *dev_outputs[KT_MAX_TENSORS];
+    uint64_t input_hash; /* of the generated input bytes */
+    size_t bytes;        /* backend bytes of inputs + outputs */
+} kt_instance;
+
+/* Shapes 'point' with 'op', generates inputs from 'seed' (already mixed with the point and
+ * the input set), computes the reference, and uploads the inputs to 'backend'. */
+int kt_instance_create(kt_instance **out, kt_backend *backend, const kt_op *op,
+                       const kt_point *point, kt_dtype dtype, kt_distribution dist,
+                       const kt_param_value *input_params, uint64_t seed);
+void kt_instance_free(kt_instance *inst, kt_backend *backend);
+
+/* A kt_call over the instance's buffers; params, pair_position and seed are the caller's. */
+kt_call kt_instance_call(const kt_instance *inst, kt_backend *backend,
+                         const kt_param_value *params, int threads);
+
+int kt_instance_poison_outputs(kt_instance *inst, kt_backend *backend);
+/* Downloads the outputs into host_outputs. */
+int kt_instance_download_outputs(kt_instance *inst, kt_backend *backend);
+/* Downloads the inputs and says whether they still hash to input_hash (1) or not (0). */
+int kt_instance_inputs_intact(kt_instance *inst, kt_backend *backend, int *intact);
+
+/* Compares host_outputs with the reference. */
+void kt_numerics_compare(kt_numerics *out, const kt_instance *inst);
+/* Compares two host output sets bit for bit; returns 1 when identical. */
+int kt_outputs_identical(const kt_instance *inst, void *const *a, void *const *b);
+
+/* The whole correctness protocol for one call: poison, run 'variant' (already prepared into
+ * 'state'), synchronize, download, compare, re-hash the inputs. A variant error is returned
+ * as a negative code with its message in kt_error_last(). */
+int kt_check_call(kt_numerics *out, kt_instance *inst, const kt_variant *variant, void *state,
+                  const kt_call *call);
+
+/* 64-bit hash of 'bytes' (8-byte words, multiply-mix; not cryptographic). */
+uint64_t kt_hash_bytes(const void *data, size_t bytes);
+
+#endif
