@@ -52,6 +52,14 @@ static char *open_failure(int rc, const char *dir)
     return n < 0 ? NULL : reason;
 }
 
+/* libgit2 1.5 reports a repository owned by another user as GIT_ENOTFOUND with this message
+ * when no safe.directory is configured at all (GIT_EOWNER only when one is). */
+static int is_libgit2_15_eowner(void)
+{
+    const git_error *e = git_error_last();
+    return e && e->message && strstr(e->message, "'safe.directory' was not found");
+}
+
 /* Opens the repository found from 'start_dir', then from ".". On failure returns the error
  * and sets '*reason' for the more telling failure (anything but "not found" wins). */
 static int discover(git_repository **repo, char **reason, const char *start_dir)
@@ -64,6 +72,8 @@ static int discover(git_repository **repo, char **reason, const char *start_dir)
         if (!dirs[i])
             continue;
         int rc = git_repository_open_ext(repo, dirs[i], 0, NULL);
+        if (rc == GIT_ENOTFOUND && is_libgit2_15_eowner())
+            rc = GIT_EOWNER;
         if (rc == 0) {
             free(*reason);
             *reason = NULL;
