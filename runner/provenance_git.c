@@ -142,26 +142,39 @@ done:
     return rc;
 }
 
-/* The URL of "origin", else of the first remote; none is not an error. */
+/* The URL of "origin", else of the first remote in configuration order; none is not an
+ * error. Read from the configuration directly: git_remote_lookup and git_remote_list leak
+ * pcre2 match data in libgit2 1.5 (git_regexp_match on a non-match). The URL is the one
+ * configured, before any url.<base>.insteadOf rewriting. */
 static int collect_remote(kt_git_state *out, git_repository *repo)
 {
-    git_remote *remote = NULL;
-    git_strarray names = {0};
-    int rc = git_remote_lookup(&remote, repo, "origin");
-    if (rc == GIT_ENOTFOUND) {
-        rc = git_remote_list(&names, repo);
-        if (rc == 0 && names.count > 0)
-            rc = git_remote_lookup(&remote, repo, names.strings[0]);
+    git_config *cfg = NULL;
+    git_config_iterator *it = NULL;
+    git_config_entry *entry;
+    const char *url = NULL;
+    int rc = git_repository_config_snapshot(&cfg, repo);
+    if (rc != 0)
+        return rc;
+    rc = git_config_get_string(&url, cfg, "remote.origin.url");
+    if (rc == GIT_ENOTFOUND && (rc = git_config_iterator_new(&it, cfg)) == 0) {
+        while ((rc = git_config_next(&entry, it)) == 0) {
+            size_t n = strlen(entry->name);
+            if (strncmp(entry->name, "remote.", 7) == 0 && n > 11 &&
+                strcmp(entry->name + n - 4, ".url") == 0) {
+                url = entry->value;
+                break;
+            }
+        }
+        rc = rc == GIT_ITEROVER ? 0 : rc;
     }
-    if (rc == 0 && remote && git_remote_url(remote)) {
-        const char *url = git_remote_url(remote);
+    if (rc == 0 && url) {
         size_t len = strlen(url) + 1;
         free(out->remote_url);
         out->remote_url = malloc(len);
         rc = out->remote_url ? kt_strip_url_credentials(out->remote_url, len, url) : -1;
     }
-    git_strarray_dispose(&names);
-    git_remote_free(remote);
+    git_config_iterator_free(it);
+    git_config_free(cfg);
     return rc;
 }
 

@@ -152,6 +152,17 @@ static void test_clean_repo(void **state)
     assert_int_equal(st.diff_bytes, 0);
     kt_git_state_free(&st);
 
+    /* no "origin": the first remote configured */
+    sh("cd '%s' && git remote rename origin zeta && git remote add alpha ssh://u:pw@h/a.git",
+       fx->repo);
+    collect(&st, fx->repo);
+    assert_string_equal(st.remote_url, "https://example.com/team/k.git");
+    kt_git_state_free(&st);
+    sh("cd '%s' && git remote remove zeta && git remote remove alpha", fx->repo);
+    collect(&st, fx->repo);
+    assert_null(st.remote_url);
+    kt_git_state_free(&st);
+
     /* one commit past the tag: describe says so */
     write_text(fx->repo, "a.txt", "changed\n");
     sh("cd '%s' && git commit -qam second", fx->repo);
