@@ -71,11 +71,13 @@ static void write_text(const char *dir, const char *name, const char *text)
 static int setup(void **state)
 {
     fixture *fx = calloc(1, sizeof(*fx));
-    if (!fx || !getcwd(fx->cwd, sizeof(fx->cwd)))
+    if (!fx)
         return -1;
     snprintf(fx->tmp, sizeof(fx->tmp), "/tmp/kt_prov.XXXXXX");
-    if (!mkdtemp(fx->tmp))
+    if (!getcwd(fx->cwd, sizeof(fx->cwd)) || !mkdtemp(fx->tmp)) {
+        free(fx);
         return -1;
+    }
     snprintf(fx->repo, sizeof(fx->repo), "%s/repo", fx->tmp);
     /* keep the user's and the system's git configuration out of the tests */
     setenv("HOME", fx->tmp, 1);
@@ -226,6 +228,8 @@ static void test_diff_reproduces_work_tree(void **state)
     write_bytes(fx->repo, "src/new/table.bin", bin + 3, 300); /* an untracked binary file */
     write_text(fx->repo, "build/out.o", "ignored\n");
     write_text(fx->repo, "empty.txt", "");
+    write_text(fx->repo, "with space \xc3\xa9.txt", "no newline at the end");
+    write_text(fx->repo, "b.txt", "staged change\nthen unstaged, no newline");
 
     collect(&st, fx->repo);
     char collected_id[41];
