@@ -288,8 +288,8 @@ int kt_git_state_collect(kt_git_state *out, const char *start_dir, kt_diag *diag
     }
     const char *workdir = git_repository_workdir(repo);
     if (!workdir) {
-        rc = asprintf(&reason, "'%s' is a bare repository", git_repository_path(repo)) < 0 ? -1 : 0;
-        rc = unavailable(out, diag, rc == 0 ? reason : NULL);
+        rc = asprintf(&reason, "'%s' is a bare repository", git_repository_path(repo));
+        rc = unavailable(out, diag, rc < 0 ? NULL : reason);
         goto done;
     }
     if (git_repository_head_unborn(repo) == 1) {
