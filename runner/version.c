@@ -1,5 +1,6 @@
 /* version.c - build identity, from definitions the build system passes in. */
 #include "version.h"
+#include "kt_build_info.h"
 
 const char *kt_version(void)
 {
