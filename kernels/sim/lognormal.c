@@ -6,8 +6,19 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-enum { P_MEDIAN_US, P_SPREAD, P_DRIFT, P_ORDER_EFFECT, P_REL_ERROR, P_FAIL, P_EXTRA_BYTES, P_COUNT };
+enum {
+    P_MEDIAN_US,
+    P_SPREAD,
+    P_DRIFT,
+    P_ORDER_EFFECT,
+    P_REL_ERROR,
+    P_FAIL,
+    P_EXTRA_BYTES,
+    P_SLEEP_US,
+    P_COUNT
+};
 enum { FAIL_NONE, FAIL_ERROR, FAIL_NAN, FAIL_UNWRITTEN, FAIL_CRASH };
 
 static const kt_param_def lognormal_params[P_COUNT] = {
@@ -23,6 +34,8 @@ static const kt_param_def lognormal_params[P_COUNT] = {
      "injected failure of every run call"},
     {"extra_bytes", KT_PARAM_INT, 0, 0, 1e12, NULL,
      "bytes the variant allocates in prepare (for memory thresholds)"},
+    {"sleep_us", KT_PARAM_FLOAT, 0, 0, 1e6, NULL,
+     "real time each call sleeps, microseconds (for interruption tests; not timed)"},
 };
 
 typedef struct lognormal_state {
@@ -75,6 +88,12 @@ static int lognormal_run(void *state, const kt_call *call)
     if (call->pair_position == 1)
         ns *= 1.0 + v[P_ORDER_EFFECT].num;
     kt_sim_advance(b, ns);
+    if (v[P_SLEEP_US].num > 0) {
+        struct timespec pause = {0, (long)(v[P_SLEEP_US].num * 1e3)};
+        pause.tv_sec = pause.tv_nsec / 1000000000L;
+        pause.tv_nsec %= 1000000000L;
+        nanosleep(&pause, NULL);
+    }
 
     int fail = (int)v[P_FAIL].num;
     if (fail == FAIL_ERROR)
