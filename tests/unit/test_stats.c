@@ -456,6 +456,17 @@ static void check_selection(const double *x, size_t nx, const double *y, size_t 
         assert_int_equal(kt_stats_select_sum(&v, x, nx, y, ny, tri, k), 0);
         assert_true(v == all[k - 1]);
     }
+    /* the ranks either side of the first value changes: where ties straddle pivots */
+    for (uint64_t t = 1, changes = 0; t < m && changes < 20; t++) {
+        if (all[t - 1] == all[t])
+            continue;
+        changes++;
+        for (uint64_t k = t; k <= t + 1; k++) {
+            double v;
+            assert_int_equal(kt_stats_select_sum(&v, x, nx, y, ny, tri, k), 0);
+            assert_true(v == all[k - 1]);
+        }
+    }
     double v;
     assert_int_equal(kt_stats_select_sum(&v, x, nx, y, ny, tri, 0), KT_EINVAL);
     assert_int_equal(kt_stats_select_sum(&v, x, nx, y, ny, tri, m + 1), KT_EINVAL);
@@ -478,6 +489,10 @@ static void test_selection_matches_naive(void **state)
         x[i] = round(x[i] * 2);
     qsort(x, 300, sizeof(double), cmp);
     check_selection(x, 300, x, 300, 1);
+    for (size_t i = 0; i < 300; i++) /* two values: sums 0, 1, 2 in three long runs */
+        x[i] = i < 120 ? 0 : 1;
+    check_selection(x, 300, x, 300, 1);
+    check_selection(x, 300, x + 100, 200, 0);
     for (size_t i = 0; i < 300; i++)
         x[i] = 1;
     check_selection(x, 300, x, 300, 1);
