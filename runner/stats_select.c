@@ -44,7 +44,8 @@ static size_t clamp_index(size_t v, size_t lo, size_t hi)
  * grows, so two pointers sweep each in O(nx + ny). */
 static void cut_rows(select_state *st, double p_lo, double p_hi)
 {
-    size_t jl = st->ny, jh = st->ny;
+    size_t jl = st->ny;
+    size_t jh = jl;
     for (size_t i = 0; i < st->nx; i++) {
         while (jl > 0 && st->x[i] + st->y[jl - 1] >= p_lo)
             jl--;

@@ -177,7 +177,7 @@ static void test_signed_rank_hand_n10(void **state)
      * Ranks of |d|: 1->1, 1.5->2 (negative), 2..9 -> 3..10: r- = 2, P(W+ <= 2) = 3/1024,
      * p = 6/1024. */
     const double d[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, -1.5};
-    kt_shift r;
+    kt_shift r = {0};
     assert_int_equal(kt_stats_signed_rank(&r, d, NELEM(d), 0.95), 0);
     assert_int_equal(r.n, 10);
     assert_close(r.estimate, 4.5, 1e-15);
@@ -192,7 +192,7 @@ static void test_signed_rank_hand_n10(void **state)
 static void test_signed_rank_small_n(void **state)
 {
     (void)state;
-    kt_shift r;
+    kt_shift r = {0};
     /* n=6, d = 1..6: P(W+ <= 0) = 1/64 <= .025 < P(W+ <= 1) = 2/64 -> k = 1: CI [1, 6],
      * achieved 1 - 2/64; Walsh averages symmetric about 3.5; all positive: p = 2/64 */
     const double six[] = {4, 1, 6, 2, 5, 3};
@@ -227,7 +227,7 @@ static void test_signed_rank_small_n(void **state)
 static void test_signed_rank_bad_input(void **state)
 {
     (void)state;
-    kt_shift r;
+    kt_shift r = {0};
     const double d[] = {1, NAN, 2};
     assert_int_equal(kt_stats_signed_rank(&r, d, 3, 0.95), KT_EINVAL);
     assert_string_equal(kt_error_last(), "non-finite difference at index 1");
@@ -316,7 +316,7 @@ static double coverage_one(size_t n, size_t reps, uint64_t seed, double *achieve
     kt_rng_seed(&rng, seed);
     double *d = malloc(n * sizeof(*d));
     size_t hits = 0;
-    kt_shift r;
+    kt_shift r = {0};
     for (size_t rep = 0; rep < reps; rep++) {
         fill_normal(d, n, &rng, 0.3, 1);
         assert_int_equal(kt_stats_signed_rank(&r, d, n, 0.95), 0);
@@ -347,7 +347,7 @@ static void test_signed_rank_coverage(void **state)
 static void test_two_sample_hand(void **state)
 {
     (void)state;
-    kt_shift r;
+    kt_shift r = {0};
     /* a = 1 2 3, b = 2.5 4 5 6: differences sorted -5 -4 -4 -3 -3 -3 -2 -2 -1.5 -1 -.5 .5
      * -> median (-3 + -2)/2; U1 = #(a_i > b_j) = 1, exact: p = 2 P(U <= 1) = 2 * 2/35;
      * 3 x 4: P(U <= 0) = 1/35 > .025 -> no interval */
@@ -416,7 +416,7 @@ static void test_two_sample_coverage(void **state)
     for (int pass = 0; pass < 2; pass++) {
         size_t na = pass ? 70 : 12, nb = pass ? 60 : 10, reps = pass ? 400 : 1500;
         size_t hits = 0;
-        kt_shift r;
+        kt_shift r = {0};
         for (size_t rep = 0; rep < reps; rep++) {
             fill_normal(a, na, &rng, 1.0, 1);
             fill_normal(b, nb, &rng, 0.5, 1);
@@ -508,7 +508,7 @@ static void test_large_samples(void **state)
     kt_rng rng;
     kt_rng_seed(&rng, 2024);
     fill_normal(d, n, &rng, 0.05, 1);
-    kt_shift r;
+    kt_shift r = {0};
     assert_int_equal(kt_stats_signed_rank(&r, d, n, 0.95), 0);
     assert_int_equal(r.exact, 0);
     assert_true(fabs(r.estimate - 0.05) < 0.02);
