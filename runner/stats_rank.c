@@ -126,10 +126,10 @@ double kt_stats_wilcoxon_p_opt(const double *d, size_t n, int continuity, int *e
         double *cdf = kt_stats_signed_rank_cdf(nz);
         if (!cdf)
             goto done;
-        size_t w = (size_t)r_plus, center = (size_t)m / 2;
-        /* P(W+ >= w) = P(W+ <= m - w) by symmetry: no cancellation in the far tail */
-        p = w == center ? 1 : 2 * fmin(cdf[w], cdf[(size_t)m - w]);
-        p = fmin(p, 1);
+        size_t w = (size_t)r_plus;
+        /* P(W+ >= w) = P(W+ <= m - w) by symmetry: no cancellation in the far tail. At
+         * the centre both exceed 1/2, so the cap gives scipy's special case p = 1. */
+        p = fmin(2 * fmin(cdf[w], cdf[(size_t)m - w]), 1);
         free(cdf);
         if (exact)
             *exact = 1;

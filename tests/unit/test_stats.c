@@ -90,6 +90,24 @@ static void test_summary_outliers(void **state)
     assert_int_equal(s.outliers_severe, 1);
 }
 
+static void test_summary_fence_boundaries(void **state)
+{
+    (void)state;
+    /* sorted -5 1 2 3 9: Q1 (h=1) = 1, Q3 (h=3) = 3, IQR 2; 1.5 IQR fences [-2, 6],
+     * 3 IQR fences [-5, 9]: -5 and 9 sit on the severe fences, so both are mild */
+    const double x[] = {9, 1, -5, 2, 3};
+    kt_summary s;
+    kt_stats_summary(&s, x, NELEM(x));
+    assert_int_equal(s.outliers_mild, 2);
+    assert_int_equal(s.outliers_severe, 0);
+    /* sorted -5.5 1 2 3 6: same quartiles; -5.5 beyond -5 is severe, 6 on a mild fence
+     * is no outlier */
+    const double y[] = {6, 1, -5.5, 2, 3};
+    kt_stats_summary(&s, y, NELEM(y));
+    assert_int_equal(s.outliers_mild, 0);
+    assert_int_equal(s.outliers_severe, 1);
+}
+
 static void test_summary_empty_and_one(void **state)
 {
     (void)state;
@@ -211,6 +229,14 @@ static void test_signed_rank_small_n(void **state)
     assert_int_equal(kt_stats_signed_rank(&r, three, 3, 0.95), 0);
     assert_close(r.estimate, 2.25, 1e-15);
     assert_close(r.p_value, 0.25, 1e-15);
+    /* at 75%, alpha/2 = 1/8 = P(W+ <= 0) for n=3 exactly: k = 1 (<= is inclusive), the
+     * interval spans all Walsh averages [1, 4], achieved 1 - 2/8 */
+    assert_int_equal(kt_stats_signed_rank(&r, three, 3, 0.75), 0);
+    assert_true(r.ci_low == 1 && r.ci_high == 4);
+    assert_close(r.achieved, 0.75, 1e-15);
+    /* d = 1 2 -3: W+ = 3 = M/2, the centre: p = 1 */
+    const double centre[] = {1, 2, -3};
+    assert_true(kt_stats_wilcoxon_p(centre, 3, NULL) == 1);
     /* n=1, d = 1: the estimate is d; W+ = 1 of 1: P(W+ >= 1) = P(W+ <= 1) = 1 -> p 1 */
     assert_int_equal(kt_stats_signed_rank(&r, three, 1, 0.95), 0);
     assert_true(r.estimate == 1 && r.p_value == 1 && isinf(r.ci_low));
@@ -528,6 +554,7 @@ int main(void)
         cmocka_unit_test(test_quantile_type7),
         cmocka_unit_test(test_summary_hand),
         cmocka_unit_test(test_summary_outliers),
+        cmocka_unit_test(test_summary_fence_boundaries),
         cmocka_unit_test(test_summary_empty_and_one),
         cmocka_unit_test(test_signed_rank_cdf),
         cmocka_unit_test(test_mann_whitney_cdf),
