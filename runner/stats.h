@@ -35,7 +35,6 @@ typedef struct kt_shift {
     int exact;         /* 1 when the exact null distribution was used */
 } kt_shift;
 
-int kt_stats_signed_rank(kt_shift *out, const double *d, size_t n, double confidence);
 /* How kt_stats_signed_rank computes its fields ('confidence' in (0, 1), 'd' finite, else
  * KT_EINVAL with a message; KT_ENOMEM when out of memory; otherwise 0):
  * - estimate: median of the n(n+1)/2 Walsh averages (d_i + d_j)/2, i <= j, zeros
@@ -46,25 +45,26 @@ int kt_stats_signed_rank(kt_shift *out, const double *d, size_t n, double confid
  *   k = floor(M/2 - z sqrt(n(n+1)(2n+1)/24)) with z the normal (1+confidence)/2 quantile,
  *   and 'achieved' is the normal approximation of that coverage (continuity-corrected).
  *   When no k >= 1 exists (n < 6 at 95%) the interval is [-inf, +inf], achieved 1.
- * - p_value and exact: as kt_stats_wilcoxon_p.
+ * - p_value and exact: as kt_stats_wilcoxon_p ('exact' describes the p-value; the
+ *   interval is exact for every n <= 50, ties and zeros included).
  * - n = 0: estimate NAN, interval [-inf, +inf], achieved 1, p_value NAN. */
+int kt_stats_signed_rank(kt_shift *out, const double *d, size_t n, double confidence);
 
 /* Two independent samples: HL shift (median of all a_i - b_j) with its CI from the
  * Mann-Whitney distribution, and the two-sided Mann-Whitney U p-value (as scipy's
- * mannwhitneyu with method='auto'). */
-int kt_stats_two_sample(kt_shift *out, const double *a, size_t na, const double *b, size_t nb,
-                        double confidence);
-/* Same conventions as kt_stats_signed_rank, with: n = na + nb; estimate the median of
+ * mannwhitneyu with method='auto'). Same conventions as kt_stats_signed_rank, with:
+ * n = na + nb; estimate the median of
  * the na*nb differences a_i - b_j (selection in O((na + nb) log), never materialised);
  * interval [D_(k), D_(M+1-k)], M = na*nb, with k from the exact null distribution of U
  * when na <= 50 and nb <= 50 (achieved exact), else k = floor(M/2 - z sqrt(na nb
  * (na+nb+1)/12)) clamped to >= 1 (achieved approximate); p_value and exact as
  * kt_stats_mann_whitney_p. Either sample empty: the n = 0 result. */
+int kt_stats_two_sample(kt_shift *out, const double *a, size_t na, const double *b, size_t nb,
+                        double confidence);
 
-/* Two-sided Wilcoxon signed-rank p-value alone (scipy.stats.wilcoxon defaults). */
-double kt_stats_wilcoxon_p(const double *d, size_t n, int *exact);
-/* Behaviour, equal to scipy 1.10 wilcoxon(d) (zero_method='wilcox', correction=False,
- * method='auto') except where noted:
+/* Two-sided Wilcoxon signed-rank p-value alone (scipy.stats.wilcoxon defaults), equal to
+ * scipy 1.10 wilcoxon(d) (zero_method='wilcox', correction=False, method='auto') except
+ * where noted:
  * - zeros are dropped; all zero gives 1 (scipy raises); n = 0 or a NaN gives NAN.
  * - exact when n <= 50, no zeros and no ties among |d|: p = 2 min(P(W+ <= r+),
  *   P(W+ >= r+)), capped at 1. scipy 1.10 also goes exact with ties (truncating the tied
@@ -72,6 +72,7 @@ double kt_stats_wilcoxon_p(const double *d, size_t n, int *exact);
  * - otherwise normal approximation of T = min(r+, r-) with the tie correction
  *   sum(t^3 - t)/48 in the variance and, like scipy's default, NO continuity correction.
  * '*exact' (when not NULL) says which was used. */
+double kt_stats_wilcoxon_p(const double *d, size_t n, int *exact);
 /* The same with a choice of continuity correction ('continuity' nonzero: move T by 1/2
  * towards the mean in the normal approximation, as scipy's correction=True). */
 double kt_stats_wilcoxon_p_opt(const double *d, size_t n, int continuity, int *exact);
