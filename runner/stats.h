@@ -53,12 +53,12 @@ int kt_stats_signed_rank(kt_shift *out, const double *d, size_t n, double confid
 /* Two independent samples: HL shift (median of all a_i - b_j) with its CI from the
  * Mann-Whitney distribution, and the two-sided Mann-Whitney U p-value (as scipy's
  * mannwhitneyu with method='auto'). Same conventions as kt_stats_signed_rank, with:
- * n = na + nb; estimate the median of
- * the na*nb differences a_i - b_j (selection in O((na + nb) log), never materialised);
- * interval [D_(k), D_(M+1-k)], M = na*nb, with k from the exact null distribution of U
- * when na <= 50 and nb <= 50 (achieved exact), else k = floor(M/2 - z sqrt(na nb
- * (na+nb+1)/12)) clamped to >= 1 (achieved approximate); p_value and exact as
- * kt_stats_mann_whitney_p. Either sample empty: the n = 0 result. */
+ * n = na + nb; estimate the median of the na*nb differences a_i - b_j (selection in
+ * O((na + nb) log), never materialised); interval [D_(k), D_(M+1-k)], M = na*nb, with k
+ * from the exact null distribution of U when na <= 50 and nb <= 50 (achieved exact),
+ * else k = floor(M/2 - z sqrt(na nb (na+nb+1)/12)) clamped to >= 1 (achieved
+ * approximate); p_value and exact as kt_stats_mann_whitney_p. Either sample empty: the
+ * n = 0 result. */
 int kt_stats_two_sample(kt_shift *out, const double *a, size_t na, const double *b, size_t nb,
                         double confidence);
 
