@@ -10,13 +10,16 @@
 typedef struct kt_summary {
     size_t n;
     double mean, median, p10, p90, min, max;
-    double mad;            /* median absolute deviation, unscaled */
-    size_t outliers_mild;  /* outside [Q1 - 1.5 IQR, Q3 + 1.5 IQR] but inside the 3 IQR fences */
+    double mad;             /* median absolute deviation, unscaled */
+    size_t outliers_mild;   /* outside [Q1 - 1.5 IQR, Q3 + 1.5 IQR] but inside the 3 IQR fences */
     size_t outliers_severe; /* outside [Q1 - 3 IQR, Q3 + 3 IQR] */
 } kt_summary;
 
+/* Fills 'out' from the 'n' values 'x' (any order). n = 0, or no memory for the sorted
+ * copy: n set, every double NAN, counts 0. A NaN in 'x' sorts after everything. */
 void kt_stats_summary(kt_summary *out, const double *x, size_t n);
-/* Quantile 'q' in [0, 1] of ascending 'sorted' (type 7). */
+/* Quantile 'q' in [0, 1] of ascending 'sorted' (type 7). NAN when n = 0 or q is outside
+ * [0, 1]. */
 double kt_stats_quantile(const double *sorted, size_t n, double q);
 
 /* One-sample location of paired log-ratios d_i (baseline over candidate):
@@ -26,23 +29,62 @@ typedef struct kt_shift {
     size_t n;
     double estimate; /* HL estimate of the shift */
     double ci_low, ci_high;
-    double confidence;      /* the level the interval was computed for */
-    double achieved;        /* the exact coverage of that interval (discrete distribution) */
-    double p_value;         /* Wilcoxon signed-rank, two-sided */
-    int exact;              /* 1 when the exact null distribution was used */
+    double confidence; /* the level the interval was computed for */
+    double achieved;   /* the exact coverage of that interval (discrete distribution) */
+    double p_value;    /* Wilcoxon signed-rank, two-sided */
+    int exact;         /* 1 when the exact null distribution was used */
 } kt_shift;
 
+/* How kt_stats_signed_rank computes its fields ('confidence' in (0, 1), 'd' finite, else
+ * KT_EINVAL with a message; KT_ENOMEM when out of memory; otherwise 0):
+ * - estimate: median of the n(n+1)/2 Walsh averages (d_i + d_j)/2, i <= j, zeros
+ *   included; found by selection in O(n log n), never materialised.
+ * - interval: [W_(k), W_(M+1-k)] of the ordered Walsh averages, M = n(n+1)/2. For
+ *   n <= 50, k - 1 is the largest t with P(W+ <= t) <= (1 - confidence)/2 under the exact
+ *   null distribution of W+, and 'achieved' = 1 - 2 P(W+ <= k-1) exactly. Above 50,
+ *   k = floor(M/2 - z sqrt(n(n+1)(2n+1)/24)) with z the normal (1+confidence)/2 quantile,
+ *   and 'achieved' is the normal approximation of that coverage (continuity-corrected).
+ *   When no k >= 1 exists (n < 6 at 95%) the interval is [-inf, +inf], achieved 1.
+ * - p_value and exact: as kt_stats_wilcoxon_p ('exact' describes the p-value; the
+ *   interval is exact for every n <= 50, ties and zeros included).
+ * - n = 0: estimate NAN, interval [-inf, +inf], achieved 1, p_value NAN. */
 int kt_stats_signed_rank(kt_shift *out, const double *d, size_t n, double confidence);
 
 /* Two independent samples: HL shift (median of all a_i - b_j) with its CI from the
  * Mann-Whitney distribution, and the two-sided Mann-Whitney U p-value (as scipy's
- * mannwhitneyu with method='auto'). */
+ * mannwhitneyu with method='auto'). Same conventions as kt_stats_signed_rank, with:
+ * n = na + nb; estimate the median of the na*nb differences a_i - b_j (selection in
+ * O((na + nb) log), never materialised); interval [D_(k), D_(M+1-k)], M = na*nb, with k
+ * from the exact null distribution of U when na <= 50 and nb <= 50 (achieved exact),
+ * else k = floor(M/2 - z sqrt(na nb (na+nb+1)/12)) clamped to >= 1 (achieved
+ * approximate); p_value and exact as kt_stats_mann_whitney_p. Either sample empty: the
+ * n = 0 result. */
 int kt_stats_two_sample(kt_shift *out, const double *a, size_t na, const double *b, size_t nb,
                         double confidence);
 
-/* Two-sided Wilcoxon signed-rank p-value alone (scipy.stats.wilcoxon defaults). */
+/* Two-sided Wilcoxon signed-rank p-value alone (scipy.stats.wilcoxon defaults), equal to
+ * scipy 1.10 wilcoxon(d) (zero_method='wilcox', correction=False, method='auto') except
+ * where noted:
+ * - zeros are dropped; all zero gives 1 (scipy raises); n = 0 or a NaN gives NAN.
+ * - exact when n <= 50, no zeros and no ties among |d|: p = 2 min(P(W+ <= r+),
+ *   P(W+ >= r+)), capped at 1. scipy 1.10 also goes exact with ties (truncating the tied
+ *   rank sum to an integer); we use the normal approximation there instead.
+ * - otherwise normal approximation of T = min(r+, r-) with the tie correction
+ *   sum(t^3 - t)/48 in the variance and, like scipy's default, NO continuity correction.
+ * '*exact' (when not NULL) says which was used. */
 double kt_stats_wilcoxon_p(const double *d, size_t n, int *exact);
-/* Two-sided Mann-Whitney U p-value alone. */
+/* The same with a choice of continuity correction ('continuity' nonzero: move T by 1/2
+ * towards the mean in the normal approximation, as scipy's correction=True). */
+double kt_stats_wilcoxon_p_opt(const double *d, size_t n, int continuity, int *exact);
+/* Two-sided Mann-Whitney U p-value alone, equal to scipy 1.10 mannwhitneyu(a, b,
+ * use_continuity=True, alternative='two-sided', method='auto'): exact when either
+ * sample has <= 8 values and no value repeats in the pooled sample (and the smaller tail
+ * has <= 2^22 terms), else normal approximation with tie and continuity correction.
+ * Either sample empty or a NaN: NAN. */
 double kt_stats_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb);
+
+/* Quantile of the standard normal at probability 'p' in (0, 1) (NAN outside), accurate
+ * to about 1e-15 relative (Acklam's approximation refined by one Halley step). */
+double kt_stats_normal_quantile(double p);
 
 #endif
