@@ -20,7 +20,7 @@ int kt_cuda_status(cudaError_t err, const char *file, int line);
 /* Same for a cuBLASLt status. */
 int kt_blaslt_status(cublasStatus_t st, const char *file, int line);
 
-#define KT_CUDA_CALL(expr) kt_cuda_status((expr), __FILE__, __LINE__)
+#define KT_CUDA_CALL(expr)   kt_cuda_status((expr), __FILE__, __LINE__)
 #define KT_BLASLT_CALL(expr) kt_blaslt_status((expr), __FILE__, __LINE__)
 /* Returns from the enclosing function with KT_ERROR when 'expr' fails (never aborts). */
 #define KT_CUDA_CHECK(expr)                                                                        \
@@ -50,7 +50,7 @@ typedef struct kt_cuda_matmul {
     cublasLtMatrixLayout_t layout_w, layout_x, layout_y;
     cublasLtMatmulAlgo_t algo;
     void *workspace;
-    size_t workspace_bytes; /* allocated through kt_backend_alloc */
+    size_t workspace_bytes;      /* allocated through kt_backend_alloc */
     size_t algo_workspace_bytes; /* what the chosen algorithm asked for */
     int algo_id;
     int tf32;
@@ -60,8 +60,8 @@ typedef struct kt_cuda_matmul {
 /* Creates the descriptors for 'dtype' storage with fp32 compute (TF32 when 'tf32' and the
  * storage is fp32), allocates 'workspace_bytes' and picks the heuristic's first algorithm.
  * KT_EUNSUPPORTED when cuBLASLt offers none. 'mm' must be zeroed before the first call. */
-int kt_cuda_matmul_prepare(kt_cuda_matmul *mm, kt_backend *b, kt_dtype dtype, int64_t m,
-                           int64_t n, int64_t k, int tf32, size_t workspace_bytes);
+int kt_cuda_matmul_prepare(kt_cuda_matmul *mm, kt_backend *b, kt_dtype dtype, int64_t m, int64_t n,
+                           int64_t k, int tf32, size_t workspace_bytes);
 /* Enqueues Y = X W^T on the backend's stream. */
 int kt_cuda_matmul_run(const kt_cuda_matmul *mm, kt_backend *b, const void *x, const void *w,
                        void *y);
@@ -76,13 +76,12 @@ int kt_cuda_clock_sample(cudaStream_t stream, unsigned long long *stamps);
 
 /* gemm_tiled.cu: Y[m,n] = X[m,k] W[n,k]^T with 64x64 tiles, fp32 FMA in ascending k order
  * for every output (bit-identical for any m and any run). */
-int kt_cuda_gemm_tiled(cudaStream_t stream, kt_dtype dtype, const void *x, const void *w,
-                       void *y, int64_t m, int64_t n, int64_t k);
+int kt_cuda_gemm_tiled(cudaStream_t stream, kt_dtype dtype, const void *x, const void *w, void *y,
+                       int64_t m, int64_t n, int64_t k);
 /* gemm_tiled.cu: A[m,inter] = silu(X Wg^T) * (X Wu^T), with w_gate_up[2*inter, hidden]
  * holding Wg in rows 0..inter-1 and Wu in rows inter..2*inter-1; both tiles in one kernel. */
-int kt_cuda_gate_up_silu(cudaStream_t stream, kt_dtype dtype, const void *x,
-                         const void *w_gate_up, void *a, int64_t m, int64_t inter,
-                         int64_t hidden);
+int kt_cuda_gate_up_silu(cudaStream_t stream, kt_dtype dtype, const void *x, const void *w_gate_up,
+                         void *a, int64_t m, int64_t inter, int64_t hidden);
 /* gemm_tiled.cu: A[m,inter] = silu(H[:, :inter]) * H[:, inter:] for H[m, 2*inter]. */
 int kt_cuda_silu_mul(cudaStream_t stream, kt_dtype dtype, const void *h, void *a, int64_t m,
                      int64_t inter);
@@ -129,9 +128,8 @@ int kt_cuda_ffd_quantize(cudaStream_t stream, kt_dtype dtype, const kt_cuda_attn
  * ceil(n_full / split_blocks) + (tail ? 1 : 0) splits. */
 int kt_cuda_ffd_attend(cudaStream_t stream, kt_dtype dtype, const kt_cuda_attn_shape *s,
                        const void *q, const void *k, const void *v, void *out,
-                       const kt_cuda_ffd_cache *cache, double delta_log2,
-                       int64_t split_blocks, float *block_max, uint8_t *keep,
-                       const kt_cuda_attn_partials *part);
+                       const kt_cuda_ffd_cache *cache, double delta_log2, int64_t split_blocks,
+                       float *block_max, uint8_t *keep, const kt_cuda_attn_partials *part);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,5 @@
-/* cuda_types.cuh - private to the .cu files of kernels/cuda: loads and stores of the storage types as
- * fp32, and dispatch from kt_dtype to a template over the element type. */
+/* cuda_types.cuh - private to the .cu files of kernels/cuda: loads and stores of the storage types
+ * as fp32, and dispatch from kt_dtype to a template over the element type. */
 #ifndef KT_CUDA_TYPES_CUH
 #define KT_CUDA_TYPES_CUH
 

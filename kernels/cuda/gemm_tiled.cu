@@ -7,7 +7,8 @@
  * tile position or the launch, so results are bit-identical across runs and batch sizes. */
 #include "cuda_types.cuh"
 
-namespace {
+namespace
+{
 
 constexpr int BM = 64, BN = 64, BK = 16, THREADS = 256;
 constexpr int TM = BM / 16, TN = BN / 16; /* 4x4 outputs per thread, strided by 16 */
@@ -125,8 +126,8 @@ __global__ void silu_mul_kernel(const T *__restrict__ h, T *__restrict__ a, int6
 }
 
 template <typename T, bool SWIGLU>
-int launch_tiled(cudaStream_t stream, const void *x, const void *w, void *y, int64_t m,
-                 int64_t n, int64_t k)
+int launch_tiled(cudaStream_t stream, const void *x, const void *w, void *y, int64_t m, int64_t n,
+                 int64_t k)
 {
     if (m <= 0 || n <= 0 || k <= 0)
         return kt_error_code(KT_EINVAL, "bad tiled gemm shape");
@@ -134,8 +135,8 @@ int launch_tiled(cudaStream_t stream, const void *x, const void *w, void *y, int
         return kt_error_code(KT_EUNSUPPORTED, "n = %lld is too large for the tiled kernel",
                              (long long)n);
     dim3 grid((unsigned)((m + BM - 1) / BM), (unsigned)((n + BN - 1) / BN));
-    tiled_kernel<T, SWIGLU><<<grid, THREADS, 0, stream>>>(
-        (const T *)x, (const T *)w, (T *)y, m, n, k);
+    tiled_kernel<T, SWIGLU>
+        <<<grid, THREADS, 0, stream>>>((const T *)x, (const T *)w, (T *)y, m, n, k);
     KT_CUDA_CHECK_LAUNCH();
     return KT_OK;
 }
@@ -155,12 +156,11 @@ int launch_silu_mul(cudaStream_t stream, const void *h, void *a, int64_t m, int6
 
 } // namespace
 
-extern "C" int kt_cuda_gemm_tiled(cudaStream_t stream, kt_dtype dtype, const void *x,
-                                  const void *w, void *y, int64_t m, int64_t n, int64_t k)
+extern "C" int kt_cuda_gemm_tiled(cudaStream_t stream, kt_dtype dtype, const void *x, const void *w,
+                                  void *y, int64_t m, int64_t n, int64_t k)
 {
-    return kt_dispatch_dtype(dtype, [&](auto t) {
-        return launch_tiled<decltype(t), false>(stream, x, w, y, m, n, k);
-    });
+    return kt_dispatch_dtype(
+        dtype, [&](auto t) { return launch_tiled<decltype(t), false>(stream, x, w, y, m, n, k); });
 }
 
 extern "C" int kt_cuda_gate_up_silu(cudaStream_t stream, kt_dtype dtype, const void *x,

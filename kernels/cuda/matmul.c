@@ -18,18 +18,16 @@ static cudaDataType_t data_type(kt_dtype dtype)
     }
 }
 
-static int create_descriptors(kt_cuda_matmul *mm, kt_dtype dtype, int64_t m, int64_t n,
-                              int64_t k)
+static int create_descriptors(kt_cuda_matmul *mm, kt_dtype dtype, int64_t m, int64_t n, int64_t k)
 {
-    cublasComputeType_t compute =
-        mm->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    cublasComputeType_t compute = mm->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     cudaDataType_t t = data_type(dtype);
     cublasOperation_t trans_w = CUBLAS_OP_T, trans_x = CUBLAS_OP_N;
     KT_BLASLT_CHECK(cublasLtMatmulDescCreate(&mm->desc, compute, CUDA_R_32F));
-    KT_BLASLT_CHECK(cublasLtMatmulDescSetAttribute(mm->desc, CUBLASLT_MATMUL_DESC_TRANSA,
-                                                   &trans_w, sizeof(trans_w)));
-    KT_BLASLT_CHECK(cublasLtMatmulDescSetAttribute(mm->desc, CUBLASLT_MATMUL_DESC_TRANSB,
-                                                   &trans_x, sizeof(trans_x)));
+    KT_BLASLT_CHECK(cublasLtMatmulDescSetAttribute(mm->desc, CUBLASLT_MATMUL_DESC_TRANSA, &trans_w,
+                                                   sizeof(trans_w)));
+    KT_BLASLT_CHECK(cublasLtMatmulDescSetAttribute(mm->desc, CUBLASLT_MATMUL_DESC_TRANSB, &trans_x,
+                                                   sizeof(trans_x)));
     KT_BLASLT_CHECK(cublasLtMatrixLayoutCreate(&mm->layout_w, t, (uint64_t)k, (uint64_t)n, k));
     KT_BLASLT_CHECK(cublasLtMatrixLayoutCreate(&mm->layout_x, t, (uint64_t)k, (uint64_t)m, k));
     KT_BLASLT_CHECK(cublasLtMatrixLayoutCreate(&mm->layout_y, t, (uint64_t)n, (uint64_t)m, n));
@@ -49,9 +47,9 @@ static int choose_algo(kt_cuda_matmul *mm, cublasLtHandle_t handle)
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws, sizeof(max_ws)));
     if (rc < 0)
         goto done;
-    rc = KT_BLASLT_CALL(cublasLtMatmulAlgoGetHeuristic(handle, mm->desc, mm->layout_w,
-                                                       mm->layout_x, mm->layout_y, mm->layout_y,
-                                                       pref, 1, &result, &found));
+    rc = KT_BLASLT_CALL(cublasLtMatmulAlgoGetHeuristic(handle, mm->desc, mm->layout_w, mm->layout_x,
+                                                       mm->layout_y, mm->layout_y, pref, 1, &result,
+                                                       &found));
     if (rc < 0)
         goto done;
     if (found < 1) {
@@ -69,8 +67,8 @@ done:
     return rc;
 }
 
-int kt_cuda_matmul_prepare(kt_cuda_matmul *mm, kt_backend *b, kt_dtype dtype, int64_t m,
-                           int64_t n, int64_t k, int tf32, size_t workspace_bytes)
+int kt_cuda_matmul_prepare(kt_cuda_matmul *mm, kt_backend *b, kt_dtype dtype, int64_t m, int64_t n,
+                           int64_t k, int tf32, size_t workspace_bytes)
 {
     cublasLtHandle_t handle = kt_cuda_blaslt(b);
     if (!handle)
@@ -100,9 +98,8 @@ int kt_cuda_matmul_run(const kt_cuda_matmul *mm, kt_backend *b, const void *x, c
     if (!mm->ready)
         return kt_error_code(KT_EINVAL, "matmul not prepared");
     KT_BLASLT_CHECK(cublasLtMatmul(kt_cuda_blaslt(b), mm->desc, &alpha, w, mm->layout_w, x,
-                                   mm->layout_x, &beta, y, mm->layout_y, y, mm->layout_y,
-                                   &mm->algo, mm->workspace, mm->workspace_bytes,
-                                   kt_cuda_stream(b)));
+                                   mm->layout_x, &beta, y, mm->layout_y, y, mm->layout_y, &mm->algo,
+                                   mm->workspace, mm->workspace_bytes, kt_cuda_stream(b)));
     return KT_OK;
 }
 
