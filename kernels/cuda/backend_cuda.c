@@ -3,7 +3,9 @@
  * after every timed call.
  *
  * The probe never initialises CUDA in the calling process: the runner forks trial workers
- * after probing, and a CUDA context does not survive fork. It asks a child process instead. */
+ * after probing, and a CUDA context does not survive fork. It asks a child process instead,
+ * unless this process has already opened the backend (a forked child of an initialised
+ * process cannot use CUDA, and asking in place then costs nothing). */
 #include "cuda_backend.h"
 #include "cuda_private.h"
 
@@ -27,6 +29,10 @@ typedef struct cuda_ctx {
     unsigned long long *host_stamps; /* pinned copy */
     unsigned char flush_value;       /* changes every flush, so no write can be skipped */
 } cuda_ctx;
+
+/* The process that initialised CUDA through cuda_init (0: none). Process-wide by nature:
+ * CUDA's own state is per process. */
+static pid_t cuda_initialised_pid;
 
 int kt_cuda_status(cudaError_t err, const char *file, int line)
 {
@@ -57,8 +63,8 @@ static void version_string(char *buf, size_t len, int v)
     snprintf(buf, len, "%d.%d", v / 1000, (v % 1000) / 10);
 }
 
-/* Runs in the probe's child: fills 'info' from device 0 (initialises CUDA there only). */
-static void probe_in_child(kt_device_info *info)
+/* Fills 'info' from device 0; initialises CUDA in the calling process. */
+static void probe_device(kt_device_info *info)
 {
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);
@@ -138,6 +144,10 @@ static int write_full(int fd, const void *buf, size_t bytes)
 static int cuda_probe(kt_device_info *info)
 {
     memset(info, 0, sizeof(*info));
+    if (cuda_initialised_pid == getpid()) {
+        probe_device(info);
+        return info->available ? KT_OK : KT_ENODEV;
+    }
     int fds[2];
     if (pipe(fds) != 0) {
         no_device(info, "cannot create the probe pipe");
@@ -154,7 +164,7 @@ static int cuda_probe(kt_device_info *info)
         kt_device_info child;
         memset(&child, 0, sizeof(child));
         close(fds[0]);
-        probe_in_child(&child);
+        probe_device(&child);
         int rc = write_full(fds[1], &child, sizeof(child));
         close(fds[1]);
         _exit(rc == 0 ? 0 : 1);
@@ -226,6 +236,7 @@ static int cuda_init(void **out, int threads, uint64_t seed)
     (void)threads;
     (void)seed;
     int count = 0;
+    cuda_initialised_pid = getpid(); /* the next call initialises CUDA here, even on failure */
     cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess || count <= 0)
         return kt_error_code(KT_ENODEV, "no CUDA device: %s",
