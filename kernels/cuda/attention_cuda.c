@@ -245,10 +245,7 @@ static int ffd_metrics(void *state, kt_metric *out, int max)
         {"quantized_key_bytes", (double)(st->codes.bytes + st->scales.bytes + st->residual.bytes),
          "B"},
     };
-    int n = 0;
-    for (; n < max && n < (int)(sizeof(m) / sizeof(m[0])); n++)
-        out[n] = m[n];
-    return n;
+    return kt_cuda_metrics_copy(out, max, m, (int)(sizeof(m) / sizeof(m[0])));
 }
 
 const kt_variant kt_variant_cuda_attention_ffd = {

@@ -374,3 +374,11 @@ int kt_cuda_sm_count(kt_backend *b)
     cuda_ctx *c = ctx_of(b);
     return c ? c->sm_count : 0;
 }
+
+int kt_cuda_metrics_copy(kt_metric *out, int max, const kt_metric *m, int n)
+{
+    int i = 0;
+    for (; i < max && i < n; i++)
+        out[i] = m[i];
+    return i;
+}

@@ -43,6 +43,9 @@ cudaStream_t kt_cuda_stream(kt_backend *b);
 cublasLtHandle_t kt_cuda_blaslt(kt_backend *b);
 int kt_cuda_sm_count(kt_backend *b);
 
+/* Copies up to 'max' of the 'n' metrics 'm' into 'out'; returns how many (for metrics()). */
+int kt_cuda_metrics_copy(kt_metric *out, int max, const kt_metric *m, int n);
+
 /* ---- cuBLASLt matmul in ktrial's layout: Y[m,n] = X[m,k] W[n,k]^T, row-major ---------- */
 
 typedef struct kt_cuda_matmul {

@@ -54,10 +54,7 @@ static int blaslt_metrics(void *state, kt_metric *out, int max)
         {"algo_workspace_bytes", (double)st->mm.algo_workspace_bytes, "B"},
         {"tf32", st->mm.tf32, ""},
     };
-    int n = 0;
-    for (; n < max && n < (int)(sizeof(m) / sizeof(m[0])); n++)
-        out[n] = m[n];
-    return n;
+    return kt_cuda_metrics_copy(out, max, m, (int)(sizeof(m) / sizeof(m[0])));
 }
 
 const kt_variant kt_variant_cuda_gemm_cublaslt = {

@@ -95,10 +95,7 @@ static int swiglu_metrics(void *state, kt_metric *out, int max)
         {"intermediate_bytes", (double)(st->h_bytes + st->a_bytes), "B"},
         {"down_algo_id", st->down.algo_id, ""},
     };
-    int n = 0;
-    for (; n < max && n < (int)(sizeof(m) / sizeof(m[0])); n++)
-        out[n] = m[n];
-    return n;
+    return kt_cuda_metrics_copy(out, max, m, (int)(sizeof(m) / sizeof(m[0])));
 }
 
 const kt_variant kt_variant_cuda_swiglu_unfused = {
