@@ -1,0 +1,24 @@
+/* cuda_backend.h - the CUDA backend and its variants, as the registry sees them. */
+#ifndef KT_CUDA_BACKEND_H
+#define KT_CUDA_BACKEND_H
+
+#include "../kernel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+extern const kt_backend_iface kt_backend_cuda;
+
+extern const kt_variant kt_variant_cuda_gemm_cublaslt;
+extern const kt_variant kt_variant_cuda_gemm_deterministic;
+extern const kt_variant kt_variant_cuda_attention_dense;
+extern const kt_variant kt_variant_cuda_attention_ffd;
+extern const kt_variant kt_variant_cuda_swiglu_unfused;
+extern const kt_variant kt_variant_cuda_swiglu_fused;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
