@@ -276,19 +276,7 @@ static void test_tags(void **state)
                  "unsupported tag 'tag:yaml.org,2002:python/object'");
 }
 
-/* Resolves 'text' as the single value of a one-key document. */
-static kt_scalar_type type_of(const char *text)
-{
-    char doc[128];
-    snprintf(doc, sizeof(doc), "v: %s\n", text);
-    kt_diag d;
-    kt_node *root = load(&d, doc);
-    assert_non_null(root);
-    kt_scalar_type t = kt_node_scalar_type(kt_node_get(root, "v"));
-    kt_node_free(root);
-    kt_diag_free(&d);
-    return t;
-}
+static kt_scalar_type type_of(const char *text);
 
 static void test_scalar_types(void **state)
 {
@@ -318,29 +306,46 @@ static void test_scalar_types(void **state)
     }
 }
 
-/* kt_node_int/double on the value of "v: TEXT"; returns their result code. */
-static int int_of(const char *text, int64_t *out)
+/* Loads "v: TEXT" and returns the tree; *v is the value node. */
+static kt_node *load_value(const char *text, const kt_node **v)
 {
     char doc[128];
     snprintf(doc, sizeof(doc), "v: %s\n", text);
     kt_diag d;
     kt_node *root = load(&d, doc);
-    int rc = kt_node_int(kt_node_get(root, "v"), out);
-    kt_node_free(root);
     kt_diag_free(&d);
+    assert_non_null(root);
+    *v = kt_node_get(root, "v");
+    return root;
+}
+
+/* kt_node_int/double on the value of "v: TEXT"; returns their result code. */
+static int int_of(const char *text, int64_t *out)
+{
+    const kt_node *v;
+    kt_node *root = load_value(text, &v);
+    int rc = kt_node_int(v, out);
+    kt_node_free(root);
     return rc;
 }
 
 static int double_of(const char *text, double *out)
 {
-    char doc[128];
-    snprintf(doc, sizeof(doc), "v: %s\n", text);
-    kt_diag d;
-    kt_node *root = load(&d, doc);
-    int rc = kt_node_double(kt_node_get(root, "v"), out);
+    const kt_node *v;
+    kt_node *root = load_value(text, &v);
+    int rc = kt_node_double(v, out);
     kt_node_free(root);
-    kt_diag_free(&d);
     return rc;
+}
+
+/* Resolves 'text' as the single value of a one-key document. */
+static kt_scalar_type type_of(const char *text)
+{
+    const kt_node *v;
+    kt_node *root = load_value(text, &v);
+    kt_scalar_type t = kt_node_scalar_type(v);
+    kt_node_free(root);
+    return t;
 }
 
 static void test_int_conversion(void **state)
