@@ -692,10 +692,14 @@ static void check_arm(mctx *c, const kt_node *node, const char *path, kt_arm *ar
 static void check_arms(mctx *c)
 {
     kt_spec *spec = c->spec;
-    const kt_node *baseline = kt_node_get(c->root, "baseline");
+    const kt_node *key;
+    const kt_node *baseline = get_key(c->root, "baseline", &key);
     snprintf(spec->baseline.name, sizeof(spec->baseline.name), "baseline");
-    if (baseline)
+    if (baseline) {
         check_arm(c, baseline, "baseline", &spec->baseline);
+        spec->baseline.line = key->line; /* declared at its key, not its first field */
+        spec->baseline.col = key->col;
+    }
     const kt_node *list = kt_node_get(c->root, "candidates");
     if (!list || list->kind != KT_NODE_SEQ)
         return;
