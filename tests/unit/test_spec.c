@@ -81,7 +81,7 @@ static void test_defaults(void **state)
     assert_string_equal(s->baseline.name, "baseline");
     assert_string_equal(s->baseline.variant->name, "lognormal");
     assert_float_equal(param(&s->baseline, "median_us"), 100, 0); /* the variant's default */
-    assert_int_equal(s->baseline.line, 6); /* the 'baseline' key */
+    assert_int_equal(s->baseline.line, 6);                        /* the 'baseline' key */
     assert_int_equal(s->n_candidates, 1);
     assert_string_equal(s->candidates[0].name, "fast");
     assert_float_equal(param(&s->candidates[0], "median_us"), 50, 0);
