@@ -355,7 +355,9 @@ static int inline_model(mctx *c, const kt_node *map, const char *path, kt_model 
         }
     }
     const kt_node *layers = kt_node_get(map, "layers");
-    if (layers && get_int(c, layers, path, 1, MAX_BYTES_DIM, &m->layers) != 0)
+    char layers_path[160];
+    snprintf(layers_path, sizeof(layers_path), "%s.layers", path);
+    if (layers && get_int(c, layers, layers_path, 1, MAX_BYTES_DIM, &m->layers) != 0)
         ok = 0;
     return ok ? 0 : -1;
 }
