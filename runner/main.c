@@ -10,6 +10,8 @@
 static int cmd_help(int argc, char **argv);
 
 static const kt_command commands[] = {
+    {"validate", cmd_validate, "SPEC... [--plan] [--backend B]", "check specs without running them"},
+    {"models", cmd_models, "", "list the model catalog"},
     {"kernels", cmd_kernels, "[--backend B]", "list ops, variants per backend, and their params"},
     {"env", cmd_env, "[--json]", "print the provenance a run would record"},
     {"help", cmd_help, "[COMMAND]", "show help for ktrial or one command"},

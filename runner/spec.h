@@ -45,6 +45,8 @@ typedef struct kt_numerics_limits {
     int bitwise_repeatable;
 } kt_numerics_limits;
 
+struct kt_node;
+
 typedef struct kt_spec {
     char *path;  /* as given */
     char *bytes; /* the exact file contents, NUL-terminated */
@@ -91,12 +93,14 @@ typedef struct kt_spec {
     int flush_cache;
 
     kt_numerics_limits numerics;
-    double min_speedup; /* default 1.0 */
-    double confidence;  /* default 0.95 */
+    double min_speedup;      /* default 1.0 */
+    double confidence;       /* default 0.95 */
     double max_memory_ratio; /* NAN = not set */
     kt_aggregate aggregate;
 
     double budget_minutes; /* NAN = no budget */
+
+    struct kt_node *root; /* the parsed document (owned), for places in later messages */
 } kt_spec;
 
 typedef struct kt_spec_options {
@@ -110,5 +114,15 @@ int kt_spec_load(kt_spec **out, const char *path, const kt_spec_options *opts, k
 int kt_spec_parse(kt_spec **out, const char *path, const char *bytes, size_t len,
                   const kt_spec_options *opts, kt_diag *diag);
 void kt_spec_free(kt_spec *spec);
+
+/* The node at a dotted key path of the spec's document ("trials.max_repetitions",
+ * "candidates"), or NULL; for commands that report a problem at a spec's line. */
+const struct kt_node *kt_spec_node(const kt_spec *spec, const char *dotted_path);
+/* Resolves a requested backend name ("auto", "cpu", "cuda", "sim") for 'op' into 'out'
+ * (auto: the op's only backend, else cuda when built and a device answers, else cpu).
+ * Returns 0, or -1 with the reason in 'why' (an unknown name, a backend not built, a
+ * backend the op does not run on). */
+int kt_spec_resolve_backend(char *out, size_t out_len, const kt_op *op, const char *requested,
+                            char *why, size_t why_len);
 
 #endif

@@ -9,8 +9,14 @@
 
 #include "diag.h"
 
+#include <cjson/cJSON.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* Limits that keep hostile input (alias bombs, deep nesting, huge files) cheap to reject. */
+#define KT_YAML_MAX_BYTES (4u << 20) /* input size */
+#define KT_YAML_MAX_NODES 100000     /* nodes after alias expansion */
+#define KT_YAML_MAX_DEPTH 64         /* nested mappings and sequences */
 
 typedef enum { KT_NODE_SCALAR = 0, KT_NODE_MAP, KT_NODE_SEQ } kt_node_kind;
 
@@ -27,9 +33,9 @@ typedef struct kt_node {
     kt_node_kind kind;
     int line, col; /* 1-based, where the node starts */
     /* scalar */
-    char *value;  /* NUL-terminated (may contain NUL; see len) */
+    char *value; /* NUL-terminated (may contain NUL; see len) */
     size_t len;
-    int quoted;   /* 1 for single- or double-quoted, literal or folded scalars */
+    int quoted; /* 1 for single- or double-quoted, literal or folded scalars */
     /* map: keys[i] (scalar nodes) -> items[i]; seq: items[i] */
     struct kt_node **keys;
     struct kt_node **items;
@@ -52,5 +58,9 @@ int kt_node_double(const kt_node *node, double *out);
 int kt_node_bool(const kt_node *node, int *out);
 /* The scalar's text, or NULL for a non-scalar. */
 const char *kt_node_str(const kt_node *node);
+/* The node as JSON (map -> object, seq -> array, scalars resolved as kt_node_scalar_type
+ * says; integers beyond 2^53 lose precision, as in any JSON number). Caller frees with
+ * cJSON_Delete. NULL when out of memory. */
+cJSON *kt_node_to_json(const kt_node *node);
 
 #endif

@@ -1,0 +1,150 @@
+/* test_plan.c - the cost estimate: calls per point, the per-call models of each backend, the
+ * cap at max_seconds_per_point, totals, and a point the op cannot shape. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "plan.h"
+
+#include <string.h>
+
+static kt_arm cands[2];
+
+/* A synthetic/sim spec: baseline 100 us, candidates 50 us and 80 us; sets 3, warmup 3,
+ * max_repetitions 200, max_seconds_per_point 20. */
+static kt_spec sim_spec(void)
+{
+    kt_spec s;
+    memset(&s, 0, sizeof(s));
+    s.op = kt_op_find("synthetic");
+    assert_non_null(s.op);
+    strcpy(s.backend, "sim");
+    s.dtype = KT_DTYPE_FP32;
+    s.input_sets = 3;
+    s.warmup = 3;
+    s.min_repetitions = 10;
+    s.max_repetitions = 200;
+    s.max_seconds_per_point = 20;
+    const kt_variant *v = kt_variant_find("synthetic", "sim", "lognormal");
+    assert_non_null(v);
+    int median = kt_param_index(v->params, v->n_params, "median_us");
+    assert_true(median >= 0);
+    kt_arm *arms[3] = {&s.baseline, &cands[0], &cands[1]};
+    const double us[3] = {100, 50, 80};
+    for (int i = 0; i < 3; i++) {
+        memset(arms[i], 0, sizeof(kt_arm));
+        arms[i]->variant = v;
+        kt_param_defaults(arms[i]->params, v->params, v->n_params);
+        arms[i]->params[median].num = us[i];
+    }
+    s.candidates = cands;
+    s.n_candidates = 2;
+    return s;
+}
+
+static void test_calls_per_point(void **state)
+{
+    (void)state;
+    kt_spec s = sim_spec();
+    /* (1 + K) * sets + (1 + K) * warmup + 2 * K * max_repetitions */
+    assert_float_equal(kt_plan_calls_per_point(&s), 3 * 3 + 3 * 3 + 2 * 2 * 200, 0);
+    s.numerics.bitwise_repeatable = 1; /* one more round of checks per input set */
+    assert_float_equal(kt_plan_calls_per_point(&s), 3 * 3 * 2 + 3 * 3 + 2 * 2 * 200, 0);
+    s.n_candidates = 1;
+    s.warmup = 0;
+    assert_float_equal(kt_plan_calls_per_point(&s), 2 * 3 * 2 + 2 * 200, 0);
+}
+
+static void test_call_models(void **state)
+{
+    (void)state;
+    kt_spec s = sim_spec();
+    kt_problem p;
+    memset(&p, 0, sizeof(p));
+    assert_float_equal(kt_plan_call_seconds(&s, &s.baseline, &p), 100e-6, 1e-15);
+    assert_float_equal(kt_plan_call_seconds(&s, &cands[0], &p), 50e-6, 1e-15);
+    kt_arm bare;
+    memset(&bare, 0, sizeof(bare)); /* no variant: the 100 us fallback */
+    assert_float_equal(kt_plan_call_seconds(&s, &bare, &p), 100e-6, 1e-15);
+
+    strcpy(s.backend, "cpu");
+    s.threads = 4;
+    p.flops = 1e9;
+    p.bytes = 8e6; /* compute-bound: 1e9 / (8e9 * 4) */
+    assert_float_equal(kt_plan_call_seconds(&s, &s.baseline, &p), 1e9 / 32e9 + 20e-6, 1e-12);
+    p.flops = 1e6;
+    p.bytes = 8e9; /* memory-bound: 1 s */
+    assert_float_equal(kt_plan_call_seconds(&s, &s.baseline, &p), 1.0 + 20e-6, 1e-12);
+
+    strcpy(s.backend, "cuda");
+    p.flops = 3e14;
+    p.bytes = 1e9;
+    assert_float_equal(kt_plan_call_seconds(&s, &s.baseline, &p), 1.0 + 5e-6, 1e-12);
+    p.flops = 0;
+    p.bytes = 6e12;
+    assert_float_equal(kt_plan_call_seconds(&s, &s.baseline, &p), 2.0 + 5e-6, 1e-12);
+}
+
+static kt_matrix two_points(kt_point pts[2], int64_t batch0)
+{
+    memset(pts, 0, 2 * sizeof(kt_point));
+    pts[0].batch_size = batch0;
+    pts[0].context_length = 1024;
+    strcpy(pts[0].id, "b?/t1024");
+    pts[1].batch_size = 4;
+    pts[1].context_length = 1024;
+    strcpy(pts[1].id, "b4/t1024");
+    kt_matrix m = {pts, 2};
+    return m;
+}
+
+static void test_estimate_and_cap(void **state)
+{
+    (void)state;
+    kt_spec s = sim_spec();
+    kt_point pts[2];
+    kt_matrix m = two_points(pts, 1);
+    kt_plan plan;
+    assert_int_equal(kt_plan_estimate(&plan, &s, &m), KT_OK);
+    assert_int_equal(plan.n, 2);
+    /* checks and warmup: every arm (3 + 3) times; pairs: 200 x (b + c) per candidate */
+    double fixed = (100 + 50 + 80) * 1e-6 * 6;
+    double pairs = 200 * (150e-6 + 180e-6);
+    assert_float_equal(plan.point_seconds[0], fixed + pairs, 1e-12);
+    assert_float_equal(plan.point_seconds[1], fixed + pairs, 1e-12);
+    assert_float_equal(plan.total_seconds, 2 * (fixed + pairs), 1e-12);
+    assert_float_equal(plan.calls_per_point, 818, 0);
+    kt_plan_free(&plan);
+    assert_null(plan.point_seconds);
+
+    /* the trial loop stops at max_seconds_per_point, after at most one more pair */
+    s.max_seconds_per_point = 0.01;
+    assert_int_equal(kt_plan_estimate(&plan, &s, &m), KT_OK);
+    assert_float_equal(plan.point_seconds[0], fixed + 0.01 + 180e-6, 1e-12);
+    kt_plan_free(&plan);
+}
+
+static void test_unshapeable_point(void **state)
+{
+    (void)state;
+    kt_spec s = sim_spec();
+    kt_point pts[2];
+    kt_matrix m = two_points(pts, (int64_t)1 << 20); /* 2^30 elements: over synthetic's limit */
+    kt_plan plan;
+    assert_int_equal(kt_plan_estimate(&plan, &s, &m), KT_EINVAL);
+    assert_non_null(strstr(kt_error_last(), "out of range"));
+    assert_null(plan.point_seconds);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_calls_per_point),
+        cmocka_unit_test(test_call_models),
+        cmocka_unit_test(test_estimate_and_cap),
+        cmocka_unit_test(test_unshapeable_point),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
