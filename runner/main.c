@@ -10,9 +10,16 @@
 static int cmd_help(int argc, char **argv);
 
 static const kt_command commands[] = {
+    {"run", cmd_run,
+     "SPEC [-o DIR] [--backend cpu|cuda|sim|auto] [--quick] [--resume DIR] [--shard I/N] "
+     "[--require-clean] [--force] [--json]",
+     "run an experiment, archive it, and exit with its verdict"},
     {"validate", cmd_validate, "SPEC... [--plan] [--backend B]", "check specs without running them"},
     {"models", cmd_models, "", "list the model catalog"},
     {"kernels", cmd_kernels, "[--backend B]", "list ops, variants per backend, and their params"},
+    {"show", cmd_show, "RESULT", "print the summary of an archived run"},
+    {"compare", cmd_compare, "OLD NEW [--threshold F] [--json]",
+     "compare two runs of one experiment at two code states"},
     {"env", cmd_env, "[--json]", "print the provenance a run would record"},
     {"help", cmd_help, "[COMMAND]", "show help for ktrial or one command"},
 };

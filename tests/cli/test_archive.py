@@ -1,0 +1,198 @@
+"""The archive through the binary: provenance in git clones, interruption and --resume,
+'show' and 'compare'."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+from ktrial_cli import KTRIAL, load_result, run, sim_spec, validate_result, verdicts
+
+GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+
+
+class ArchiveTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="kt_arch.")
+        self.env = dict(os.environ, HOME=self.tmp, GIT_CONFIG_NOSYSTEM="1")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def git(self, cwd, *args):
+        return subprocess.run(GIT + list(args), cwd=cwd, env=self.env, check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    def make_repo(self):
+        repo = os.path.join(self.tmp, "repo")
+        os.mkdir(repo)
+        self.git(repo, "init", "-q", "-b", "main")
+        sim_spec(os.path.join(repo, "spec.yaml"))
+        with open(os.path.join(repo, "kernel.c"), "w") as f:
+            f.write("int kernel(void) { return 1; }\n")
+        with open(os.path.join(repo, ".gitignore"), "w") as f:
+            f.write("results/\n")
+        self.git(repo, "add", ".")
+        self.git(repo, "commit", "-qm", "init")
+        self.git(repo, "remote", "add", "origin", "https://user:s3cret-token@example.com/r.git")
+        return repo
+
+    def test_dirty_clone_records_commit_and_a_diff_that_reproduces_the_tree(self):
+        repo = self.make_repo()
+        head = self.git(repo, "rev-parse", "HEAD")
+        with open(os.path.join(repo, "kernel.c"), "a") as f:
+            f.write("/* tuned */\n")
+        with open(os.path.join(repo, "new_kernel.c"), "w") as f:
+            f.write("int candidate(void) { return 2; }\n")
+        with open(os.path.join(repo, "blob.bin"), "wb") as f:
+            f.write(bytes(range(256)) * 4)
+        p = run(["run", "spec.yaml"], cwd=repo, env=self.env)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        results = os.path.join(repo, "results")
+        (folder,) = os.listdir(results)
+        self.assertTrue(folder.endswith("-sim-test-" + head[:7] + "-dirty"), folder)
+        out = os.path.join(results, folder)
+        doc = validate_result(self, out)
+        git = doc["provenance"]["git"]
+        self.assertEqual(git["commit"], head)
+        self.assertTrue(git["dirty"])
+        self.assertEqual(git["unstaged"], 1)
+        self.assertEqual(git["untracked"], 2)
+        self.assertNotIn("s3cret", json.dumps(doc))
+        self.assertEqual(git["remote_url"], "https://example.com/r.git")
+        blob = subprocess.run(["git", "hash-object", os.path.join(out, "git.diff")],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        self.assertEqual(blob, git["diff_blob_id"])
+        clone = os.path.join(self.tmp, "clone")
+        subprocess.run(["git", "clone", "-q", repo, clone], check=True, env=self.env)
+        self.git(clone, "checkout", "-q", head)
+        self.git(clone, "apply", os.path.join(out, "git.diff"))
+        for name in ("kernel.c", "new_kernel.c", "blob.bin", "spec.yaml"):
+            with open(os.path.join(repo, name), "rb") as a, \
+                    open(os.path.join(clone, name), "rb") as b:
+                self.assertEqual(a.read(), b.read(), name)
+
+    def test_require_clean_refuses_a_dirty_tree(self):
+        repo = self.make_repo()
+        self.assertEqual(run(["run", "spec.yaml", "--require-clean", "-o", "r1"], cwd=repo,
+                             env=self.env).returncode, 0)
+        with open(os.path.join(repo, "kernel.c"), "a") as f:
+            f.write("/* edit */\n")
+        p = run(["run", "spec.yaml", "--require-clean", "-o", "r2"], cwd=repo, env=self.env)
+        self.assertEqual(p.returncode, 65)
+        self.assertIn("dirty", p.stderr)
+
+    def test_outside_any_repository(self):
+        spec = sim_spec(os.path.join(self.tmp, "spec.yaml"))
+        p = run(["run", spec, "-o", os.path.join(self.tmp, "out")], cwd=self.tmp, env=self.env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("warning", p.stderr)
+        git = validate_result(self, os.path.join(self.tmp, "out"))["provenance"]["git"]
+        self.assertFalse(git["available"])
+        self.assertIsNone(git["commit"])
+        self.assertTrue(git["reason"])
+
+    def test_interrupted_run_resumes_to_the_same_verdicts(self):
+        spec = sim_spec(os.path.join(self.tmp, "spec.yaml"), context_lengths=(64, 96, 128, 160),
+                        baseline={"median_us": 100, "spread": 0.05, "sleep_us": 2000},
+                        candidates={"fast": {"median_us": 90, "spread": 0.05, "sleep_us": 2000},
+                                    "same": {"median_us": 100, "spread": 0.05}},
+                        trials={"max_repetitions": 60})
+        whole = os.path.join(self.tmp, "whole")
+        p = run(["run", spec, "-o", whole], cwd=self.tmp, env=self.env)
+        self.assertIn(p.returncode, (0, 1, 2), p.stderr)
+        cut = os.path.join(self.tmp, "cut")
+        proc = subprocess.Popen([KTRIAL, "run", spec, "-o", cut], cwd=self.tmp, env=self.env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        jsonl = os.path.join(cut, "points.jsonl")
+        deadline = time.time() + 120
+        while time.time() < deadline and not (os.path.exists(jsonl) and os.path.getsize(jsonl)):
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        self.assertEqual(proc.returncode, 130, err)
+        doc = validate_result(self, cut)
+        self.assertEqual(doc["status"], "interrupted")
+        with open(jsonl) as f:
+            done = len(f.readlines())
+        self.assertGreaterEqual(done, 1)
+        self.assertLess(done, 4)
+        r = run(["run", spec, "--resume", cut], cwd=self.tmp, env=self.env)
+        self.assertEqual(r.returncode, p.returncode, r.stderr)
+        resumed = validate_result(self, cut)
+        self.assertEqual(resumed["status"], "complete")
+        self.assertEqual(verdicts(resumed), verdicts(load_result(whole)))
+        speed = lambda d: [c["speedup"] for pt in d["points"] for c in pt["candidates"]]
+        self.assertEqual(speed(resumed), speed(load_result(whole)))
+
+    def test_resume_refuses_another_spec(self):
+        spec = sim_spec(os.path.join(self.tmp, "spec.yaml"))
+        out = os.path.join(self.tmp, "out")
+        self.assertEqual(run(["run", spec, "-o", out], cwd=self.tmp).returncode, 0)
+        sim_spec(spec, seed=99)
+        p = run(["run", spec, "--resume", out], cwd=self.tmp)
+        self.assertEqual(p.returncode, 65)
+        self.assertIn("spec differs", p.stderr)
+        self.assertEqual(run(["run", spec, "--resume", out, "--force"], cwd=self.tmp).returncode, 0)
+
+    def test_existing_run_folder_is_not_overwritten(self):
+        spec = sim_spec(os.path.join(self.tmp, "spec.yaml"))
+        out = os.path.join(self.tmp, "out")
+        self.assertEqual(run(["run", spec, "-o", out]).returncode, 0)
+        p = run(["run", spec, "-o", out])
+        self.assertEqual(p.returncode, 65)
+        self.assertIn("--resume", p.stderr)
+
+    def test_show_prints_the_summary_and_provenance(self):
+        spec = sim_spec(os.path.join(self.tmp, "spec.yaml"))
+        out = os.path.join(self.tmp, "out")
+        p = run(["run", spec, "-o", out])
+        s = run(["show", out])
+        self.assertEqual(s.returncode, 0, s.stderr)
+        table = lambda text: [l for l in text.splitlines() if l.startswith(("b1/", "candidate",
+                                                                             "overall"))]
+        self.assertEqual(table(s.stdout), table(p.stdout))
+        self.assertIn("host:", s.stdout)
+        self.assertEqual(run(["show", os.path.join(out, "result.json")]).returncode, 0)
+        self.assertEqual(run(["show", os.path.join(self.tmp, "nope")]).returncode, 65)
+
+    def test_compare_flags_a_regression(self):
+        old_spec = sim_spec(os.path.join(self.tmp, "old.yaml"),
+                            candidates={"cand": {"median_us": 80, "spread": 0.05}})
+        new_spec = sim_spec(os.path.join(self.tmp, "new.yaml"),
+                            candidates={"cand": {"median_us": 95, "spread": 0.05}})
+        old, new = os.path.join(self.tmp, "old"), os.path.join(self.tmp, "new")
+        self.assertEqual(run(["run", old_spec, "-o", old]).returncode, 0)
+        run(["run", new_spec, "-o", new])
+        p = run(["compare", old, new])
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("slower", p.stdout)
+        j = run(["compare", old, new, "--json"])
+        rows = json.loads(j.stdout)["rows"]
+        cand = [r for r in rows if r["variant"] == "cand"][0]
+        self.assertEqual(cand["change"], "slower")
+        self.assertAlmostEqual(cand["time_ratio"], 95 / 80, delta=0.04)
+        base = [r for r in rows if r["variant"] == "baseline"][0]
+        self.assertIn(base["change"], ("same", "unclear"))
+        same = run(["compare", old, old])
+        self.assertEqual(same.returncode, 0, same.stdout)
+
+    def test_compare_refuses_different_experiments(self):
+        a = os.path.join(self.tmp, "a")
+        self.assertEqual(run(["run", sim_spec(os.path.join(self.tmp, "a.yaml")), "-o", a])
+                         .returncode, 0)
+        doc = load_result(a)
+        doc["spec"]["parsed"]["op"] = "gemm"
+        b = os.path.join(self.tmp, "b.json")
+        with open(b, "w") as f:
+            json.dump(doc, f)
+        p = run(["compare", a, b])
+        self.assertEqual(p.returncode, 65)
+        self.assertIn("not the same experiment", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

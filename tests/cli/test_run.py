@@ -1,0 +1,176 @@
+"""'ktrial run' on the sim backend: verdicts, exit codes, failures, and the archive."""
+import csv
+import json
+import os
+import shutil
+import tempfile
+import unittest
+
+from ktrial_cli import load_result, run, sim_spec, validate_result, verdicts
+
+
+class RunVerdictTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="kt_run.")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def run_spec(self, **kw):
+        spec = sim_spec(os.path.join(self.tmp, "spec.yaml"), **kw)
+        out = os.path.join(self.tmp, "out")
+        p = run(["run", spec, "-o", out])
+        return p, out
+
+    def test_faster_candidate_is_kept(self):
+        p, out = self.run_spec(candidates={"fast": {"median_us": 80, "spread": 0.05}})
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        doc = validate_result(self, out)
+        self.assertEqual(doc["decision"]["verdict"], "KEEP")
+        c = doc["points"][0]["candidates"][0]
+        self.assertAlmostEqual(c["speedup"], 1.25, delta=0.05)
+        self.assertLessEqual(c["ci"][0], c["speedup"])
+        self.assertGreaterEqual(c["ci"][1], c["speedup"])
+        self.assertIn("KEEP", p.stdout)
+
+    def test_slower_candidate_is_rejected(self):
+        p, out = self.run_spec(candidates={"slow": {"median_us": 110, "spread": 0.05}})
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        doc = validate_result(self, out)
+        c = doc["points"][0]["candidates"][0]
+        self.assertEqual(c["verdict"], "REJECT")
+        self.assertTrue(any("below 1" in r for r in c["reasons"]), c["reasons"])
+        self.assertAlmostEqual(c["speedup"], 100 / 110, delta=0.03)
+
+    def test_identical_variants_are_inconclusive(self):
+        p, out = self.run_spec(candidates={"same": {"median_us": 100, "spread": 0.05}})
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        doc = validate_result(self, out)
+        c = doc["points"][0]["candidates"][0]
+        self.assertEqual(c["verdict"], "INCONCLUSIVE")
+        self.assertEqual(c["n_pairs"], 200)  # undecided: ran to max_repetitions
+
+    def test_numerics_threshold_names_rel_l2_and_point(self):
+        p, out = self.run_spec(candidates={"lossy": {"median_us": 50, "rel_error": 0.05}},
+                               thresholds={"numerics": {"max_rel_l2": 0.01}})
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        doc = validate_result(self, out)
+        c = doc["points"][0]["candidates"][0]
+        self.assertEqual(c["verdict"], "REJECT")
+        reason = " ".join(c["reasons"])
+        self.assertIn("rel_l2", reason)
+        self.assertIn("b1/t64", reason)
+        self.assertAlmostEqual(c["worst_rel_l2"], 0.05, delta=1e-4)
+
+    def test_failures_reject_the_culprit_and_the_run_goes_on(self):
+        for mode, words in (("error", "injected failure"), ("nan", "NaN"),
+                            ("unwritten", "unwritten"), ("crash", "signal 11")):
+            with self.subTest(mode=mode):
+                out = os.path.join(self.tmp, "out-" + mode)
+                spec = sim_spec(os.path.join(self.tmp, mode + ".yaml"),
+                                context_lengths=(64, 128),
+                                candidates={"bad": {"median_us": 50, "fail": mode},
+                                            "good": {"median_us": 80, "spread": 0.05}})
+                p = run(["run", spec, "-o", out])
+                self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+                doc = validate_result(self, out)
+                v = verdicts(doc)
+                for point in ("b1/t64", "b1/t128"):
+                    self.assertEqual(v[(point, "bad")], "REJECT")
+                    self.assertEqual(v[(point, "good")], "KEEP")  # still measured
+                bad = doc["points"][0]["candidates"][0]
+                self.assertIn(words, " ".join(bad["reasons"]))
+                self.assertIn("b1/t64", " ".join(bad["reasons"]))
+
+    def test_memory_ratio(self):
+        p, out = self.run_spec(candidates={"hungry": {"median_us": 50, "extra_bytes": 1000000}},
+                               thresholds={"memory": {"max_ratio": 1.5}})
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        c = validate_result(self, out)["points"][0]["candidates"][0]
+        self.assertGreater(c["memory_ratio"], 1.5)
+        self.assertIn("memory", " ".join(c["reasons"]))
+
+    def test_archive_files(self):
+        p, out = self.run_spec(context_lengths=(64, 128))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for name in ("result.json", "spec.yaml", "samples.csv", "points.jsonl"):
+            self.assertTrue(os.path.exists(os.path.join(out, name)), name)
+        with open(os.path.join(self.tmp, "spec.yaml"), "rb") as a, \
+                open(os.path.join(out, "spec.yaml"), "rb") as b:
+            self.assertEqual(a.read(), b.read())
+        doc = load_result(out)
+        with open(os.path.join(out, "points.jsonl")) as f:
+            lines = [json.loads(line) for line in f]
+        self.assertEqual([p["id"] for p in lines], [p["id"] for p in doc["points"]])
+        with open(os.path.join(out, "samples.csv")) as f:
+            rows = list(csv.DictReader(f))
+        pairs = sum(c["n_pairs"] for p in doc["points"] for c in p["candidates"])
+        self.assertEqual(len(rows), 2 * pairs)  # one row per timed call
+        first = doc["points"][0]["candidates"][0]["pairs"][0]
+        row = [r for r in rows if r["point"] == "b1/t64" and r["repetition"] == "0"
+               and r["variant"] == "baseline"][0]
+        self.assertEqual(float(row["ns"]), first[3])  # exact round trip of the double
+
+    def test_json_flag_prints_the_result(self):
+        spec = sim_spec(os.path.join(self.tmp, "spec.yaml"))
+        p = run(["run", spec, "-o", os.path.join(self.tmp, "o"), "--json"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.loads(p.stdout)["decision"]["verdict"], "KEEP")
+
+    def test_quick_caps_repetitions(self):
+        spec = sim_spec(os.path.join(self.tmp, "spec.yaml"),
+                        candidates={"same": {"median_us": 100, "spread": 0.05}})
+        out = os.path.join(self.tmp, "q")
+        p = run(["run", spec, "-o", out, "--quick"])
+        self.assertEqual(p.returncode, 2, p.stderr)
+        doc = validate_result(self, out)
+        self.assertTrue(doc["provenance"]["run"]["quick"])
+        self.assertEqual(doc["points"][0]["candidates"][0]["n_pairs"], 20)
+        self.assertIn("--quick", p.stdout)
+
+    def test_orders_and_aggregate_geomean(self):
+        for order in ("alternate", "grouped"):
+            with self.subTest(order=order):
+                out = os.path.join(self.tmp, "o-" + order)
+                spec = sim_spec(os.path.join(self.tmp, order + ".yaml"), trials={"order": order},
+                                thresholds={"aggregate": "geomean"})
+                p = run(["run", spec, "-o", out])
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                doc = validate_result(self, out)
+                firsts = [q[2] for q in doc["points"][0]["candidates"][0]["pairs"]]
+                if order == "alternate":
+                    self.assertEqual(firsts[:8], [0, 1, 1, 0, 0, 1, 1, 0])
+                else:
+                    self.assertEqual(set(firsts), {0})
+                self.assertAlmostEqual(doc["candidates"][0]["geomean_speedup"], 1.25, delta=0.05)
+
+    def test_bad_spec_exits_65_and_bad_flag_64(self):
+        bad = os.path.join(self.tmp, "bad.yaml")
+        with open(bad, "w") as f:
+            f.write("version: 1\nname: Bad Name\n")
+        self.assertEqual(run(["run", bad]).returncode, 65)
+        self.assertEqual(run(["run", bad, "--frobnicate"]).returncode, 64)
+        self.assertEqual(run(["run"]).returncode, 64)
+
+    def test_cuda_backend_without_device_exits_69(self):
+        spec = sim_spec(os.path.join(self.tmp, "spec.yaml"))
+        p = run(["run", spec, "--backend", "cuda", "-o", os.path.join(self.tmp, "c")])
+        # synthetic is a sim-only op: either the spec check (65) refuses it, or no device (69)
+        self.assertIn(p.returncode, (65, 69), p.stderr)
+
+    def test_unwritable_folder_exits_74(self):
+        spec = sim_spec(os.path.join(self.tmp, "spec.yaml"))
+        locked = os.path.join(self.tmp, "locked")
+        os.mkdir(locked)
+        os.chmod(locked, 0o500)
+        if os.access(locked, os.W_OK):  # root ignores permissions: use a file as a parent
+            os.chmod(locked, 0o700)
+            locked = os.path.join(self.tmp, "afile")
+            open(locked, "w").close()
+        p = run(["run", spec, "-o", os.path.join(locked, "out")])
+        self.assertEqual(p.returncode, 74, p.stderr)
+        self.assertIn(locked, p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
