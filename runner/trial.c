@@ -347,7 +347,10 @@ static const char *run_paired(point_run *r, int min_reps, int max_reps, double c
                     continue;
                 kt_candidate_evaluate(c, &r->out->baseline, r->spec, r->point, confidence);
                 c->looks = look;
-                if (c->verdict != KT_VERDICT_INCONCLUSIVE) {
+                /* A suspected order effect postpones stopping: the verdict then rests on
+                 * every pair, and the order check gets the power to confirm or clear it. */
+                int suspect = c->order_p < KT_ORDER_SUSPECT_P;
+                if (c->verdict != KT_VERDICT_INCONCLUSIVE && !suspect) {
                     active[k] = 0;
                     c->stopped_early = rep + 1 < max_reps;
                 }

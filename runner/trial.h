@@ -115,6 +115,11 @@ void kt_point_result_free(kt_point_result *r);
 void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline,
                            const kt_spec *spec, const kt_point *point, double confidence);
 
+/* Order-effect p-values: below SUSPECT a point keeps measuring instead of stopping early;
+ * below WARN (after the last look) the result carries a warning. */
+#define KT_ORDER_SUSPECT_P 0.05
+#define KT_ORDER_WARN_P 0.01
+
 /* --quick's cap on repetitions. */
 #define KT_QUICK_MAX_REPETITIONS 20
 

@@ -137,7 +137,7 @@ static void order_effect(kt_candidate_result *c, const double *d)
             kt_stats_two_sample(&s, first, n1, second, n0, 0.95);
             c->order_p = s.p_value;
             c->order_shift = s.estimate;
-            c->order_warning = s.p_value < 0.01;
+            c->order_warning = s.p_value < KT_ORDER_WARN_P;
         }
     }
     free(first);
