@@ -8,7 +8,6 @@
 
 #include "../kernel.h"
 
-#include <immintrin.h>
 #include <math.h>
 #include <string.h>
 
@@ -16,6 +15,11 @@
  * kt_fp32_to_bf16 / kt_fp32_to_fp16), using up to 'threads' OpenMP threads. */
 void kt_cpu_to_f32(float *dst, const void *src, kt_dtype dtype, size_t n, int threads);
 void kt_cpu_from_f32(void *dst, const float *src, kt_dtype dtype, size_t n, int threads);
+
+/* The element helpers need AVX2, FMA and F16C (x86-64-v3, how kernels/ is compiled); code
+ * built for plain x86-64 (the tests) sees only the functions below them. */
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#include <immintrin.h>
 
 /* Loads 8 (1) storage-typed values from element i of src as fp32 (exact). */
 static inline __m256 kt_cpu_load8(const void *src, kt_dtype dtype, size_t i)
@@ -41,6 +45,8 @@ static inline float kt_cpu_load1(const void *src, kt_dtype dtype, size_t i)
         return _cvtsh_ss(((const uint16_t *)src)[i]);
     return ((const float *)src)[i];
 }
+
+#endif
 
 /* Stores v into element i of a storage-typed array, rounding to nearest even. */
 static inline void kt_cpu_store1(void *dst, kt_dtype dtype, size_t i, float v)
