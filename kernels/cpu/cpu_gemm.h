@@ -82,22 +82,24 @@ void kt_cpu_blas_release(kt_cpu_blas *g, kt_backend *b);
 void kt_cpu_blas_gemm(const kt_cpu_blas *g, void *y, const void *x, const void *w, int threads);
 
 /* The tiled engine: per thread a packed block of x (mc x kc), a packed panel of w
- * (kc x nc) and an fp32 accumulator tile (mc x nc). The microkernel is 6 x 16 (AVX2+FMA). */
+ * (kc x nc) and an fp32 accumulator tile (mc x nc). The microkernel is 6 x 16 (AVX2+FMA) or,
+ * where the CPU has AVX-512 (checked at run time), 6 x 32. */
 typedef struct kt_cpu_tiled {
-    int mc, nc, kc; /* rounded: mc to the microkernel's rows, nc to its columns */
+    int mc, nc, kc; /* rounded: mc to the microkernel's rows, nc to 32 columns */
+    int nr;         /* microkernel columns: 16 (AVX2) or 32 (AVX-512) */
     int threads;
     float *buf; /* threads * per_thread floats */
     size_t per_thread;
     size_t bytes;
 } kt_cpu_tiled;
 
-/* The engine's block sizes as variant params (mc, nc, kc, in that order), shared by every
+/* The engine's block sizes and microkernel as variant params (mc, nc, kc, isa), shared by every
  * variant built on it; the defaults were chosen with tests/bench/bench_gemm.c. */
-#define KT_CPU_TILED_N_PARAMS 3
+#define KT_CPU_TILED_N_PARAMS 4
 extern const kt_param_def kt_cpu_tiled_params[KT_CPU_TILED_N_PARAMS];
 
-/* Allocates per-thread buffers for 'threads' threads; 'params' holds mc, nc, kc (NULL: the
- * defaults). */
+/* Allocates per-thread buffers for 'threads' threads; 'params' holds mc, nc, kc, isa (NULL:
+ * the defaults). KT_EUNSUPPORTED when isa 'avx512' is asked of a CPU without it. */
 int kt_cpu_tiled_init(kt_cpu_tiled *t, kt_backend *b, int threads, const kt_param_value *params);
 /* Frees what init allocated; accepts a zeroed or partially initialised 't'. */
 void kt_cpu_tiled_release(kt_cpu_tiled *t, kt_backend *b);

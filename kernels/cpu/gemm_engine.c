@@ -9,7 +9,9 @@
 #include <omp.h>
 #endif
 
-enum { MR = 6, NR = 16, CHUNK = 1 << 14 };
+/* MR rows of x per microkernel tile; its columns, nr, are 16 (AVX2) or 32 (AVX-512). */
+enum { MR = 6, NR_MAX = 32, CHUNK = 1 << 14 };
+enum { ISA_AUTO, ISA_AVX2, ISA_AVX512 };
 
 /* ---- conversions ------------------------------------------------------------------------ */
 
@@ -102,30 +104,30 @@ static inline void transpose8(__m256 r[8])
 }
 
 /* The row of w that packed column 'col' (counted from the start of the packed matrix) holds,
- * or -1 for padding. glu: each NR-wide micro-panel holds NR/2 gate rows, then the matching
- * NR/2 up rows (n + the same index). */
-static inline int64_t packed_row(int64_t col, int64_t n, int glu)
+ * or -1 for padding. glu: each nr-wide micro-panel holds nr/2 gate rows, then the matching
+ * nr/2 up rows (n + the same index). */
+static inline int64_t packed_row(int64_t col, int64_t n, int glu, int nr)
 {
     if (!glu)
         return col < n ? col : -1;
-    int64_t o = col / NR * (NR / 2) + col % (NR / 2);
+    int64_t o = col / nr * (nr / 2) + col % (nr / 2);
     if (o >= n)
         return -1;
-    return col % NR < NR / 2 ? o : n + o;
+    return col % nr < nr / 2 ? o : n + o;
 }
 
-/* Packs packed columns j0 .. j0+nb-1 (nb a multiple of NR), depth p0 .. p0+kb-1 of w into
- * NR-column micro-panels: bp[panel * kb * NR + kk * NR + jj]. 8 x 8 blocks are converted
+/* Packs packed columns j0 .. j0+nb-1 (nb a multiple of nr), depth p0 .. p0+kb-1 of w into
+ * nr-column micro-panels: bp[panel * kb * nr + kk * nr + jj]. 8 x 8 blocks are converted
  * and transposed in registers. */
 static void pack_w(float *bp, const void *w, kt_dtype dtype, int64_t n, int64_t k, int glu,
-                   int64_t j0, int nb, int64_t p0, int kb)
+                   int64_t j0, int nb, int64_t p0, int kb, int nr)
 {
-    for (int jr = 0; jr < nb; jr += NR) {
+    for (int jr = 0; jr < nb; jr += nr) {
         float *dst = bp + (size_t)jr * kb;
-        for (int jj = 0; jj < NR; jj += 8) {
+        for (int jj = 0; jj < nr; jj += 8) {
             int64_t rows[8];
             for (int q = 0; q < 8; q++)
-                rows[q] = packed_row(j0 + jr + jj + q, n, glu);
+                rows[q] = packed_row(j0 + jr + jj + q, n, glu, nr);
             int kk = 0;
             for (; kk + 8 <= kb; kk += 8) {
                 __m256 r[8];
@@ -134,11 +136,11 @@ static void pack_w(float *bp, const void *w, kt_dtype dtype, int64_t n, int64_t 
                                        : kt_cpu_load8(w, dtype, (size_t)(rows[q] * k + p0 + kk));
                 transpose8(r);
                 for (int t = 0; t < 8; t++)
-                    _mm256_storeu_ps(dst + (size_t)(kk + t) * NR + jj, r[t]);
+                    _mm256_storeu_ps(dst + (size_t)(kk + t) * nr + jj, r[t]);
             }
             for (; kk < kb; kk++)
                 for (int q = 0; q < 8; q++)
-                    dst[(size_t)kk * NR + jj + q] =
+                    dst[(size_t)kk * nr + jj + q] =
                         rows[q] < 0 ? 0.0f
                                     : kt_cpu_load1(w, dtype, (size_t)(rows[q] * k + p0 + kk));
         }
@@ -147,8 +149,9 @@ static void pack_w(float *bp, const void *w, kt_dtype dtype, int64_t n, int64_t 
 
 /* ---- microkernel -------------------------------------------------------------------------- */
 
-/* c[MR x NR] (row stride ldc) = (accumulate ? c : 0) + a-panel x b-panel over kb. */
-static void microkernel(int kb, const float *a, const float *b, float *c, int ldc, int accumulate)
+/* c[MR x 16] (row stride ldc) = (accumulate ? c : 0) + a-panel x b-panel over kb. */
+static void microkernel_avx2(int kb, const float *a, const float *b, float *c, int ldc,
+                             int accumulate)
 {
     __m256 acc[MR][2];
     for (int i = 0; i < MR; i++)
@@ -161,7 +164,7 @@ static void microkernel(int kb, const float *a, const float *b, float *c, int ld
             acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
         }
         a += MR;
-        b += NR;
+        b += 16;
     }
     for (int i = 0; i < MR; i++) {
         float *ci = c + (size_t)i * ldc;
@@ -171,6 +174,35 @@ static void microkernel(int kb, const float *a, const float *b, float *c, int ld
         }
         _mm256_storeu_ps(ci, acc[i][0]);
         _mm256_storeu_ps(ci + 8, acc[i][1]);
+    }
+}
+
+/* The same tile 32 columns wide on AVX-512 (twice the FMA width): 12 zmm accumulators.
+ * Called only where __builtin_cpu_supports("avx512f") says so. */
+__attribute__((target("avx512f"))) static void
+microkernel_avx512(int kb, const float *a, const float *b, float *c, int ldc, int accumulate)
+{
+    __m512 acc[MR][2];
+    for (int i = 0; i < MR; i++)
+        acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    for (int kk = 0; kk < kb; kk++) {
+        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+        for (int i = 0; i < MR; i++) {
+            __m512 ai = _mm512_set1_ps(a[i]);
+            acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+            acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+        }
+        a += MR;
+        b += 32;
+    }
+    for (int i = 0; i < MR; i++) {
+        float *ci = c + (size_t)i * ldc;
+        if (accumulate) {
+            acc[i][0] = _mm512_add_ps(acc[i][0], _mm512_loadu_ps(ci));
+            acc[i][1] = _mm512_add_ps(acc[i][1], _mm512_loadu_ps(ci + 16));
+        }
+        _mm512_storeu_ps(ci, acc[i][0]);
+        _mm512_storeu_ps(ci + 16, acc[i][1]);
     }
 }
 
@@ -187,7 +219,9 @@ const kt_param_def kt_cpu_tiled_params[KT_CPU_TILED_N_PARAMS] = {
     {"nc", KT_PARAM_INT, 256, 16, 8192, NULL,
      "columns of y per block (rounded up to a multiple of 16)"},
     {"kc", KT_PARAM_INT, 256, 8, 8192, NULL,
-     "depth per packed panel; one 16-column micro-panel (kc x 16 floats) lives in L1"},
+     "depth per packed panel; one micro-panel (kc x 16 or 32 floats) lives in L1"},
+    {"isa", KT_PARAM_ENUM, ISA_AUTO, 0, 0, "auto|avx2|avx512",
+     "microkernel: 6x32 AVX-512 where the CPU has it (auto), or 6x16 AVX2"},
 };
 
 int kt_cpu_tiled_init(kt_cpu_tiled *t, kt_backend *b, int threads, const kt_param_value *params)
@@ -198,8 +232,12 @@ int kt_cpu_tiled_init(kt_cpu_tiled *t, kt_backend *b, int threads, const kt_para
         params = defaults;
     }
     memset(t, 0, sizeof(*t));
+    int isa = (int)params[3].num, avx512 = __builtin_cpu_supports("avx512f");
+    if (isa == ISA_AVX512 && !avx512)
+        return kt_error_code(KT_EUNSUPPORTED, "isa 'avx512': this CPU has no AVX-512");
+    t->nr = isa == ISA_AVX2 || !avx512 ? 16 : 32;
     t->mc = round_up((int)params[0].num, MR);
-    t->nc = round_up((int)params[1].num, NR);
+    t->nc = round_up((int)params[1].num, NR_MAX);
     t->kc = (int)params[2].num;
     t->threads = threads > 0 ? threads : 1;
     t->per_thread = (size_t)t->mc * (size_t)t->kc + (size_t)t->kc * (size_t)t->nc +
@@ -224,7 +262,7 @@ void kt_cpu_tiled_release(kt_cpu_tiled *t, kt_backend *b)
 
 /* Writes rows i0 .. i0+mb-1 of the tile 'ct' (packed columns j0 .. j0+nb-1) into y. */
 static void epilogue(void *y, kt_dtype dtype, const float *ct, int ldc, int64_t n, int glu,
-                     int64_t i0, int mb, int64_t j0, int nb)
+                     int64_t i0, int mb, int64_t j0, int nb, int nr)
 {
     for (int i = 0; i < mb; i++) {
         const float *ci = ct + (size_t)i * ldc;
@@ -235,11 +273,11 @@ static void epilogue(void *y, kt_dtype dtype, const float *ct, int ldc, int64_t 
                 kt_cpu_store1(y, dtype, row + (size_t)(j0 + j), ci[j]);
             continue;
         }
-        for (int jr = 0; jr < nb; jr += NR) {
-            int64_t o0 = (j0 + jr) / NR * (NR / 2);
-            for (int q = 0; q < NR / 2 && o0 + q < n; q++)
+        for (int jr = 0; jr < nb; jr += nr) {
+            int64_t o0 = (j0 + jr) / nr * (nr / 2);
+            for (int q = 0; q < nr / 2 && o0 + q < n; q++)
                 kt_cpu_store1(y, dtype, row + (size_t)(o0 + q),
-                              kt_cpu_silu_mul(ci[jr + q], ci[jr + NR / 2 + q]));
+                              kt_cpu_silu_mul(ci[jr + q], ci[jr + nr / 2 + q]));
         }
     }
 }
@@ -247,8 +285,9 @@ static void epilogue(void *y, kt_dtype dtype, const float *ct, int ldc, int64_t 
 void kt_cpu_tiled_gemm(const kt_cpu_tiled *t, void *y, const void *x, const void *w, kt_dtype dtype,
                        int64_t m, int64_t n, int64_t k, int glu, int threads)
 {
-    /* packed columns: glu interleaves NR/2 gate and NR/2 up columns per micro-panel */
-    int64_t cols = glu ? (n + NR / 2 - 1) / (NR / 2) * NR : n;
+    /* packed columns: glu interleaves nr/2 gate and nr/2 up columns per micro-panel */
+    int nr = t->nr;
+    int64_t cols = glu ? (n + nr / 2 - 1) / (nr / 2) * nr : n;
     int64_t row_blocks = (m + t->mc - 1) / t->mc;
     int64_t col_blocks = (cols + t->nc - 1) / t->nc;
     if (threads > t->threads)
@@ -267,17 +306,18 @@ void kt_cpu_tiled_gemm(const kt_cpu_tiled *t, void *y, const void *x, const void
             int64_t i0 = rb * t->mc, j0 = cb * t->nc;
             int mb = (int)(m - i0 < t->mc ? m - i0 : t->mc);
             int nb = (int)(cols - j0 < t->nc ? cols - j0 : t->nc);
-            nb = round_up(nb, NR);
+            nb = round_up(nb, nr);
             for (int64_t p0 = 0; p0 < k; p0 += t->kc) {
                 int kb = (int)(k - p0 < t->kc ? k - p0 : t->kc);
                 pack_x(ap, x, dtype, k, i0, mb, p0, kb);
-                pack_w(bp, w, dtype, n, k, glu, j0, nb, p0, kb);
-                for (int jr = 0; jr < nb; jr += NR)
+                pack_w(bp, w, dtype, n, k, glu, j0, nb, p0, kb, nr);
+                for (int jr = 0; jr < nb; jr += nr)
                     for (int ir = 0; ir < mb; ir += MR)
-                        microkernel(kb, ap + (size_t)ir * kb, bp + (size_t)jr * kb,
-                                    ct + (size_t)ir * t->nc + jr, t->nc, p0 > 0);
+                        (nr == 32 ? microkernel_avx512 : microkernel_avx2)(
+                            kb, ap + (size_t)ir * kb, bp + (size_t)jr * kb,
+                            ct + (size_t)ir * t->nc + jr, t->nc, p0 > 0);
             }
-            epilogue(y, dtype, ct, t->nc, n, glu, i0, mb, j0, nb);
+            epilogue(y, dtype, ct, t->nc, n, glu, i0, mb, j0, nb, nr);
         }
     }
 }

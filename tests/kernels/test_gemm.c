@@ -100,12 +100,25 @@ static void test_tiled(void **state)
 static void test_tiled_small_blocks(void **state)
 {
     (void)state;
-    const kt_param_value small[3] = {{12}, {32}, {20}};
+    const kt_param_value small[4] = {{12}, {32}, {20}, {0}};
     check_awkward("tiled", small);
-    const kt_param_value odd[3] = {{7}, {17}, {9}}; /* rounded to 12, 32; kc 9 */
+    const kt_param_value odd[4] = {{7}, {17}, {9}, {0}}; /* rounded to 12, 32; kc 9 */
     kt_point p = make_point(&tiny, 17, 0, KT_PHASE_DECODE, KT_ROLE_DOWN);
     for (size_t d = 0; d < 3; d++)
         check_variant("tiled", &p, dtypes[d], KT_DIST_NORMAL, odd);
+}
+
+/* The AVX2 microkernel, which auto does not pick on an AVX-512 machine (and the reverse on
+ * one without: then this repeats test_tiled). */
+static void test_tiled_avx2(void **state)
+{
+    (void)state;
+    const kt_param_value avx2[4] = {{96}, {256}, {256}, {1}};
+    check_awkward("tiled", avx2);
+    const kt_param_value small[4] = {{12}, {32}, {20}, {1}};
+    kt_point p = make_point(&tiny, 17, 0, KT_PHASE_DECODE, KT_ROLE_GATE_UP);
+    for (size_t d = 0; d < 3; d++)
+        check_variant("tiled", &p, dtypes[d], KT_DIST_NORMAL, small);
 }
 
 static void test_deterministic(void **state)
@@ -286,6 +299,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_blas),
         cmocka_unit_test(test_tiled),
         cmocka_unit_test(test_tiled_small_blocks),
+        cmocka_unit_test(test_tiled_avx2),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_deterministic_bitwise),
         cmocka_unit_test(test_blas_staging_is_counted),

@@ -108,8 +108,10 @@ static void test_fused(void **state)
 static void test_fused_small_blocks(void **state)
 {
     (void)state;
-    const kt_param_value small[3] = {{12}, {32}, {20}};
+    const kt_param_value small[4] = {{12}, {32}, {20}, {0}};
     check_all("fused", small, FUSED_ROUNDINGS);
+    const kt_param_value small_avx2[4] = {{12}, {32}, {20}, {1}}; /* 8 gate + 8 up per panel */
+    check_all("fused", small_avx2, FUSED_ROUNDINGS);
 }
 
 /* Prepares 'name' on 'inst', runs it through the correctness path, copies the output. */
