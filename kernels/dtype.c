@@ -123,7 +123,9 @@ uint8_t kt_fp32_to_fp8_e4m3(float x)
 {
     uint8_t sign = signbit(x) ? 0x80u : 0u;
     float a = fabsf(x);
-    if (isnan(x) || a >= 464.0f) /* 464 is the tie between 448 and 480; e4m3fn has no Inf */
+    /* 464 is the tie between 448 (mantissa 110, even) and 480 (mantissa 111, the NaN
+     * encoding): ties-to-even keeps 448; above it e4m3fn, which has no Inf, gives NaN */
+    if (isnan(x) || a > 464.0f)
         return sign | 0x7fu;
     if (a < 0.015625f) /* below 2^-6: subnormal, in units of 2^-9 */
         return sign | (uint8_t)nearbyintf(a * 512.0f);
@@ -172,12 +174,26 @@ void kt_dtype_to_double(double *dst, const void *src, kt_dtype dtype, size_t n)
         dst[i] = (double)kt_dtype_load(src, dtype, i);
 }
 
-/* double -> float first, then float -> storage: the double rounding only matters for values
- * within 2^-29 relative of a tie, far below every storage type's resolution here. */
+/* double -> float with round-to-odd (truncate, then set the last bit when inexact), then
+ * float -> storage with round-to-nearest-even. float keeps at least two more bits than every
+ * narrower storage type, so the pair rounds correctly: a plain (float) cast would round
+ * twice and turn values just above a storage tie into exact ties (1 + 2^-8 + 2^-40 would
+ * become bf16 1.0 instead of 1 + 2^-7). */
+static float double_to_float_odd(double d)
+{
+    float f = (float)d;
+    if (isnan(d) || isinf(f) || (double)f == d)
+        return f;
+    if (fabs((double)f) > fabs(d))
+        f = nextafterf(f, 0.0f);
+    uint32_t u = float_bits(f) | 1u;
+    return bits_float(u);
+}
+
 void kt_dtype_from_double(void *dst, const double *src, kt_dtype dtype, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        float f = (float)src[i];
+        float f = dtype == KT_DTYPE_FP32 ? (float)src[i] : double_to_float_odd(src[i]);
         switch (dtype) {
         case KT_DTYPE_FP16:
             ((uint16_t *)dst)[i] = kt_fp32_to_fp16(f);

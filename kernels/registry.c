@@ -13,6 +13,8 @@
 
 static const kt_op *const ops[] = {
     &kt_op_synthetic,
+    &kt_op_gemm,
+    &kt_op_swiglu_mlp,
 };
 
 static const kt_backend_iface *const backends[] = {
@@ -25,6 +27,11 @@ static const kt_backend_iface *const backends[] = {
 
 static const kt_variant *const variants[] = {
     &kt_variant_sim_lognormal,
+    &kt_variant_cpu_gemm_blas,
+    &kt_variant_cpu_gemm_tiled,
+    &kt_variant_cpu_gemm_deterministic,
+    &kt_variant_cpu_swiglu_unfused,
+    &kt_variant_cpu_swiglu_fused,
 #ifdef KT_HAVE_CUDA
     &kt_variant_cuda_gemm_cublaslt,
     &kt_variant_cuda_gemm_deterministic,

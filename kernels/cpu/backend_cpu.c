@@ -173,8 +173,8 @@ static int cpu_timer_stop(void *ctx, kt_timing *out)
     cpu_ctx *c = ctx;
     struct timespec end;
     clock_gettime(CLOCK_MONOTONIC, &end);
-    out->time_ns = (double)(end.tv_sec - c->start.tv_sec) * 1e9 +
-                   (double)(end.tv_nsec - c->start.tv_nsec);
+    out->time_ns =
+        (double)(end.tv_sec - c->start.tv_sec) * 1e9 + (double)(end.tv_nsec - c->start.tv_nsec);
     out->noise = (double)(involuntary_switches() - c->start_nivcsw);
     out->throttled = 0;
     return KT_OK;

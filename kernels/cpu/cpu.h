@@ -5,5 +5,10 @@
 #include "../kernel.h"
 
 extern const kt_backend_iface kt_backend_cpu;
+extern const kt_variant kt_variant_cpu_gemm_blas;
+extern const kt_variant kt_variant_cpu_gemm_tiled;
+extern const kt_variant kt_variant_cpu_gemm_deterministic;
+extern const kt_variant kt_variant_cpu_swiglu_unfused;
+extern const kt_variant kt_variant_cpu_swiglu_fused;
 
 #endif

@@ -20,4 +20,22 @@ void kt_op_add_tensor(kt_problem *p, const char *name, kt_dtype dtype, int ndim,
 void kt_op_fill_random(void *dst, kt_dtype dtype, size_t n, kt_distribution dist, uint64_t seed,
                        double scale);
 
+/* gemm.c, shared with swiglu_mlp.c: the llm activation knobs (outlier_fraction, outlier_scale). */
+#define KT_OP_N_ACTIVATION_PARAMS 2
+extern const kt_param_def kt_op_activation_params[KT_OP_N_ACTIVATION_PARAMS];
+/* Fills a [rows, cols] activation matrix: N(0,1) (uniform: U(-1,1)); llm adds outlier
+ * channels per cfg->params (NULL: defaults). Never zero. */
+int kt_op_fill_activations(void *dst, kt_dtype dtype, int64_t rows, int64_t cols,
+                           const kt_input_config *cfg, uint64_t seed);
+/* Fills a [rows, fan_in] weight matrix with std 1/sqrt(fan_in) (uniform: U(-a, a) of that
+ * std; llm: normal). Never zero. */
+void kt_op_fill_weights(void *dst, kt_dtype dtype, int64_t rows, int64_t fan_in,
+                        kt_distribution dist, uint64_t seed);
+/* y[r * ldy + j] = sum_k xd[r * k + kk] * w[j * k + kk] in float64 for r < rows, j < n, with
+ * 'w' in storage type 'dtype'; parallel over j, the result independent of the thread count. */
+int kt_op_ref_rows(double *y, int64_t ldy, const double *xd, int64_t rows, const void *w,
+                   kt_dtype dtype, int64_t n, int64_t k);
+/* The row count M of a gemm-shaped op at 'point': batch (decode) or batch * context. */
+int kt_op_gemm_dims(int64_t *m, const kt_point *point, const char *op);
+
 #endif

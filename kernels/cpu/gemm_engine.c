@@ -1,0 +1,323 @@
+/* gemm_engine.c - the tiled GEMM engine (Goto/BLIS blocking: pack a kc-deep panel of w and a
+ * block of x to fp32, run a 6 x 16 register-blocked FMA microkernel over them, accumulate in
+ * an fp32 tile, convert once at the end) and the vectorised storage-type conversions. */
+#include "cpu_gemm.h"
+
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* MR rows of x per microkernel tile; its columns, nr, are 16 (AVX2) or 32 (AVX-512). */
+enum { MR = 6, NR_MAX = 32, CHUNK = 1 << 14 };
+enum { ISA_AUTO, ISA_AVX2, ISA_AVX512 };
+
+/* ---- conversions ------------------------------------------------------------------------ */
+
+/* Round to nearest even to bf16, NaN kept quiet with its sign: kt_fp32_to_bf16 on 8 lanes. */
+static inline __m128i f32_to_bf16x8(__m256 v)
+{
+    __m256i u = _mm256_castps_si256(v);
+    __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    __m256i r = _mm256_srli_epi32(
+        _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+    __m256i q = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
+    __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    r = _mm256_blendv_epi8(r, q, nan);
+    __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
+    return _mm256_castsi256_si128(packed);
+}
+
+void kt_cpu_to_f32(float *dst, const void *src, kt_dtype dtype, size_t n, int threads)
+{
+    int64_t chunks = (int64_t)((n + CHUNK - 1) / CHUNK);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t c = 0; c < chunks; c++) {
+        size_t i = (size_t)c * CHUNK, end = i + CHUNK < n ? i + CHUNK : n;
+        for (; i + 8 <= end; i += 8)
+            _mm256_storeu_ps(dst + i, kt_cpu_load8(src, dtype, i));
+        for (; i < end; i++)
+            dst[i] = kt_cpu_load1(src, dtype, i);
+    }
+}
+
+void kt_cpu_from_f32(void *dst, const float *src, kt_dtype dtype, size_t n, int threads)
+{
+    int64_t chunks = (int64_t)((n + CHUNK - 1) / CHUNK);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t c = 0; c < chunks; c++) {
+        size_t i = (size_t)c * CHUNK, end = i + CHUNK < n ? i + CHUNK : n;
+        uint16_t *d16 = dst;
+        for (; dtype != KT_DTYPE_FP32 && i + 8 <= end; i += 8) {
+            __m256 v = _mm256_loadu_ps(src + i);
+            __m128i h = dtype == KT_DTYPE_BF16
+                            ? f32_to_bf16x8(v)
+                            : _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            _mm_storeu_si128((__m128i *)(d16 + i), h);
+        }
+        for (; i < end; i++)
+            kt_cpu_store1(dst, dtype, i, src[i]);
+    }
+}
+
+/* ---- packing ------------------------------------------------------------------------------ */
+
+/* Packs rows i0 .. i0+mb-1, depth p0 .. p0+kb-1 of x (row length k) into MR-row micro-panels:
+ * ap[panel * kb * MR + kk * MR + ii]; rows past mb are zero. */
+static void pack_x(float *ap, const void *x, kt_dtype dtype, int64_t k, int64_t i0, int mb,
+                   int64_t p0, int kb)
+{
+    for (int ir = 0; ir < mb; ir += MR) {
+        float *dst = ap + (size_t)ir * kb;
+        for (int ii = 0; ii < MR; ii++) {
+            if (ir + ii >= mb) {
+                for (int kk = 0; kk < kb; kk++)
+                    dst[kk * MR + ii] = 0.0f;
+                continue;
+            }
+            size_t row = (size_t)(i0 + ir + ii) * (size_t)k + (size_t)p0;
+            for (int kk = 0; kk < kb; kk++)
+                dst[kk * MR + ii] = kt_cpu_load1(x, dtype, row + (size_t)kk);
+        }
+    }
+}
+
+/* Transposes the 8 x 8 block r[0..7] in place: r[t] becomes column t. */
+static inline void transpose8(__m256 r[8])
+{
+    __m256 t[8], s[8];
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; i++) {
+        s[4 * i + 0] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+        s[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xee);
+        s[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+        s[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xee);
+    }
+    for (int i = 0; i < 4; i++) {
+        r[i] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x20);
+        r[i + 4] = _mm256_permute2f128_ps(s[i], s[i + 4], 0x31);
+    }
+}
+
+/* The row of w that packed column 'col' (counted from the start of the packed matrix) holds,
+ * or -1 for padding. glu: each nr-wide micro-panel holds nr/2 gate rows, then the matching
+ * nr/2 up rows (n + the same index). */
+static inline int64_t packed_row(int64_t col, int64_t n, int glu, int nr)
+{
+    if (!glu)
+        return col < n ? col : -1;
+    int64_t o = col / nr * (nr / 2) + col % (nr / 2);
+    if (o >= n)
+        return -1;
+    return col % nr < nr / 2 ? o : n + o;
+}
+
+/* Packs packed columns j0 .. j0+nb-1 (nb a multiple of nr), depth p0 .. p0+kb-1 of w into
+ * nr-column micro-panels: bp[panel * kb * nr + kk * nr + jj]. 8 x 8 blocks are converted
+ * and transposed in registers. */
+static void pack_w(float *bp, const void *w, kt_dtype dtype, int64_t n, int64_t k, int glu,
+                   int64_t j0, int nb, int64_t p0, int kb, int nr)
+{
+    for (int jr = 0; jr < nb; jr += nr) {
+        float *dst = bp + (size_t)jr * kb;
+        for (int jj = 0; jj < nr; jj += 8) {
+            int64_t rows[8];
+            for (int q = 0; q < 8; q++)
+                rows[q] = packed_row(j0 + jr + jj + q, n, glu, nr);
+            int kk = 0;
+            for (; kk + 8 <= kb; kk += 8) {
+                __m256 r[8];
+                for (int q = 0; q < 8; q++)
+                    r[q] = rows[q] < 0 ? _mm256_setzero_ps()
+                                       : kt_cpu_load8(w, dtype, (size_t)(rows[q] * k + p0 + kk));
+                transpose8(r);
+                for (int t = 0; t < 8; t++)
+                    _mm256_storeu_ps(dst + (size_t)(kk + t) * nr + jj, r[t]);
+            }
+            for (; kk < kb; kk++)
+                for (int q = 0; q < 8; q++)
+                    dst[(size_t)kk * nr + jj + q] =
+                        rows[q] < 0 ? 0.0f
+                                    : kt_cpu_load1(w, dtype, (size_t)(rows[q] * k + p0 + kk));
+        }
+    }
+}
+
+/* ---- microkernel -------------------------------------------------------------------------- */
+
+/* c[MR x 16] (row stride ldc) = (accumulate ? c : 0) + a-panel x b-panel over kb. */
+static void microkernel_avx2(int kb, const float *a, const float *b, float *c, int ldc,
+                             int accumulate)
+{
+    __m256 acc[MR][2];
+    for (int i = 0; i < MR; i++)
+        acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+    for (int kk = 0; kk < kb; kk++) {
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+        for (int i = 0; i < MR; i++) {
+            __m256 ai = _mm256_broadcast_ss(a + i);
+            acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
+            acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
+        }
+        a += MR;
+        b += 16;
+    }
+    for (int i = 0; i < MR; i++) {
+        float *ci = c + (size_t)i * ldc;
+        if (accumulate) {
+            acc[i][0] = _mm256_add_ps(acc[i][0], _mm256_loadu_ps(ci));
+            acc[i][1] = _mm256_add_ps(acc[i][1], _mm256_loadu_ps(ci + 8));
+        }
+        _mm256_storeu_ps(ci, acc[i][0]);
+        _mm256_storeu_ps(ci + 8, acc[i][1]);
+    }
+}
+
+/* The same tile 32 columns wide on AVX-512 (twice the FMA width): 12 zmm accumulators.
+ * Called only where __builtin_cpu_supports("avx512f") says so. */
+__attribute__((target("avx512f"))) static void
+microkernel_avx512(int kb, const float *a, const float *b, float *c, int ldc, int accumulate)
+{
+    __m512 acc[MR][2];
+    for (int i = 0; i < MR; i++)
+        acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    for (int kk = 0; kk < kb; kk++) {
+        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+        for (int i = 0; i < MR; i++) {
+            __m512 ai = _mm512_set1_ps(a[i]);
+            acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+            acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+        }
+        a += MR;
+        b += 32;
+    }
+    for (int i = 0; i < MR; i++) {
+        float *ci = c + (size_t)i * ldc;
+        if (accumulate) {
+            acc[i][0] = _mm512_add_ps(acc[i][0], _mm512_loadu_ps(ci));
+            acc[i][1] = _mm512_add_ps(acc[i][1], _mm512_loadu_ps(ci + 16));
+        }
+        _mm512_storeu_ps(ci, acc[i][0]);
+        _mm512_storeu_ps(ci + 16, acc[i][1]);
+    }
+}
+
+/* ---- the engine ---------------------------------------------------------------------------- */
+
+static int round_up(int v, int to)
+{
+    return (v + to - 1) / to * to;
+}
+
+const kt_param_def kt_cpu_tiled_params[KT_CPU_TILED_N_PARAMS] = {
+    {"mc", KT_PARAM_INT, 96, 6, 3072, NULL,
+     "rows of x per block (rounded up to a multiple of 6); the packed block lives in L2"},
+    {"nc", KT_PARAM_INT, 256, 16, 8192, NULL,
+     "columns of y per block (rounded up to a multiple of 16)"},
+    {"kc", KT_PARAM_INT, 256, 8, 8192, NULL,
+     "depth per packed panel; one micro-panel (kc x 16 or 32 floats) lives in L1"},
+    {"isa", KT_PARAM_ENUM, ISA_AUTO, 0, 0, "auto|avx2|avx512",
+     "microkernel: 6x32 AVX-512 where the CPU has it (auto), or 6x16 AVX2"},
+};
+
+int kt_cpu_tiled_init(kt_cpu_tiled *t, kt_backend *b, int threads, const kt_param_value *params)
+{
+    kt_param_value defaults[KT_CPU_TILED_N_PARAMS];
+    if (!params) {
+        kt_param_defaults(defaults, kt_cpu_tiled_params, KT_CPU_TILED_N_PARAMS);
+        params = defaults;
+    }
+    memset(t, 0, sizeof(*t));
+    int isa = (int)params[3].num, avx512 = __builtin_cpu_supports("avx512f");
+    if (isa == ISA_AVX512 && !avx512)
+        return kt_error_code(KT_EUNSUPPORTED, "isa 'avx512': this CPU has no AVX-512");
+    t->nr = isa == ISA_AVX2 || !avx512 ? 16 : 32;
+    t->mc = round_up((int)params[0].num, MR);
+    t->nc = round_up((int)params[1].num, NR_MAX);
+    t->kc = (int)params[2].num;
+    t->threads = threads > 0 ? threads : 1;
+    t->per_thread = (size_t)t->mc * (size_t)t->kc + (size_t)t->kc * (size_t)t->nc +
+                    (size_t)t->mc * (size_t)t->nc;
+    t->per_thread = (t->per_thread + 15) / 16 * 16; /* each thread's block on its own lines */
+    size_t bytes = (size_t)t->threads * t->per_thread * sizeof(float);
+    int err = kt_backend_alloc(b, (void **)&t->buf, bytes);
+    if (err < 0)
+        return err;
+    t->bytes = bytes;
+    return KT_OK;
+}
+
+void kt_cpu_tiled_release(kt_cpu_tiled *t, kt_backend *b)
+{
+    if (!t)
+        return;
+    kt_backend_free(b, t->buf, t->bytes);
+    t->buf = NULL;
+    t->bytes = 0;
+}
+
+/* Writes rows i0 .. i0+mb-1 of the tile 'ct' (packed columns j0 .. j0+nb-1) into y. */
+static void epilogue(void *y, kt_dtype dtype, const float *ct, int ldc, int64_t n, int glu,
+                     int64_t i0, int mb, int64_t j0, int nb, int nr)
+{
+    for (int i = 0; i < mb; i++) {
+        const float *ci = ct + (size_t)i * ldc;
+        size_t row = (size_t)(i0 + i) * (size_t)n;
+        if (!glu) {
+            int valid = j0 + nb <= n ? nb : (int)(n - j0);
+            for (int j = 0; j < valid; j++)
+                kt_cpu_store1(y, dtype, row + (size_t)(j0 + j), ci[j]);
+            continue;
+        }
+        for (int jr = 0; jr < nb; jr += nr) {
+            int64_t o0 = (j0 + jr) / nr * (nr / 2);
+            for (int q = 0; q < nr / 2 && o0 + q < n; q++)
+                kt_cpu_store1(y, dtype, row + (size_t)(o0 + q),
+                              kt_cpu_silu_mul(ci[jr + q], ci[jr + nr / 2 + q]));
+        }
+    }
+}
+
+void kt_cpu_tiled_gemm(const kt_cpu_tiled *t, void *y, const void *x, const void *w, kt_dtype dtype,
+                       int64_t m, int64_t n, int64_t k, int glu, int threads)
+{
+    /* packed columns: glu interleaves nr/2 gate and nr/2 up columns per micro-panel */
+    int nr = t->nr;
+    int64_t cols = glu ? (n + nr / 2 - 1) / (nr / 2) * nr : n;
+    int64_t row_blocks = (m + t->mc - 1) / t->mc;
+    int64_t col_blocks = (cols + t->nc - 1) / t->nc;
+    if (threads > t->threads)
+        threads = t->threads;
+#pragma omp parallel for num_threads(threads) collapse(2) schedule(static)
+    for (int64_t rb = 0; rb < row_blocks; rb++) {
+        for (int64_t cb = 0; cb < col_blocks; cb++) {
+#ifdef _OPENMP
+            int tid = omp_get_thread_num();
+#else
+            int tid = 0;
+#endif
+            float *ap = t->buf + (size_t)tid * t->per_thread;
+            float *bp = ap + (size_t)t->mc * t->kc;
+            float *ct = bp + (size_t)t->kc * t->nc;
+            int64_t i0 = rb * t->mc, j0 = cb * t->nc;
+            int mb = (int)(m - i0 < t->mc ? m - i0 : t->mc);
+            int nb = (int)(cols - j0 < t->nc ? cols - j0 : t->nc);
+            nb = round_up(nb, nr);
+            for (int64_t p0 = 0; p0 < k; p0 += t->kc) {
+                int kb = (int)(k - p0 < t->kc ? k - p0 : t->kc);
+                pack_x(ap, x, dtype, k, i0, mb, p0, kb);
+                pack_w(bp, w, dtype, n, k, glu, j0, nb, p0, kb, nr);
+                for (int jr = 0; jr < nb; jr += nr)
+                    for (int ir = 0; ir < mb; ir += MR)
+                        (nr == 32 ? microkernel_avx512 : microkernel_avx2)(
+                            kb, ap + (size_t)ir * kb, bp + (size_t)jr * kb,
+                            ct + (size_t)ir * t->nc + jr, t->nc, p0 > 0);
+            }
+            epilogue(y, dtype, ct, t->nc, n, glu, i0, mb, j0, nb, nr);
+        }
+    }
+}

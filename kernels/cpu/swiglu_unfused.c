@@ -1,0 +1,106 @@
+/* swiglu_unfused.c - the swiglu_mlp 'unfused' variant, the way a framework runs it op by op:
+ * the gate_up GEMM writes h[M, 2I] in the storage type, an elementwise pass writes
+ * a = silu(h[:, :I]) * h[:, I:] (fp32 math) in the storage type, the down GEMM writes y.
+ * The GEMMs are OpenBLAS (engine blas, the realistic baseline) or ktrial's tiled engine
+ * (engine tiled: against 'fused' it isolates what the fusion itself saves). */
+#include "cpu.h"
+#include "cpu_gemm.h"
+
+#include <stdlib.h>
+
+enum { P_ENGINE, P_COUNT };
+enum { ENGINE_BLAS, ENGINE_TILED };
+
+static const kt_param_def unfused_params[P_COUNT] = {
+    {"engine", KT_PARAM_ENUM, ENGINE_BLAS, 0, 0, "blas|tiled",
+     "GEMM implementation: OpenBLAS sgemm or ktrial's tiled engine (default blocking)"},
+};
+
+typedef struct unfused_state {
+    int engine;
+    kt_cpu_blas gate_up, down;
+    kt_cpu_tiled tiled;
+    void *h, *a; /* [M, 2I] and [M, I] in the storage type */
+    size_t h_bytes, a_bytes;
+} unfused_state;
+
+static int unfused_prepare(void **state, const kt_call *call)
+{
+    const kt_problem *p = call->problem;
+    unfused_state *st = calloc(1, sizeof(*st));
+    if (!st)
+        return kt_error_code(KT_ENOMEM, "out of memory");
+    *state = st;
+    st->engine = (int)call->params[P_ENGINE].num;
+    size_t size = kt_dtype_size(p->dtype);
+    int err = kt_backend_alloc(call->backend, &st->h, (size_t)(p->m * 2 * p->n) * size);
+    if (err < 0)
+        return err;
+    st->h_bytes = (size_t)(p->m * 2 * p->n) * size;
+    if ((err = kt_backend_alloc(call->backend, &st->a, (size_t)(p->m * p->n) * size)) < 0)
+        return err;
+    st->a_bytes = (size_t)(p->m * p->n) * size;
+    if (st->engine == ENGINE_TILED)
+        return kt_cpu_tiled_init(&st->tiled, call->backend, call->threads, NULL);
+    if ((err = kt_cpu_blas_init(&st->gate_up, call->backend, p->dtype, p->m, 2 * p->n, p->k)) < 0)
+        return err;
+    return kt_cpu_blas_init(&st->down, call->backend, p->dtype, p->m, p->k, p->n);
+}
+
+/* a[r, j] = silu(h[r, j]) * h[r, i + j] for r < m, j < i, in fp32, stored in 'dtype'. */
+static void silu_mul_pass(void *a, const void *h, kt_dtype dtype, int64_t m, int64_t i, int threads)
+{
+#pragma omp parallel for num_threads(threads) collapse(2) schedule(static)
+    for (int64_t r = 0; r < m; r++) {
+        for (int64_t j = 0; j < i; j++) {
+            float g = kt_cpu_load1(h, dtype, (size_t)(r * 2 * i + j));
+            float u = kt_cpu_load1(h, dtype, (size_t)(r * 2 * i + i + j));
+            kt_cpu_store1(a, dtype, (size_t)(r * i + j), kt_cpu_silu_mul(g, u));
+        }
+    }
+}
+
+static int unfused_run(void *state, const kt_call *call)
+{
+    unfused_state *st = state;
+    const kt_problem *p = call->problem;
+    const void *x = call->inputs[0], *wgu = call->inputs[1], *wd = call->inputs[2];
+    if (st->engine == ENGINE_TILED)
+        kt_cpu_tiled_gemm(&st->tiled, st->h, x, wgu, p->dtype, p->m, 2 * p->n, p->k, 0,
+                          call->threads);
+    else
+        kt_cpu_blas_gemm(&st->gate_up, st->h, x, wgu, call->threads);
+    silu_mul_pass(st->a, st->h, p->dtype, p->m, p->n, call->threads);
+    if (st->engine == ENGINE_TILED)
+        kt_cpu_tiled_gemm(&st->tiled, call->outputs[0], st->a, wd, p->dtype, p->m, p->k, p->n, 0,
+                          call->threads);
+    else
+        kt_cpu_blas_gemm(&st->down, call->outputs[0], st->a, wd, call->threads);
+    return KT_OK;
+}
+
+static void unfused_release(void *state, kt_backend *backend)
+{
+    unfused_state *st = state;
+    if (!st)
+        return;
+    kt_cpu_blas_release(&st->gate_up, backend);
+    kt_cpu_blas_release(&st->down, backend);
+    kt_cpu_tiled_release(&st->tiled, backend);
+    kt_backend_free(backend, st->h, st->h_bytes);
+    kt_backend_free(backend, st->a, st->a_bytes);
+    free(st);
+}
+
+const kt_variant kt_variant_cpu_swiglu_unfused = {
+    /* .op = */ "swiglu_mlp",
+    /* .name = */ "unfused",
+    /* .backend = */ "cpu",
+    /* .doc = */ "gate_up GEMM to h[M,2I], silu*mul pass to a[M,I], down GEMM (OpenBLAS or tiled)",
+    /* .params = */ unfused_params,
+    /* .n_params = */ P_COUNT,
+    /* .prepare = */ unfused_prepare,
+    /* .run = */ unfused_run,
+    /* .release = */ unfused_release,
+    /* .metrics = */ NULL,
+};

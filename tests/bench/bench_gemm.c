@@ -1,0 +1,229 @@
+/* bench_gemm.c - this machine's copy bandwidth and OpenBLAS sgemm rate, then every CPU gemm
+ * and swiglu_mlp variant per storage type, as one markdown report.
+ *
+ * usage: bench_gemm [threads]   (default 2)
+ *
+ * Each figure is the median of repeated calls (at least 5 rounds and 0.5 s; the variants of
+ * one shape take turns, one call each per round) with the backend's cache flush before
+ * every call, as `ktrial run` does with flush_cache: true. GFLOP/s counts 2MNK;
+ * GB/s counts the op's compulsory bytes (inputs read once, outputs written once). */
+#include "check.h"
+#include "kernel.h"
+
+#include <cblas.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+enum { MAX_REPS = 200 };
+
+/* Multithreaded memcpy of two 512 MiB buffers; GB/s counts bytes read plus bytes written. */
+static double copy_bandwidth_gbs(int threads)
+{
+    size_t bytes = (size_t)512 << 20;
+    char *a = malloc(bytes), *b = malloc(bytes);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return 0;
+    }
+    memset(a, 1, bytes);
+    memset(b, 2, bytes);
+    double best = 1e30;
+    for (int rep = 0; rep < 5; rep++) {
+        double t0 = now_s();
+#pragma omp parallel num_threads(threads)
+        {
+            int n = omp_get_num_threads(), i = omp_get_thread_num();
+            size_t part = bytes / (size_t)n, off = part * (size_t)i;
+            memcpy(b + off, a + off, i == n - 1 ? bytes - off : part);
+        }
+        double t = now_s() - t0;
+        best = t < best ? t : best;
+    }
+    free(a);
+    free(b);
+    return 2.0 * (double)bytes / best * 1e-9;
+}
+
+static double sgemm_gflops(int m, int n, int k, int threads)
+{
+    float *x = malloc((size_t)m * k * sizeof(float)), *w = malloc((size_t)n * k * sizeof(float));
+    float *y = malloc((size_t)m * n * sizeof(float));
+    for (size_t i = 0; i < (size_t)m * k; i++)
+        x[i] = (float)(i % 7) - 3.0f;
+    for (size_t i = 0; i < (size_t)n * k; i++)
+        w[i] = (float)(i % 5) * 0.1f;
+    openblas_set_num_threads(threads);
+    double t[MAX_REPS];
+    int reps = 0;
+    double start = now_s();
+    while (reps < MAX_REPS && (reps < 5 || now_s() - start < 0.3)) {
+        double t0 = now_s();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, x, k, w, k, 0.0f, y, n);
+        t[reps++] = now_s() - t0;
+    }
+    free(x);
+    free(w);
+    free(y);
+    return 2.0 * m * n * k / median(t, reps) * 1e-9;
+}
+
+typedef struct bench_case {
+    const char *op, *variant, *label;
+    kt_param_value params[KT_MAX_PARAMS]; /* used when has_params */
+    int has_params;
+} bench_case;
+
+/* Prepares every case on 'inst', then times them in rounds (one call of each case per
+ * round, so load from elsewhere hits all alike) until 5 rounds and 0.5 s; writes each case's
+ * median seconds into 'sec' (-1 when it failed). */
+static void time_cases(double *sec, const bench_case *cases, int n, kt_instance *inst,
+                       kt_backend *b, int threads)
+{
+    enum { MAX_CASES = 4 };
+    const kt_variant *v[MAX_CASES] = {0};
+    kt_param_value params[MAX_CASES][KT_MAX_PARAMS];
+    kt_call call[MAX_CASES];
+    void *st[MAX_CASES] = {0};
+    int ok[MAX_CASES] = {0};
+    static double t[MAX_CASES][MAX_REPS];
+    for (int c = 0; c < n && c < MAX_CASES; c++) {
+        sec[c] = -1;
+        v[c] = kt_variant_find(cases[c].op, "cpu", cases[c].variant);
+        if (!v[c])
+            continue;
+        kt_param_defaults(params[c], v[c]->params, v[c]->n_params);
+        if (cases[c].has_params)
+            memcpy(params[c], cases[c].params, sizeof(params[c]));
+        call[c] = kt_instance_call(inst, b, params[c], threads);
+        ok[c] = v[c]->prepare(&st[c], &call[c]) == KT_OK && v[c]->run(st[c], &call[c]) == KT_OK;
+    }
+    int reps = 0;
+    double start = now_s();
+    while (reps < MAX_REPS && (reps < 5 || now_s() - start < 0.5)) {
+        for (int c = 0; c < n && c < MAX_CASES; c++) {
+            if (!ok[c])
+                continue;
+            kt_timing tm;
+            kt_backend_flush_cache(b);
+            kt_backend_timer_start(b);
+            ok[c] = v[c]->run(st[c], &call[c]) == KT_OK;
+            kt_backend_timer_stop(b, &tm);
+            t[c][reps] = tm.time_ns * 1e-9;
+        }
+        reps++;
+    }
+    for (int c = 0; c < n && c < MAX_CASES; c++) {
+        if (ok[c])
+            sec[c] = median(t[c], reps);
+        if (v[c])
+            v[c]->release(st[c], b);
+    }
+}
+
+static void bench_point(const kt_point *pt, const char *op, const bench_case *cases, int n_cases,
+                        kt_dtype dtype, int threads)
+{
+    kt_backend *b = NULL;
+    kt_instance *inst = NULL;
+    if (kt_backend_open(&b, "cpu", threads, 1) < 0 ||
+        kt_instance_create(&inst, b, kt_op_find(op), pt, dtype, KT_DIST_NORMAL, NULL, 1) < 0) {
+        fprintf(stderr, "bench_gemm: %s: %s\n", pt->id, kt_error_last());
+        kt_backend_close(b);
+        return;
+    }
+    const kt_problem *p = &inst->problem;
+    double sec[4];
+    time_cases(sec, cases, n_cases, inst, b, threads);
+    for (int i = 0; i < n_cases; i++) {
+        double s = sec[i];
+        if (s < 0) {
+            printf("| %s | %s | %s | %s | failed | | | |\n", op, cases[i].label,
+                   kt_dtype_name(dtype), pt->id);
+            continue;
+        }
+        printf("| %s | %s | %s | %s M=%lld | %.3f | %.1f | %.1f | %.2f |\n", op, cases[i].label,
+               kt_dtype_name(dtype), pt->id, (long long)p->m, s * 1e3, p->flops / s * 1e-9,
+               p->bytes / s * 1e-9, sec[0] > 0 ? sec[0] / s : 0);
+    }
+    fflush(stdout);
+    kt_instance_free(inst, b);
+    kt_backend_close(b);
+}
+
+static kt_point point_of(const kt_model *md, int64_t m, kt_role role)
+{
+    kt_point p;
+    memset(&p, 0, sizeof(p));
+    p.model = *md;
+    p.batch_size = m;
+    p.phase = KT_PHASE_DECODE;
+    p.role = role;
+    snprintf(p.id, sizeof(p.id), "%s/%s", md->name, role ? kt_role_name(role) : "mlp");
+    return p;
+}
+
+int main(int argc, char **argv)
+{
+    int threads = argc > 1 ? atoi(argv[1]) : 2;
+    if (threads < 1)
+        threads = 1;
+    printf("threads: %d\n\n", threads);
+    printf("| measurement | value |\n|---|---|\n");
+    printf("| memcpy bandwidth, 512 MiB, read+write | %.1f GB/s |\n", copy_bandwidth_gbs(threads));
+    static const int ms[] = {1, 16, 64, 256};
+    for (int i = 0; i < 4; i++)
+        printf("| OpenBLAS sgemm M=%d N=K=4096 | %.1f GFLOP/s |\n", ms[i],
+               sgemm_gflops(ms[i], 4096, 4096, threads));
+    printf("\n| op | variant | dtype | shape | median ms | GFLOP/s | GB/s | speedup vs first |\n"
+           "|---|---|---|---|---|---|---|---|\n");
+
+    static const kt_model square = {"square-4096", 4096, 64, 0, 64, 2048, 1};
+    static const kt_model llama1b = {"llama-3.2-1b", 2048, 32, 8, 64, 8192, 16};
+    static const kt_dtype dtypes[] = {KT_DTYPE_FP32, KT_DTYPE_FP16, KT_DTYPE_BF16};
+    const bench_case gemm_cases[] = {
+        {"gemm", "blas", "blas", {{0}}, 0},
+        {"gemm", "tiled", "tiled", {{0}}, 0},
+        {"gemm", "deterministic", "deterministic", {{0}}, 0},
+    };
+    for (int d = 0; d < 3; d++)
+        for (int i = 0; i < 4; i++) {
+            /* role o of square-4096: N = hidden = 4096, K = heads * head_dim = 4096 */
+            kt_point pt = point_of(&square, ms[i], KT_ROLE_O);
+            bench_point(&pt, "gemm", gemm_cases, 3, dtypes[d], threads);
+        }
+    const bench_case mlp_cases[] = {
+        {"swiglu_mlp", "unfused", "unfused (blas)", {{0}}, 0},
+        {"swiglu_mlp", "unfused", "unfused (tiled)", {{1}}, 1},
+        {"swiglu_mlp", "fused", "fused", {{0}}, 0},
+    };
+    static const int mlp_ms[] = {1, 64};
+    for (int d = 0; d < 3; d += 2)
+        for (int i = 0; i < 2; i++) {
+            kt_point pt = point_of(&llama1b, mlp_ms[i], KT_ROLE_NONE);
+            bench_point(&pt, "swiglu_mlp", mlp_cases, 3, dtypes[d], threads);
+        }
+    return 0;
+}
