@@ -145,8 +145,8 @@ typedef enum { KT_PARAM_INT = 0, KT_PARAM_FLOAT, KT_PARAM_BOOL, KT_PARAM_ENUM } 
 typedef struct kt_param_def {
     const char *name;
     kt_param_type type;
-    double def;          /* default; for ENUM the index into 'choices' */
-    double min;          /* inclusive range for INT and FLOAT */
+    double def; /* default; for ENUM the index into 'choices' */
+    double min; /* inclusive range for INT and FLOAT */
     double max;
     const char *choices; /* ENUM only: "none|error|nan" */
     const char *doc;     /* one line */
@@ -208,8 +208,8 @@ const char *kt_distribution_name(kt_distribution d);
 
 typedef struct kt_input_config {
     kt_distribution distribution;
-    uint64_t seed;                         /* already mixed with the point and input set */
-    const kt_param_value *params;          /* the op's input params, one per def */
+    uint64_t seed;                /* already mixed with the point and input set */
+    const kt_param_value *params; /* the op's input params, one per def */
 } kt_input_config;
 
 /* ---- ops ---------------------------------------------------------------- */
@@ -217,9 +217,9 @@ typedef struct kt_input_config {
 typedef struct kt_op {
     const char *name;
     const char *doc;
-    unsigned axes;         /* KT_AXIS_* used by the op */
-    unsigned model_fields; /* KT_MODEL_* read by 'shape' */
-    const char *backend_only; /* NULL, or the one backend the op runs on ("sim") */
+    unsigned axes;                    /* KT_AXIS_* used by the op */
+    unsigned model_fields;            /* KT_MODEL_* read by 'shape' */
+    const char *backend_only;         /* NULL, or the one backend the op runs on ("sim") */
     const kt_param_def *input_params; /* knobs of the input generator, under inputs.params */
     int n_input_params;
     /* Fills 'out' for 'point' in storage type 'dtype'. */
@@ -236,8 +236,8 @@ typedef struct kt_op {
 
 /* A backend's description of its device as key/value pairs, for provenance. */
 typedef struct kt_device_info {
-    int available;     /* 1 when the probe found a usable device */
-    char reason[256];  /* why not, when !available ("no CUDA device: ...") */
+    int available;    /* 1 when the probe found a usable device */
+    char reason[256]; /* why not, when !available ("no CUDA device: ...") */
     int n;
     struct {
         char key[32];

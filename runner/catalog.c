@@ -29,33 +29,38 @@ static void read_model(kt_model *m, const kt_node *map)
 
 int kt_catalog_load(kt_catalog *out, kt_diag *diag)
 {
+    return kt_catalog_parse(out, CATALOG_FILE, kt_embedded_models_yaml, kt_embedded_models_yaml_len,
+                            diag);
+}
+
+int kt_catalog_parse(kt_catalog *out, const char *file, const char *text, size_t len, kt_diag *diag)
+{
     int rc = -1;
     kt_node *root = NULL;
     size_t errors_before = diag->n_errors;
     memset(out, 0, sizeof(*out));
     cJSON *schema = cJSON_ParseWithLength(kt_embedded_models_schema, kt_embedded_models_schema_len);
     if (!schema)
-        return kt_diag_error(diag, CATALOG_FILE, 0, 0,
+        return kt_diag_error(diag, file, 0, 0,
                              "internal error: the embedded model schema is not JSON");
-    if (kt_yaml_load(&root, CATALOG_FILE, kt_embedded_models_yaml, kt_embedded_models_yaml_len,
-                     diag) != 0)
+    if (kt_yaml_load(&root, file, text, len, diag) != 0)
         goto done;
-    if (kt_schema_validate(schema, root, CATALOG_FILE, diag) != 0) {
+    if (kt_schema_validate(schema, root, file, diag) != 0) {
         if (diag->n_errors == errors_before)
-            kt_diag_error(diag, CATALOG_FILE, 0, 0, "internal error: the model schema is unusable");
+            kt_diag_error(diag, file, 0, 0, "internal error: the model schema is unusable");
         goto done;
     }
     const kt_node *list = kt_node_get(root, "models");
     out->models = calloc(list->n ? list->n : 1, sizeof(*out->models));
     if (!out->models) {
-        kt_diag_error(diag, CATALOG_FILE, 0, 0, "out of memory");
+        kt_diag_error(diag, file, 0, 0, "out of memory");
         goto done;
     }
     for (size_t i = 0; i < list->n; i++) {
         kt_model *m = &out->models[out->n];
         read_model(m, list->items[i]);
         if (kt_catalog_find(out, m->name)) {
-            kt_diag_error(diag, CATALOG_FILE, list->items[i]->line, list->items[i]->col,
+            kt_diag_error(diag, file, list->items[i]->line, list->items[i]->col,
                           "models[%zu]: model '%s' is listed twice", i, m->name);
             goto done;
         }

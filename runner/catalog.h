@@ -14,6 +14,9 @@ typedef struct kt_catalog {
 
 /* Loads the embedded catalog (validated against schemas/models.schema.json). */
 int kt_catalog_load(kt_catalog *out, kt_diag *diag);
+/* Parses a catalog file's text (same format and schema); 'file' names it in messages. */
+int kt_catalog_parse(kt_catalog *out, const char *file, const char *text, size_t len,
+                     kt_diag *diag);
 void kt_catalog_free(kt_catalog *c);
 const kt_model *kt_catalog_find(const kt_catalog *c, const char *name);
 

@@ -128,8 +128,8 @@ void kt_instance_free(kt_instance *inst, kt_backend *backend)
     free(inst);
 }
 
-kt_call kt_instance_call(const kt_instance *inst, kt_backend *backend,
-                         const kt_param_value *params, int threads)
+kt_call kt_instance_call(const kt_instance *inst, kt_backend *backend, const kt_param_value *params,
+                         int threads)
 {
     kt_call call;
     memset(&call, 0, sizeof(call));

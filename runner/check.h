@@ -16,10 +16,10 @@ typedef struct kt_numerics {
     int64_t unwritten; /* elements still equal to the poison */
     int64_t nonfinite; /* NaN or Inf written by the kernel */
     /* Over written, finite elements: */
-    double max_abs;  /* max |out - ref| */
-    double max_rel;  /* max |out - ref| / max(|ref|, 1e-3 * max|ref|) */
-    double rel_l2;   /* ||out - ref|| / ||ref|| */
-    double cosine;   /* <out, ref> / (||out|| ||ref||) */
+    double max_abs;      /* max |out - ref| */
+    double max_rel;      /* max |out - ref| / max(|ref|, 1e-3 * max|ref|) */
+    double rel_l2;       /* ||out - ref|| / ||ref|| */
+    double cosine;       /* <out, ref> / (||out|| ||ref||) */
     int inputs_modified; /* the variant wrote into its inputs */
 } kt_numerics;
 
@@ -42,8 +42,8 @@ int kt_instance_create(kt_instance **out, kt_backend *backend, const kt_op *op,
 void kt_instance_free(kt_instance *inst, kt_backend *backend);
 
 /* A kt_call over the instance's buffers; params, pair_position and seed are the caller's. */
-kt_call kt_instance_call(const kt_instance *inst, kt_backend *backend,
-                         const kt_param_value *params, int threads);
+kt_call kt_instance_call(const kt_instance *inst, kt_backend *backend, const kt_param_value *params,
+                         int threads);
 
 int kt_instance_poison_outputs(kt_instance *inst, kt_backend *backend);
 /* Downloads the outputs into host_outputs. */

@@ -164,8 +164,8 @@ static int same_experiment(const cJSON *old_doc, const cJSON *new_doc)
 
 static void print_rows(const row *rows, size_t n, double threshold)
 {
-    printf("%-36s %-12s %22s %9s %8s  %-11s %s\n", "point", "variant", "new/old time [95% CI]",
-           "p", "pairs", "change", "verdict");
+    printf("%-36s %-12s %22s %9s %8s  %-11s %s\n", "point", "variant", "new/old time [95% CI]", "p",
+           "pairs", "change", "verdict");
     for (size_t i = 0; i < n; i++) {
         const row *r = &rows[i];
         char ci[48] = "-", verdict[48] = "";

@@ -220,9 +220,10 @@ static int check_resume(run_state *st)
     cJSON_Delete(doc);
     int bad = 0;
     if (strcmp(sha, st->spec_sha) != 0) {
-        fprintf(stderr, "%s: the spec differs from the one '%s' was started with (sha256 %.12s, "
-                        "now %.12s)\n", st->opt.force ? "warning" : "error", st->dir, sha,
-                st->spec_sha);
+        fprintf(stderr,
+                "%s: the spec differs from the one '%s' was started with (sha256 %.12s, "
+                "now %.12s)\n",
+                st->opt.force ? "warning" : "error", st->dir, sha, st->spec_sha);
         bad = 1;
     }
     const char *now = st->git.available ? st->git.commit : "";
@@ -315,8 +316,8 @@ static void show_progress(void *ctx, int reps, int max_reps)
     double per_point = st->point_index ? elapsed / (double)st->point_index : 0;
     double eta = per_point * (double)(st->n_todo - st->point_index);
     fprintf(stderr, "\r\033[Kpoint %zu/%zu  %-32.32s  pairs %d/%d  %.0fs elapsed",
-            st->point_index + 1, st->n_todo, st->current_id ? st->current_id : "", reps,
-            max_reps, elapsed);
+            st->point_index + 1, st->n_todo, st->current_id ? st->current_id : "", reps, max_reps,
+            elapsed);
     if (st->point_index)
         fprintf(stderr, "  ETA %.0fs", eta);
     fflush(stderr);
@@ -345,9 +346,13 @@ static int run_points(run_state *st)
         todo += (int)(i % (size_t)st->opt.shard_count) == st->opt.shard_index - 1;
     st->n_todo = todo;
     st->start_s = now_s();
-    kt_worker_options wo = {st->spec->backend, st->spec->threads, st->opt.quick,
-                            fmax(120.0, 5.0 * st->spec->max_seconds_per_point), &got_signal,
-                            st->tty ? show_progress : NULL, st};
+    kt_worker_options wo = {st->spec->backend,
+                            st->spec->threads,
+                            st->opt.quick,
+                            fmax(120.0, 5.0 * st->spec->max_seconds_per_point),
+                            &got_signal,
+                            st->tty ? show_progress : NULL,
+                            st};
     int rc = 0;
     for (size_t i = 0; i < n && !st->interrupted; i++) {
         if ((int)(i % (size_t)st->opt.shard_count) != st->opt.shard_index - 1)
@@ -430,13 +435,16 @@ static int finish(run_state *st)
                          kt_aggregate_name(st->spec->aggregate), st->spec->min_speedup);
         if (st->opt.quick)
             printf("note: --quick capped repetitions at %d; verdicts may be INCONCLUSIVE where "
-                   "a full run would decide\n", KT_QUICK_MAX_REPETITIONS);
+                   "a full run would decide\n",
+                   KT_QUICK_MAX_REPETITIONS);
         printf("archive: %s\n", st->dir);
     }
     if (st->interrupted) {
         size_t archived = st->run.n_points - (st->run.n_points > 0);
-        fprintf(stderr, "interrupted: %zu of %zu points archived; continue with: ktrial run %s "
-                        "--resume %s\n", archived, st->n_todo, st->opt.spec_path, st->dir);
+        fprintf(stderr,
+                "interrupted: %zu of %zu points archived; continue with: ktrial run %s "
+                "--resume %s\n",
+                archived, st->n_todo, st->opt.spec_path, st->dir);
         return KT_EXIT_INTERRUPTED;
     }
     return kt_run_exit_code(&st->run);

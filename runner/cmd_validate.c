@@ -1,6 +1,10 @@
 /* cmd_validate.c - 'ktrial validate SPEC... [--plan] [--backend B]': every stage of spec
  * validation without running anything; --plan adds each matrix point's estimated cost. */
+#include "archive.h"
+#include "catalog.h"
 #include "commands.h"
+#include "kernel.h"
+#include "yaml_tree.h"
 #include "matrix.h"
 #include "plan.h"
 #include "spec.h"
@@ -34,9 +38,42 @@ static void print_plan(const kt_spec *spec, const kt_matrix *m)
     kt_plan_free(&plan);
 }
 
+/* A file whose top level has 'models' and no 'op' is a model catalog (experiments/models.yaml
+ * sits beside the specs, so validating every yaml file of that folder checks it too). Returns 1
+ * when 'path' was a catalog (and sets *rc), 0 when it is to be treated as a spec. */
+static int validate_catalog(const char *path, int *rc)
+{
+    char *text = NULL;
+    size_t len = 0;
+    kt_node *root = NULL;
+    kt_diag diag;
+    kt_diag_init(&diag);
+    int is_catalog = 0;
+    if (kt_read_file(&text, &len, path, KT_SPEC_MAX_BYTES) == 0 &&
+        kt_yaml_load(&root, path, text, len, &diag) == 0 && root->kind == KT_NODE_MAP &&
+        kt_node_get(root, "models") && !kt_node_get(root, "op")) {
+        kt_catalog cat;
+        kt_diag_free(&diag);
+        kt_diag_init(&diag);
+        is_catalog = 1;
+        *rc = kt_catalog_parse(&cat, path, text, len, &diag);
+        kt_diag_print(&diag, stderr);
+        if (*rc == 0)
+            printf("ok: %s (model catalog, %zu models)\n", path, cat.n);
+        kt_catalog_free(&cat);
+    }
+    kt_node_free(root);
+    kt_diag_free(&diag);
+    free(text);
+    return is_catalog;
+}
+
 /* Validates one spec and prints the outcome; returns 0 when it has no error. */
 static int validate_one(const char *path, const kt_spec_options *opts, int show_plan)
 {
+    int catalog_rc;
+    if (validate_catalog(path, &catalog_rc))
+        return catalog_rc;
     kt_diag diag;
     kt_diag_init(&diag);
     kt_spec *spec = NULL;

@@ -46,8 +46,8 @@ static int diag_vadd(kt_diag *d, kt_severity sev, const char *file, int line, in
     return rc;
 }
 
-int kt_diag_add(kt_diag *d, kt_severity sev, const char *file, int line, int col,
-                const char *fmt, ...)
+int kt_diag_add(kt_diag *d, kt_severity sev, const char *file, int line, int col, const char *fmt,
+                ...)
 {
     va_list ap;
     va_start(ap, fmt);

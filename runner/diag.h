@@ -24,8 +24,8 @@ typedef struct kt_diag {
 void kt_diag_init(kt_diag *d);
 void kt_diag_free(kt_diag *d);
 /* Appends one item; returns -1 for errors (so 'return kt_diag_add(...)' propagates), 0 else. */
-int kt_diag_add(kt_diag *d, kt_severity sev, const char *file, int line, int col,
-                const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+int kt_diag_add(kt_diag *d, kt_severity sev, const char *file, int line, int col, const char *fmt,
+                ...) __attribute__((format(printf, 6, 7)));
 int kt_diag_error(kt_diag *d, const char *file, int line, int col, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 int kt_diag_warning(kt_diag *d, const char *file, int line, int col, const char *fmt, ...)

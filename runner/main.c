@@ -14,7 +14,8 @@ static const kt_command commands[] = {
      "SPEC [-o DIR] [--backend cpu|cuda|sim|auto] [--quick] [--resume DIR] [--shard I/N] "
      "[--require-clean] [--force] [--json]",
      "run an experiment, archive it, and exit with its verdict"},
-    {"validate", cmd_validate, "SPEC... [--plan] [--backend B]", "check specs without running them"},
+    {"validate", cmd_validate, "SPEC... [--plan] [--backend B]",
+     "check specs without running them"},
     {"models", cmd_models, "", "list the model catalog"},
     {"kernels", cmd_kernels, "[--backend B]", "list ops, variants per backend, and their params"},
     {"show", cmd_show, "RESULT", "print the summary of an archived run"},

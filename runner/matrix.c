@@ -49,7 +49,7 @@ static void point_id(kt_point *p, unsigned axes)
         APPEND("%s", kt_role_name(p->role));
     if (axes & KT_AXIS_BATCH)
         APPEND("b%lld", (long long)p->batch_size);
-    if (axes & KT_AXIS_CONTEXT)
+    if ((axes & KT_AXIS_CONTEXT) && p->context_length > 0)
         APPEND("t%lld", (long long)p->context_length);
 #undef APPEND
 }
@@ -105,6 +105,9 @@ static void product_point(kt_point *p, const kt_spec *s, const axis_values *v, s
         p->batch_size = s->batch_sizes[idx[3]];
     if (vary & KT_AXIS_CONTEXT)
         p->context_length = s->context_lengths[idx[4]];
+    /* a decode point's shape does not depend on the context (M = batch): one point, no 't' */
+    if ((used & KT_AXIS_PHASE) && p->phase == KT_PHASE_DECODE)
+        p->context_length = 0;
     point_id(p, used);
 }
 
@@ -187,7 +190,7 @@ int kt_matrix_expand(kt_matrix *out, const kt_spec *spec, kt_diag *diag)
                 excluded = 1;
             }
         }
-        if (excluded)
+        if (excluded || (p.context_length == 0 && (used & KT_AXIS_PHASE) && contains(&m, &p)))
             continue;
         if (m.n >= KT_MATRIX_MAX_POINTS) {
             matrix_place(spec, NULL, &line, &col);

@@ -407,9 +407,8 @@ int kt_run_aggregate(kt_run_result *run, const kt_spec *spec)
                          quality_reject);
             } else if (cv->geomean_high < spec->min_speedup) {
                 cv->verdict = KT_VERDICT_REJECT;
-            } else if (cv->geomean_low >= spec->min_speedup && cv->inconclusive + cv->keep +
-                                                                       cv->reject ==
-                                                                   (int)run->n_points) {
+            } else if (cv->geomean_low >= spec->min_speedup &&
+                       cv->inconclusive + cv->keep + cv->reject == (int)run->n_points) {
                 cv->verdict = KT_VERDICT_KEEP;
             } else {
                 cv->verdict = KT_VERDICT_INCONCLUSIVE;
@@ -417,15 +416,15 @@ int kt_run_aggregate(kt_run_result *run, const kt_spec *spec)
             if (!cv->reason[0])
                 snprintf(cv->reason, sizeof(cv->reason),
                          "geometric mean speedup %.3f [%.3f, %.3f] against %.3g over %zu points",
-                         cv->geomean_speedup, cv->geomean_low, cv->geomean_high,
-                         spec->min_speedup, run->n_points);
+                         cv->geomean_speedup, cv->geomean_low, cv->geomean_high, spec->min_speedup,
+                         run->n_points);
         } else {
-            cv->verdict = cv->reject      ? KT_VERDICT_REJECT
+            cv->verdict = cv->reject         ? KT_VERDICT_REJECT
                           : cv->inconclusive ? KT_VERDICT_INCONCLUSIVE
                                              : KT_VERDICT_KEEP;
             snprintf(cv->reason, sizeof(cv->reason),
-                     "%d keep, %d reject, %d inconclusive of %zu points (aggregate: all)",
-                     cv->keep, cv->reject, cv->inconclusive, run->n_points);
+                     "%d keep, %d reject, %d inconclusive of %zu points (aggregate: all)", cv->keep,
+                     cv->reject, cv->inconclusive, run->n_points);
         }
         any_reject |= cv->verdict == KT_VERDICT_REJECT;
         any_inconclusive |= cv->verdict == KT_VERDICT_INCONCLUSIVE;
@@ -499,8 +498,8 @@ static void format_time(char *buf, size_t len, double ns)
 void kt_print_summary(FILE *out, const kt_run_result *run, const char *baseline_name,
                       const char *aggregate, double min_speedup)
 {
-    fprintf(out, "%-36s %-12s %10s %10s  %-24s %9s %9s  %s\n", "point", "candidate",
-            baseline_name, "candidate", "speedup [CI]", "p", "rel_l2", "verdict");
+    fprintf(out, "%-36s %-12s %10s %10s  %-24s %9s %9s  %s\n", "point", "candidate", baseline_name,
+            "candidate", "speedup [CI]", "p", "rel_l2", "verdict");
     for (size_t i = 0; i < run->n_points; i++) {
         const kt_point_result *p = &run->points[i];
         for (size_t k = 0; k < p->n_cands; k++) {
@@ -534,7 +533,8 @@ void kt_print_summary(FILE *out, const kt_run_result *run, const char *baseline_
     fprintf(out, "overall: %s (min_speedup %.3g, aggregate %s)\n", kt_verdict_name(run->verdict),
             min_speedup, aggregate);
     if (run->order_warnings)
-        fprintf(out, "warning: %d point(s) show an order effect (candidate-first pairs differ "
-                     "from baseline-first pairs, p < 0.01)\n",
+        fprintf(out,
+                "warning: %d point(s) show an order effect (candidate-first pairs differ "
+                "from baseline-first pairs, p < 0.01)\n",
                 run->order_warnings);
 }

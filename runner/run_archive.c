@@ -10,8 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define SAMPLES_HEADER                                                                         \
-    "point,candidate,repetition,position,input_set,variant,ns,noise,throttled\n"
+#define SAMPLES_HEADER "point,candidate,repetition,position,input_set,variant,ns,noise,throttled\n"
 
 static int append_samples(const char *dir, const kt_point_result *p)
 {

@@ -414,11 +414,16 @@ static void check_models(mctx *c)
     }
 }
 
-/* Fills an int64 axis (batch_sizes, context_lengths). */
+/* Fills an int64 axis (batch_sizes, context_lengths); an axis the op uses but does not need
+ * here ('required' 0) defaults to the single value 0. */
 static void check_int_axis(mctx *c, const char *key, unsigned axis, const char *axis_name,
-                           int64_t max, int64_t **out, size_t *n_out)
+                           int64_t max, int required, int64_t **out, size_t *n_out)
 {
-    const kt_node *list = axis_list(c, key, axis, axis_name, 1);
+    const kt_node *list = axis_list(c, key, axis, axis_name, required);
+    if (!list && !required && (c->spec->op->axes & axis)) {
+        *out = calloc(1, sizeof(**out));
+        *n_out = *out ? 1 : 0;
+    }
     if (!list)
         return;
     *out = calloc(list->n ? list->n : 1, sizeof(**out));
@@ -467,17 +472,22 @@ static void check_axes(mctx *c)
 {
     kt_spec *spec = c->spec;
     check_models(c);
-    check_int_axis(c, "batch_sizes", KT_AXIS_BATCH, "batch_size", MAX_BYTES_DIM, &spec->batch_sizes,
-                   &spec->n_batch_sizes);
-    check_int_axis(c, "context_lengths", KT_AXIS_CONTEXT, "context_length", MAX_CONTEXT,
-                   &spec->context_lengths, &spec->n_context_lengths);
+    check_int_axis(c, "batch_sizes", KT_AXIS_BATCH, "batch_size", MAX_BYTES_DIM, 1,
+                   &spec->batch_sizes, &spec->n_batch_sizes);
     /* kt_phase values are the indexes of phase_names; defaults: decode only */
     int *phases = NULL, *roles = NULL;
     check_enum_axis(c, "phases", KT_AXIS_PHASE, "phase", phase_names, 2, 1, &phases,
                     &spec->n_phases);
     spec->phases = calloc(spec->n_phases ? spec->n_phases : 1, sizeof(*spec->phases));
-    for (size_t i = 0; spec->phases && i < spec->n_phases; i++)
+    int prefill = 0;
+    for (size_t i = 0; spec->phases && i < spec->n_phases; i++) {
         spec->phases[i] = phases[i] == 1 ? KT_PHASE_PREFILL : KT_PHASE_DECODE;
+        prefill |= spec->phases[i] == KT_PHASE_PREFILL;
+    }
+    /* with a phase axis, the context only shapes prefill points (M = batch x context) */
+    int need_context = !(spec->op->axes & KT_AXIS_PHASE) || prefill;
+    check_int_axis(c, "context_lengths", KT_AXIS_CONTEXT, "context_length", MAX_CONTEXT,
+                   need_context, &spec->context_lengths, &spec->n_context_lengths);
     /* defaults: all four roles */
     check_enum_axis(c, "roles", KT_AXIS_ROLE, "role", role_names, 4, 4, &roles, &spec->n_roles);
     spec->roles = calloc(spec->n_roles ? spec->n_roles : 1, sizeof(*spec->roles));

@@ -57,7 +57,8 @@ static void step(const point_run *r, int arm, const char *what)
         r->hooks->on_step(r->hooks->ctx, arm, what);
 }
 
-static void fail_arm(kt_arm_result *res, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail_arm(kt_arm_result *res, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static void fail_arm(kt_arm_result *res, const char *fmt, ...)
 {
@@ -70,8 +71,8 @@ static void fail_arm(kt_arm_result *res, const char *fmt, ...)
 
 static kt_call arm_call(const point_run *r, int arm, int set)
 {
-    kt_call call = kt_instance_call(r->inst[set], r->backend, spec_arm(r, arm)->params,
-                                    r->backend->threads);
+    kt_call call =
+        kt_instance_call(r->inst[set], r->backend, spec_arm(r, arm)->params, r->backend->threads);
     call.seed = kt_seed_mix(r->spec->seed, (uint64_t)arm);
     return call;
 }
@@ -249,9 +250,8 @@ cand_failed:
     fail_arm(&c->arm, "run failed in a timed repetition: %s (input set %d)", kt_error_last(), set);
     return err;
 base_failed:
-    snprintf(r->out->error, sizeof(r->out->error),
-             "baseline '%s' failed in a timed repetition: %s", r->spec->baseline.name,
-             kt_error_last());
+    snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' failed in a timed repetition: %s",
+             r->spec->baseline.name, kt_error_last());
     return err;
 }
 

@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 
-#define KT_MAX_SETS 64
+#define KT_MAX_SETS  64
 #define KT_MAX_LOOKS 64
 
 typedef enum { KT_VERDICT_KEEP = 0, KT_VERDICT_REJECT, KT_VERDICT_INCONCLUSIVE } kt_verdict;
@@ -37,8 +37,8 @@ typedef struct kt_pair {
 typedef struct kt_arm_result {
     char name[KT_NAME_MAX];
     char variant[KT_NAME_MAX];
-    int failed;           /* could not run, crashed, wrote nothing, NaN, or wrote its inputs */
-    char failure[512];    /* the reason, a sentence */
+    int failed;        /* could not run, crashed, wrote nothing, NaN, or wrote its inputs */
+    char failure[512]; /* the reason, a sentence */
     int n_sets;
     kt_numerics numerics[KT_MAX_SETS];
     int repeatable;       /* -1 not checked, 0 no, 1 bit-identical on every set */
@@ -118,7 +118,7 @@ void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline
 /* Order-effect p-values: below SUSPECT a point keeps measuring instead of stopping early;
  * below WARN (after the last look) the result carries a warning. */
 #define KT_ORDER_SUSPECT_P 0.05
-#define KT_ORDER_WARN_P 0.01
+#define KT_ORDER_WARN_P    0.01
 
 /* --quick's cap on repetitions. */
 #define KT_QUICK_MAX_REPETITIONS 20

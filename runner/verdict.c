@@ -74,14 +74,17 @@ static int check_limits(kt_candidate_result *c, const kt_arm_result *base, const
     c->worst_rel_l2 = worst_rel_l2(a);
     c->error_ratio = c->worst_rel_l2 / base_err;
     if (!isnan(lim->max_error_vs_baseline) && c->error_ratio > lim->max_error_vs_baseline) {
-        add_reason(c, "rel_l2 %.3g is %.3gx the baseline's %.3g, above max_error_vs_baseline %.3g "
-                   "at %s", c->worst_rel_l2, c->error_ratio, base_err, lim->max_error_vs_baseline,
-                   id);
+        add_reason(c,
+                   "rel_l2 %.3g is %.3gx the baseline's %.3g, above max_error_vs_baseline %.3g "
+                   "at %s",
+                   c->worst_rel_l2, c->error_ratio, base_err, lim->max_error_vs_baseline, id);
         broken++;
     }
     if (lim->bitwise_repeatable && a->repeatable == 0) {
-        add_reason(c, "outputs differ between two runs on the same input at %s "
-                   "(bitwise_repeatable)", id);
+        add_reason(c,
+                   "outputs differ between two runs on the same input at %s "
+                   "(bitwise_repeatable)",
+                   id);
         broken++;
     }
     c->memory_ratio = base->bytes > 0 ? a->bytes / base->bytes : NAN;

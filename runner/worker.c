@@ -64,8 +64,9 @@ static void child_main(int fd, const kt_spec *spec, const kt_point *point,
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     worker_ctx ctx = {fd, &child_interrupted};
-    kt_trial_hooks hooks = {child_step, child_progress, &ctx, skip, skip_reason,
-                            (volatile int *)&child_interrupted, opts->quick};
+    kt_trial_hooks hooks = {child_step, child_progress, &ctx,
+                            skip,       skip_reason,    (volatile int *)&child_interrupted,
+                            opts->quick};
     kt_backend *backend = NULL;
     if (kt_backend_open(&backend, opts->backend, opts->threads, kt_point_seed(spec, point)) < 0) {
         send_line(fd, "error %s\n", kt_error_last());
@@ -112,8 +113,7 @@ static double now_s(void)
 }
 
 /* Consumes complete lines (and the result payload) from 'buf'; returns bytes consumed. */
-static size_t parse_messages(supervision *s, char *buf, size_t len,
-                             const kt_worker_options *opts)
+static size_t parse_messages(supervision *s, char *buf, size_t len, const kt_worker_options *opts)
 {
     size_t used = 0;
     while (used < len) {
@@ -277,8 +277,8 @@ int kt_worker_run_point(kt_point_result *out, const kt_spec *spec, const kt_poin
                          spec->candidates[k].variant->name);
                 c->verdict = KT_VERDICT_INCONCLUSIVE;
                 c->n_reasons = 1;
-                snprintf(c->reasons[0], sizeof(c->reasons[0]), "not measured: %s at %s",
-                         out->error, point->id);
+                snprintf(c->reasons[0], sizeof(c->reasons[0]), "not measured: %s at %s", out->error,
+                         point->id);
             }
             goto done;
         }

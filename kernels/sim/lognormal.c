@@ -22,7 +22,8 @@ enum {
 enum { FAIL_NONE, FAIL_ERROR, FAIL_NAN, FAIL_UNWRITTEN, FAIL_CRASH };
 
 static const kt_param_def lognormal_params[P_COUNT] = {
-    {"median_us", KT_PARAM_FLOAT, 100, 1e-3, 1e9, NULL, "median duration of one call, microseconds"},
+    {"median_us", KT_PARAM_FLOAT, 100, 1e-3, 1e9, NULL,
+     "median duration of one call, microseconds"},
     {"spread", KT_PARAM_FLOAT, 0.02, 0, 3, NULL, "lognormal sigma of the duration"},
     {"drift", KT_PARAM_FLOAT, 0, -0.5, 100, NULL,
      "fractional change of every duration per second of virtual time"},

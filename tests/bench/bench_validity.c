@@ -100,20 +100,20 @@ int main(int argc, char **argv)
     if (runs < 1)
         runs = 200;
     const scenario scenarios[] = {
-        {"1. A/A, min_speedup 1.0", "KEEP+REJECT <= 5%", 100, 100, 0.05, 0, 0, 1.0, "random",
-         10, 200},
-        {"2. A/A, min_speedup 0.95 (no-regression gate)", "KEEP >= 95%", 100, 100, 0.05, 0, 0,
-         0.95, "random", 10, 200},
-        {"3. true 10% speedup, min_speedup 1.0", "KEEP >= 95%", 110, 100, 0.05, 0, 0, 1.0,
+        {"1. A/A, min_speedup 1.0", "KEEP+REJECT <= 5%", 100, 100, 0.05, 0, 0, 1.0, "random", 10,
+         200},
+        {"2. A/A, min_speedup 0.95 (no-regression gate)", "KEEP >= 95%", 100, 100, 0.05, 0, 0, 0.95,
          "random", 10, 200},
+        {"3. true 10% speedup, min_speedup 1.0", "KEEP >= 95%", 110, 100, 0.05, 0, 0, 1.0, "random",
+         10, 200},
         {"4a. A/A, +30% drift, random order", "KEEP+REJECT <= 5%", 100, 100, 0.05, 0.30, 0, 1.0,
          "random", 10, 200},
-        {"4b. A/A, +30% drift, alternate (ABBA)", "KEEP+REJECT <= 5%", 100, 100, 0.05, 0.30, 0,
-         1.0, "alternate", 10, 200},
-        {"4c. A/A, +30% drift, grouped (all A, then all B)", "shows the bias", 100, 100, 0.05,
-         0.30, 0, 1.0, "grouped", 10, 200},
-        {"5. A/A, 5% order effect on the candidate", "order warning fires", 100, 100, 0.05, 0,
-         0.05, 1.0, "random", 10, 200},
+        {"4b. A/A, +30% drift, alternate (ABBA)", "KEEP+REJECT <= 5%", 100, 100, 0.05, 0.30, 0, 1.0,
+         "alternate", 10, 200},
+        {"4c. A/A, +30% drift, grouped (all A, then all B)", "shows the bias", 100, 100, 0.05, 0.30,
+         0, 1.0, "grouped", 10, 200},
+        {"5. A/A, 5% order effect on the candidate", "order warning fires", 100, 100, 0.05, 0, 0.05,
+         1.0, "random", 10, 200},
     };
     size_t n = sizeof(scenarios) / sizeof(scenarios[0]);
     printf("%d simulated experiments per scenario; spread = lognormal sigma of each call; "

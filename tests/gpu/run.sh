@@ -2,7 +2,7 @@
 # Builds, tests and times the CUDA variants in one go on a lent GPU machine (H200, sm_90;
 # about 8 minutes in all). Writes under $OUT (default build/gpu-out):
 #   bench_cuda.txt     achieved TFLOP/s and TB/s per variant against measured ceilings
-#   cuda-*/            the archive folders of the short experiments
+#   <name>/            the archive folders of the short experiments
 # Exit status: that of `ctest -L gpu` (the timings are reported, never judged here).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -23,7 +23,7 @@ tests_rc=${PIPESTATUS[0]}
 echo "== bench_cuda (median of 20, L2 flushed, bf16)"
 timeout 120 ./build/tests/bench_cuda 2>&1 | tee "$OUT/bench_cuda.txt"
 
-for spec in experiments/cuda-*.yaml; do
+for spec in experiments/gpu/*.yaml; do
     name=$(basename "$spec" .yaml)
     echo "== ktrial run $spec"
     timeout 60 ./build/ktrial run "$spec" --backend cuda -o "$OUT/$name" 2>&1 | tail -25

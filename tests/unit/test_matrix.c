@@ -93,18 +93,18 @@ static void test_product_order_and_ids(void **state)
     kt_diag_init(&d);
     assert_int_equal(kt_matrix_expand(&m, &s, &d), 0);
     assert_int_equal(d.n, 0);
-    static const char *const ids[] = {"apple/decode/qkv/b1/t1024",
-                                      "apple/decode/qkv/b4/t1024",
-                                      "apple/decode/o/b1/t1024",
-                                      "apple/decode/o/b4/t1024",
+    static const char *const ids[] = {"apple/decode/qkv/b1",
+                                      "apple/decode/qkv/b4",
+                                      "apple/decode/o/b1",
+                                      "apple/decode/o/b4",
                                       "apple/prefill/qkv/b1/t1024",
                                       "apple/prefill/qkv/b4/t1024",
                                       "apple/prefill/o/b1/t1024",
                                       "apple/prefill/o/b4/t1024",
-                                      "pear/decode/qkv/b1/t1024",
-                                      "pear/decode/qkv/b4/t1024",
-                                      "pear/decode/o/b1/t1024",
-                                      "pear/decode/o/b4/t1024",
+                                      "pear/decode/qkv/b1",
+                                      "pear/decode/qkv/b4",
+                                      "pear/decode/o/b1",
+                                      "pear/decode/o/b4",
                                       "pear/prefill/qkv/b1/t1024",
                                       "pear/prefill/qkv/b4/t1024",
                                       "pear/prefill/o/b1/t1024",
@@ -122,6 +122,27 @@ static void test_product_order_and_ids(void **state)
 }
 
 /* Axes the op does not use stay zero and out of the id (synthetic: "b4/t1024"). */
+/* A decode point's shape does not depend on the context: several contexts give one decode
+ * point (no 't' in its id) and one prefill point each. */
+static void test_decode_points_ignore_the_context(void **state)
+{
+    (void)state;
+    batches[0] = 2;
+    contexts[0] = 128, contexts[1] = 256;
+    kt_spec s =
+        make_spec(KT_AXIS_MODEL | KT_AXIS_PHASE | KT_AXIS_BATCH | KT_AXIS_CONTEXT, 1, 2, 1, 1, 2);
+    kt_matrix m;
+    kt_diag d;
+    kt_diag_init(&d);
+    assert_int_equal(kt_matrix_expand(&m, &s, &d), 0);
+    static const char *const ids[] = {"apple/decode/b2", "apple/prefill/b2/t128",
+                                      "apple/prefill/b2/t256", NULL};
+    assert_ids(&m, ids);
+    assert_int_equal(m.points[0].context_length, 0);
+    kt_matrix_free(&m);
+    kt_diag_free(&d);
+}
+
 static void test_unused_axes(void **state)
 {
     (void)state;
@@ -309,6 +330,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_product_order_and_ids),
+        cmocka_unit_test(test_decode_points_ignore_the_context),
         cmocka_unit_test(test_unused_axes),
         cmocka_unit_test(test_github_exclude_example),
         cmocka_unit_test(test_github_include_example),
