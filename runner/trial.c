@@ -316,7 +316,6 @@ static const char *run_paired(point_run *r, int min_reps, int max_reps, double c
     for (size_t k = 0; k < K; k++)
         active[k] = !r->out->cands[k].arm.failed;
     int look = 0;
-    (void)min_reps;
     for (int rep = 0; rep < max_reps; rep++) {
         int n_active = 0;
         for (size_t k = 0; k < K; k++)
@@ -358,7 +357,8 @@ static const char *run_paired(point_run *r, int min_reps, int max_reps, double c
             if (r->hooks && r->hooks->on_progress)
                 r->hooks->on_progress(r->hooks->ctx, rep + 1, max_reps);
         }
-        if (now_s() - start_s > r->spec->max_seconds_per_point)
+        /* min_repetitions is a floor: a verdict on fewer pairs would not mean anything */
+        if (rep + 1 >= min_reps && now_s() - start_s > r->spec->max_seconds_per_point)
             return "max_seconds";
     }
     return "max_repetitions";
@@ -476,7 +476,8 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
         run_grouped(r, max_reps);
         stop = out->error[0] ? "failed" : "max_repetitions";
     } else {
-        stop = run_paired(r, min_reps, max_reps, confidence, looks, n_looks, start);
+        /* the time budget covers the timed pairs, not set-up and correctness checks */
+        stop = run_paired(r, min_reps, max_reps, confidence, looks, n_looks, now_s());
     }
     snprintf(out->stop_reason, sizeof(out->stop_reason), "%s", stop);
     for (size_t k = 0; k < out->n_cands; k++) {
