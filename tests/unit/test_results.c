@@ -299,15 +299,19 @@ static void test_round_trip(void **state)
     assert_null(p.cands);
 }
 
-/* A failure text on an arm that did not fail is not written (failure is null). */
+/* A failure text on an arm that did not fail is not written (failure is null); NaN is a
+ * string; params and axes as the spec and op say. */
 static void test_failure_only_when_failed(void **state)
 {
     (void)state;
     kt_point_result p;
     fill_point(&p);
     strcpy(p.cands[0].arm.failure, "stale text");
+    p.cands[0].speedup = NAN;
     cJSON *json = kt_point_result_to_json(&p, &spec);
     const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(json, "candidates"), 0);
+    /* NaN is written as the string, never as null (which reads as "absent") */
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(c0, "speedup")->valuestring, "NaN");
     assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(c0, "failure")));
     const cJSON *params = cJSON_GetObjectItemCaseSensitive(c0, "params");
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(params, "fail")->valuestring, "none");
