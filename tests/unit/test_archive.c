@@ -270,13 +270,24 @@ static void test_points_and_samples(void **state)
         kt_point_result_free(&back[i]);
     free(back);
 
-    /* a crash in the middle of a line: that point is not counted as finished */
-    assert_int_equal(kt_archive_append(dir, "points.jsonl", "{\"id\": \"b16/t6", 15), 0);
-    assert_int_equal(kt_run_archive_load_points(&back, &n, dir), 0);
-    assert_int_equal(n, 2);
-    for (size_t i = 0; i < n; i++)
-        kt_point_result_free(&back[i]);
-    free(back);
+    /* a crash before the newline: that point is not finished, even when what was written
+     * happens to parse; then one cut in the middle of the text */
+    strcpy(p1.point.id, "b16/t64");
+    cJSON *json = kt_point_result_to_json(&p1, &spec);
+    char *line = cJSON_PrintUnformatted(json);
+    cJSON_Delete(json);
+    const size_t cuts[2] = {strlen(line), 15};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(kt_archive_write(dir, "points.jsonl", "", 0), 0);
+        assert_int_equal(kt_run_archive_point(dir, &p2, &spec), 0);
+        assert_int_equal(kt_archive_append(dir, "points.jsonl", line, cuts[i]), 0);
+        assert_int_equal(kt_run_archive_load_points(&back, &n, dir), 0);
+        assert_int_equal(n, 1);
+        assert_string_equal(back[0].point.id, "b4/t64");
+        kt_point_result_free(&back[0]);
+        free(back);
+    }
+    free(line);
 
     assert_int_equal(kt_run_archive_load_points(&back, &n, at(path, "no-such-run")), -1);
 }
