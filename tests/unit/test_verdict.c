@@ -1,0 +1,292 @@
+/* test_verdict.c - kt_candidate_evaluate on hand-built measurements: deterministic pairs
+ * give a collapsed interval at exactly base/cand with the p-value worked out by hand, the
+ * min_speedup boundary keeps, every numerics and memory limit rejects with the input set and
+ * the point named, a failed arm rejects with its failure, and verdict names round-trip. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "trial.h"
+
+#include <math.h>
+#include <string.h>
+
+static kt_spec spec;
+static kt_point point;
+static kt_arm_result base;
+static kt_candidate_result cand;
+static kt_pair pairs[128];
+
+/* No limits set, min_speedup 1.05 at 95%, fp32; baseline and candidate exact on 2 sets,
+ * 1000 bytes each; 'n' pairs of 100 us against 80 us, alternating order. */
+static int reset(void **state)
+{
+    (void)state;
+    memset(&spec, 0, sizeof(spec));
+    spec.dtype = KT_DTYPE_FP32;
+    spec.numerics.max_rel_l2 = spec.numerics.min_cosine = spec.numerics.max_abs = NAN;
+    spec.numerics.max_error_vs_baseline = NAN;
+    spec.max_memory_ratio = NAN;
+    spec.min_speedup = 1.05;
+    spec.confidence = 0.95;
+    memset(&point, 0, sizeof(point));
+    strcpy(point.id, "b4/t1024");
+    memset(&base, 0, sizeof(base));
+    memset(&cand, 0, sizeof(cand));
+    strcpy(base.name, "baseline");
+    strcpy(cand.arm.name, "cand");
+    base.n_sets = cand.arm.n_sets = 2;
+    for (int s = 0; s < 2; s++)
+        base.numerics[s].cosine = cand.arm.numerics[s].cosine = 1;
+    base.bytes = cand.arm.bytes = 1000;
+    base.repeatable = cand.arm.repeatable = -1;
+    cand.pairs = pairs;
+    return 0;
+}
+
+static void set_pairs(size_t n, double base_ns, double cand_ns)
+{
+    for (size_t i = 0; i < n; i++)
+        pairs[i] = (kt_pair){(int)i, (int)(i % 2), (int)(i % 2), base_ns, cand_ns, 0, 0, 0};
+    cand.n_pairs = n;
+}
+
+static void evaluate(void)
+{
+    kt_candidate_evaluate(&cand, &base, &spec, &point, spec.confidence);
+}
+
+/* 1 when some reason contains every one of the NULL-terminated 'parts'. */
+static int has_reason(const char *first, ...)
+{
+    for (int r = 0; r < cand.n_reasons; r++) {
+        va_list ap;
+        va_start(ap, first);
+        int all = 1;
+        for (const char *part = first; part; part = va_arg(ap, const char *))
+            all &= strstr(cand.reasons[r], part) != NULL;
+        va_end(ap);
+        if (all)
+            return 1;
+    }
+    return 0;
+}
+
+static void test_names(void **state)
+{
+    (void)state;
+    for (int v = KT_VERDICT_KEEP; v <= KT_VERDICT_INCONCLUSIVE; v++)
+        assert_int_equal(kt_verdict_parse(kt_verdict_name((kt_verdict)v)), v);
+    assert_string_equal(kt_verdict_name(KT_VERDICT_KEEP), "KEEP");
+    assert_string_equal(kt_verdict_name(KT_VERDICT_REJECT), "REJECT");
+    assert_string_equal(kt_verdict_name(KT_VERDICT_INCONCLUSIVE), "INCONCLUSIVE");
+    assert_int_equal(kt_verdict_parse("keep"), -1);
+    assert_int_equal(kt_verdict_parse(""), -1);
+}
+
+/* Every d_i equal: the HL estimate and both ends of the interval are that d, and the
+ * Wilcoxon p-value (all |d| tied: normal approximation with the tie correction) has
+ * z^2 = n, so p = erfc(sqrt(n/2)). */
+static void test_deterministic_pairs(void **state)
+{
+    (void)state;
+    const size_t sizes[] = {10, 20, 60};
+    for (int i = 0; i < 3; i++) {
+        size_t n = sizes[i];
+        set_pairs(n, 100000, 80000);
+        evaluate();
+        assert_true(fabs(cand.speedup - 1.25) < 1e-12);
+        assert_true(cand.ci_low == cand.speedup && cand.ci_high == cand.speedup);
+        assert_true(fabs(cand.shift.p_value - erfc(sqrt((double)n / 2))) < 1e-12);
+        assert_int_equal(cand.verdict, KT_VERDICT_KEEP);
+        assert_true(has_reason("speedup 1.250 [1.250, 1.250] at or above 1.05 at b4/t1024", NULL));
+        assert_true(cand.confidence_used == 0.95);
+        assert_int_equal(cand.base_time.n, n);
+        assert_true(cand.base_time.median == 100000 && cand.cand_time.median == 80000);
+        /* identical d in both orders: no order effect */
+        assert_int_equal(cand.order_warning, 0);
+    }
+    set_pairs(10, 80000, 100000); /* slower: 0.8, far below 1.05 */
+    evaluate();
+    assert_true(fabs(cand.speedup - 0.8) < 1e-12);
+    assert_int_equal(cand.verdict, KT_VERDICT_REJECT);
+    assert_true(has_reason("speedup 0.800 [0.800, 0.800] below 1.05 at b4/t1024", NULL));
+}
+
+/* KEEP when the interval's lower end is at or above min_speedup, exactly at the boundary
+ * included; one ulp higher and the collapsed interval lies below it: REJECT. */
+static void test_min_speedup_boundary(void **state)
+{
+    (void)state;
+    set_pairs(10, 100000, 80000);
+    evaluate();
+    double s = cand.ci_low;
+    spec.min_speedup = s;
+    evaluate();
+    assert_int_equal(cand.verdict, KT_VERDICT_KEEP);
+    spec.min_speedup = nextafter(s, 2.0);
+    evaluate();
+    assert_int_equal(cand.verdict, KT_VERDICT_REJECT);
+    /* a bounded slowdown: 0.8 is allowed by min_speedup 0.8 */
+    set_pairs(10, 80000, 100000);
+    spec.min_speedup = 0.75;
+    evaluate();
+    assert_int_equal(cand.verdict, KT_VERDICT_KEEP);
+}
+
+/* Too few pairs for any interval at 95% (n < 6): undecided, never a verdict on speed. */
+static void test_too_few_pairs(void **state)
+{
+    (void)state;
+    set_pairs(5, 100000, 50000);
+    evaluate();
+    assert_true(isinf(cand.ci_high));
+    assert_int_equal(cand.verdict, KT_VERDICT_INCONCLUSIVE);
+    assert_true(has_reason("includes 1.05 after 5 pairs at b4/t1024", NULL));
+    set_pairs(0, 1, 1);
+    evaluate();
+    assert_true(isnan(cand.speedup));
+    assert_int_equal(cand.verdict, KT_VERDICT_INCONCLUSIVE);
+    assert_true(has_reason("no timed pairs at b4/t1024", NULL));
+}
+
+static void test_numerics_limits_per_set(void **state)
+{
+    (void)state;
+    set_pairs(10, 100000, 80000);
+    spec.numerics.max_rel_l2 = 1e-3;
+    spec.numerics.min_cosine = 0.999;
+    spec.numerics.max_abs = 0.05;
+    cand.arm.numerics[1].rel_l2 = 2e-3; /* only set 1 breaks each limit */
+    cand.arm.numerics[1].cosine = 0.99;
+    cand.arm.numerics[1].max_abs = 0.1;
+    evaluate();
+    assert_int_equal(cand.verdict, KT_VERDICT_REJECT);
+    assert_true(has_reason("rel_l2 0.002 above max_rel_l2 0.001", "input set 1", "b4/t1024", NULL));
+    assert_true(has_reason("cosine 0.990000 below min_cosine 0.999000", "input set 1", NULL));
+    assert_true(has_reason("max_abs 0.1 above max_abs 0.05", "input set 1", NULL));
+    assert_false(has_reason("input set 0", NULL));
+    assert_true(cand.worst_rel_l2 == 2e-3);
+
+    /* at each limit exactly: passes */
+    cand.arm.numerics[1].rel_l2 = 1e-3;
+    cand.arm.numerics[1].cosine = 0.999;
+    cand.arm.numerics[1].max_abs = 0.05;
+    evaluate();
+    assert_int_equal(cand.verdict, KT_VERDICT_KEEP);
+}
+
+/* The baseline's error is floored at the storage type's unit roundoff before the ratio. */
+static void test_error_vs_baseline_floor(void **state)
+{
+    (void)state;
+    set_pairs(10, 100000, 80000);
+    spec.numerics.max_error_vs_baseline = 4;
+    const kt_dtype types[3] = {KT_DTYPE_FP32, KT_DTYPE_FP16, KT_DTYPE_BF16};
+    for (int t = 0; t < 3; t++) {
+        spec.dtype = types[t];
+        double u = kt_dtype_unit_roundoff(types[t]);
+        base.numerics[0].rel_l2 = base.numerics[1].rel_l2 = 0; /* an exact baseline */
+        cand.arm.numerics[0].rel_l2 = 3 * u;
+        evaluate();
+        assert_true(fabs(cand.error_ratio - 3) < 1e-12);
+        assert_int_equal(cand.verdict, KT_VERDICT_KEEP);
+        cand.arm.numerics[0].rel_l2 = 5 * u;
+        evaluate();
+        assert_int_equal(cand.verdict, KT_VERDICT_REJECT);
+        assert_true(has_reason("above max_error_vs_baseline 4 at b4/t1024", NULL));
+        /* a baseline above the floor is used as it is (its worst set) */
+        base.numerics[1].rel_l2 = 2 * u;
+        evaluate();
+        assert_true(fabs(cand.error_ratio - 2.5) < 1e-12);
+        assert_int_equal(cand.verdict, KT_VERDICT_KEEP);
+    }
+}
+
+static void test_bitwise_repeatable(void **state)
+{
+    (void)state;
+    set_pairs(10, 100000, 80000);
+    cand.arm.repeatable = 0;
+    evaluate();
+    assert_int_equal(cand.verdict, KT_VERDICT_KEEP); /* not asked for */
+    spec.numerics.bitwise_repeatable = 1;
+    evaluate();
+    assert_int_equal(cand.verdict, KT_VERDICT_REJECT);
+    assert_true(has_reason("differ between two runs", "bitwise_repeatable", NULL));
+    cand.arm.repeatable = 1;
+    evaluate();
+    assert_int_equal(cand.verdict, KT_VERDICT_KEEP);
+}
+
+static void test_memory_ratio(void **state)
+{
+    (void)state;
+    set_pairs(10, 100000, 80000);
+    cand.arm.bytes = 2000;
+    evaluate();
+    assert_true(cand.memory_ratio == 2);
+    assert_int_equal(cand.verdict, KT_VERDICT_KEEP); /* no limit set */
+    spec.max_memory_ratio = 1.5;
+    evaluate();
+    assert_int_equal(cand.verdict, KT_VERDICT_REJECT);
+    assert_true(has_reason("memory 2000 bytes is 2x the baseline's 1000, above max_ratio 1.5",
+                           "b4/t1024", NULL));
+    cand.arm.bytes = 1500; /* at the limit */
+    evaluate();
+    assert_int_equal(cand.verdict, KT_VERDICT_KEEP);
+}
+
+static void test_failed_arm(void **state)
+{
+    (void)state;
+    set_pairs(10, 100000, 10000);
+    cand.arm.failed = 1;
+    strcpy(cand.arm.failure, "left 1 of 64 output elements unwritten on input set 0");
+    evaluate();
+    assert_int_equal(cand.verdict, KT_VERDICT_REJECT);
+    assert_int_equal(cand.n_reasons, 1);
+    assert_string_equal(cand.reasons[0],
+                        "left 1 of 64 output elements unwritten on input set 0 at b4/t1024");
+    assert_true(isnan(cand.speedup));
+}
+
+/* A quality failure and a slow speed give both reasons; reasons never overflow. */
+static void test_reasons_accumulate(void **state)
+{
+    (void)state;
+    set_pairs(10, 80000, 100000);
+    spec.numerics.max_rel_l2 = 0;
+    spec.numerics.max_abs = 0;
+    spec.numerics.min_cosine = 2;
+    for (int s = 0; s < 2; s++) {
+        cand.arm.numerics[s].rel_l2 = 0.1;
+        cand.arm.numerics[s].max_abs = 0.1;
+    }
+    spec.numerics.max_error_vs_baseline = 1;
+    spec.max_memory_ratio = 0.5;
+    evaluate();
+    assert_int_equal(cand.verdict, KT_VERDICT_REJECT);
+    assert_int_equal(cand.n_reasons, 8); /* 6 per-set + ratio + memory; speed is cut */
+    evaluate();                          /* a second evaluation starts afresh */
+    assert_int_equal(cand.n_reasons, 8);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_names, reset),
+        cmocka_unit_test_setup(test_deterministic_pairs, reset),
+        cmocka_unit_test_setup(test_min_speedup_boundary, reset),
+        cmocka_unit_test_setup(test_too_few_pairs, reset),
+        cmocka_unit_test_setup(test_numerics_limits_per_set, reset),
+        cmocka_unit_test_setup(test_error_vs_baseline_floor, reset),
+        cmocka_unit_test_setup(test_bitwise_repeatable, reset),
+        cmocka_unit_test_setup(test_memory_ratio, reset),
+        cmocka_unit_test_setup(test_failed_arm, reset),
+        cmocka_unit_test_setup(test_reasons_accumulate, reset),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
