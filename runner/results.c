@@ -390,9 +390,10 @@ int kt_run_aggregate(kt_run_result *run, const kt_spec *spec)
         kt_candidate_verdict *cv = &run->cands[k];
         snprintf(cv->name, sizeof(cv->name), "%s", spec->candidates[k].name);
         snprintf(cv->variant, sizeof(cv->variant), "%s", spec->candidates[k].variant->name);
-        int quality_reject = 0;
+        int quality_reject = 0, measured = 0;
         for (size_t i = 0; i < run->n_points; i++) {
             const kt_candidate_result *c = &run->points[i].cands[k];
+            measured += c->speedup > 0 && isfinite(c->ci_high) && c->ci_low > 0;
             cv->keep += c->verdict == KT_VERDICT_KEEP;
             cv->reject += c->verdict == KT_VERDICT_REJECT;
             cv->inconclusive += c->verdict == KT_VERDICT_INCONCLUSIVE;
@@ -407,8 +408,7 @@ int kt_run_aggregate(kt_run_result *run, const kt_spec *spec)
                          quality_reject);
             } else if (cv->geomean_high < spec->min_speedup) {
                 cv->verdict = KT_VERDICT_REJECT;
-            } else if (cv->geomean_low >= spec->min_speedup &&
-                       cv->inconclusive + cv->keep + cv->reject == (int)run->n_points) {
+            } else if (cv->geomean_low >= spec->min_speedup && measured == (int)run->n_points) {
                 cv->verdict = KT_VERDICT_KEEP;
             } else {
                 cv->verdict = KT_VERDICT_INCONCLUSIVE;

@@ -30,6 +30,10 @@ static double now_s(void)
 int kt_trial_looks(int *looks, int max_looks, int min_reps, int max_reps)
 {
     int n = 0;
+    if (max_reps < 1)
+        max_reps = 1;
+    if (min_reps < 1)
+        min_reps = 1;
     if (min_reps > max_reps)
         min_reps = max_reps;
     for (double x = min_reps; n < max_looks - 1 && (int)ceil(x) < max_reps; x *= 1.5) {
@@ -195,6 +199,7 @@ static int timed_call(point_run *r, int arm, int set, int position, kt_timing *t
 
 static int warmup(point_run *r, int arm)
 {
+    step(r, arm, "warmup");
     for (int w = 0; w < r->spec->warmup; w++) {
         kt_call call = arm_call(r, arm, w % r->n_sets);
         if (spec_arm(r, arm)->variant->run(r->state[arm][w % r->n_sets], &call) < 0)
@@ -208,9 +213,7 @@ static int candidate_first(point_run *r, int rep)
     switch (r->spec->order) {
     case KT_ORDER_ALTERNATE: /* ABBA: base-cand, cand-base, cand-base, base-cand */
         return rep % 4 == 1 || rep % 4 == 2;
-    case KT_ORDER_GROUPED:
-        return 0;
-    default:
+    default: /* random; grouped runs never form pairs here */
         return (int)(kt_rng_next(&r->order_rng) >> 63);
     }
 }
@@ -224,15 +227,19 @@ static int run_pair(point_run *r, int k, int rep)
     int cand_first = candidate_first(r, rep);
     kt_timing tb, tc;
     int err;
-    step(r, k + 1, "repetitions");
+    /* each call names its arm first, so a crash is blamed on the right one */
     if (cand_first) {
+        step(r, k + 1, "repetitions");
         if ((err = timed_call(r, k + 1, set, 0, &tc)) < 0)
             goto cand_failed;
+        step(r, 0, "repetitions");
         if ((err = timed_call(r, 0, set, 1, &tb)) < 0)
             goto base_failed;
     } else {
+        step(r, 0, "repetitions");
         if ((err = timed_call(r, 0, set, 0, &tb)) < 0)
             goto base_failed;
+        step(r, k + 1, "repetitions");
         if ((err = timed_call(r, k + 1, set, 1, &tc)) < 0)
             goto cand_failed;
     }

@@ -60,6 +60,11 @@ static void child_main(int fd, const kt_spec *spec, const kt_point *point,
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
+    /* a crash must kill the worker, whatever handlers the parent had installed */
+    static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    sa.sa_handler = SIG_DFL;
+    for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+        sigaction(fatal[i], &sa, NULL);
     sa.sa_handler = child_on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
@@ -218,7 +223,7 @@ static void describe_death(char *out, size_t len, int status, const supervision 
                            double timeout_s)
 {
     if (s->hung)
-        snprintf(out, len, "hung: no progress for %.0f s during %s, killed", timeout_s,
+        snprintf(out, len, "hung: no progress for %.3g s during %s, killed", timeout_s,
                  s->last_step);
     else if (WIFSIGNALED(status))
         snprintf(out, len, "crashed with signal %d (%s) during %s", WTERMSIG(status),
