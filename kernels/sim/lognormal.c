@@ -17,6 +17,7 @@ enum {
     P_FAIL,
     P_EXTRA_BYTES,
     P_SLEEP_US,
+    P_FAIL_AFTER,
     P_COUNT
 };
 enum { FAIL_NONE, FAIL_ERROR, FAIL_NAN, FAIL_UNWRITTEN, FAIL_CRASH };
@@ -37,9 +38,12 @@ static const kt_param_def lognormal_params[P_COUNT] = {
      "bytes the variant allocates in prepare (for memory thresholds)"},
     {"sleep_us", KT_PARAM_FLOAT, 0, 0, 1e6, NULL,
      "real time each call sleeps, microseconds (for interruption tests; not timed)"},
+    {"fail_after", KT_PARAM_INT, 0, 0, 1e9, NULL,
+     "calls that succeed before 'fail' applies (0: from the first; to fail in timed pairs)"},
 };
 
 typedef struct lognormal_state {
+    int64_t calls; /* run calls so far */
     void *extra;
     size_t extra_bytes;
     double noise_scale; /* multiplies the deterministic noise pattern to reach rel_error */
@@ -96,7 +100,7 @@ static int lognormal_run(void *state, const kt_call *call)
         nanosleep(&pause, NULL);
     }
 
-    int fail = (int)v[P_FAIL].num;
+    int fail = st->calls++ >= (int64_t)v[P_FAIL_AFTER].num ? (int)v[P_FAIL].num : FAIL_NONE;
     if (fail == FAIL_ERROR)
         return kt_error_set("injected failure (fail: error)");
     if (fail == FAIL_CRASH)

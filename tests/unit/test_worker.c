@@ -194,6 +194,24 @@ static void test_baseline_crash(void **state)
     done_spec(spec);
 }
 
+/* A baseline that passes its checks and crashes in the timed pairs is a point error, not a
+ * candidate's crash (each timed call names its arm before it runs). */
+static void test_baseline_crash_in_pairs(void **state)
+{
+    (void)state;
+    kt_spec *spec = worker_spec("median_us: 100, fail: crash, fail_after: 3",
+                                "  - {name: one, variant: lognormal, params: {median_us: 80}}\n");
+    kt_worker_options opts = options(30);
+    kt_point_result r;
+    assert_int_equal(run_worker(&r, spec, &opts), 0);
+    if (!strstr(r.error, "baseline crashed with signal 11") ||
+        !strstr(r.error, "during repetitions"))
+        fail_msg("error: '%s'", r.error);
+    assert_int_equal(r.cands[0].verdict, KT_VERDICT_INCONCLUSIVE);
+    kt_point_result_free(&r);
+    done_spec(spec);
+}
+
 /* A candidate that sleeps 1 s in each call says nothing for longer than the hang timeout. */
 static void test_hung_candidate(void **state)
 {
@@ -223,6 +241,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_point_seed),      cmocka_unit_test(test_same_as_in_process),
         cmocka_unit_test(test_candidate_crash), cmocka_unit_test(test_baseline_crash),
+        cmocka_unit_test(test_baseline_crash_in_pairs),
         cmocka_unit_test(test_hung_candidate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
