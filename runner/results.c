@@ -495,11 +495,28 @@ static void format_time(char *buf, size_t len, double ns)
         snprintf(buf, len, "%.3f s", ns / 1e9);
 }
 
+/* Width of the widest point id and candidate name, so the table lines up. */
+static void column_widths(const kt_run_result *run, int *point_w, int *cand_w)
+{
+    *point_w = 5;
+    *cand_w = 9;
+    for (size_t i = 0; i < run->n_points; i++) {
+        const kt_point_result *p = &run->points[i];
+        if ((int)strlen(p->point.id) > *point_w)
+            *point_w = (int)strlen(p->point.id);
+        for (size_t k = 0; k < p->n_cands; k++)
+            if ((int)strlen(p->cands[k].arm.name) > *cand_w)
+                *cand_w = (int)strlen(p->cands[k].arm.name);
+    }
+}
+
 void kt_print_summary(FILE *out, const kt_run_result *run, const char *baseline_name,
                       const char *aggregate, double min_speedup)
 {
-    fprintf(out, "%-36s %-12s %10s %10s  %-24s %9s %9s  %s\n", "point", "candidate", baseline_name,
-            "candidate", "speedup [CI]", "p", "rel_l2", "verdict");
+    int pw, cw;
+    column_widths(run, &pw, &cw);
+    fprintf(out, "%-*s  %-*s  %10.10s  %10s  %-24s %9s %9s  %s\n", pw, "point", cw, "candidate",
+            baseline_name, "candidate", "speedup [CI]", "p", "rel_l2", "verdict");
     for (size_t i = 0; i < run->n_points; i++) {
         const kt_point_result *p = &run->points[i];
         for (size_t k = 0; k < p->n_cands; k++) {
@@ -511,7 +528,7 @@ void kt_print_summary(FILE *out, const kt_run_result *run, const char *baseline_
                 snprintf(sp, sizeof(sp), "%.3f [%.3f, %.3f]", c->speedup, c->ci_low, c->ci_high);
             else
                 snprintf(sp, sizeof(sp), "-");
-            fprintf(out, "%-36s %-12s %10s %10s  %-24s %9.3g %9.3g  %s%s\n", p->point.id,
+            fprintf(out, "%-*s  %-*s  %10s  %10s  %-24s %9.3g %9.3g  %s%s\n", pw, p->point.id, cw,
                     c->arm.name, tb, tc, sp, c->shift.p_value, c->worst_rel_l2,
                     kt_verdict_name(c->verdict), c->order_warning ? " (order effect!)" : "");
             if (c->verdict != KT_VERDICT_KEEP)
@@ -524,7 +541,7 @@ void kt_print_summary(FILE *out, const kt_run_result *run, const char *baseline_
     fprintf(out, "\n");
     for (size_t k = 0; k < run->n_cands; k++) {
         const kt_candidate_verdict *cv = &run->cands[k];
-        fprintf(out, "candidate %-12s %-12s %s", cv->name, kt_verdict_name(cv->verdict),
+        fprintf(out, "candidate %-*s  %-12s %s", cw, cv->name, kt_verdict_name(cv->verdict),
                 cv->reason);
         if (isfinite(cv->geomean_speedup) && strcmp(aggregate, "geomean") != 0)
             fprintf(out, "; geomean speedup %.3f", cv->geomean_speedup);
