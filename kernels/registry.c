@@ -13,6 +13,7 @@
 
 static const kt_op *const ops[] = {
     &kt_op_synthetic,
+    &kt_op_attention_decode,
 };
 
 static const kt_backend_iface *const backends[] = {
@@ -25,6 +26,8 @@ static const kt_backend_iface *const backends[] = {
 
 static const kt_variant *const variants[] = {
     &kt_variant_sim_lognormal,
+    &kt_variant_cpu_attention_dense,
+    &kt_variant_cpu_attention_ffd,
 };
 
 int kt_op_count(void)

@@ -5,5 +5,7 @@
 #include "../kernel.h"
 
 extern const kt_backend_iface kt_backend_cpu;
+extern const kt_variant kt_variant_cpu_attention_dense;
+extern const kt_variant kt_variant_cpu_attention_ffd;
 
 #endif

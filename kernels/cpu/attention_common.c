@@ -1,0 +1,345 @@
+/* attention_common.c - split-KV flash decoding pieces shared by the CPU attention variants. */
+#include "attention_common.h"
+
+#include <math.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define LOG2E 1.4426950408889634
+
+static size_t align32(size_t bytes)
+{
+    return (bytes + 31) / 32 * 32;
+}
+
+size_t kt_attn_scratch_bytes(int64_t g, int64_t d)
+{
+    size_t f = sizeof(float);
+    return align32((size_t)(g * d) * f) * 2 + align32((size_t)g * f) * 2 +
+           align32((size_t)(g * KT_ATTN_CHUNK) * f) + align32((size_t)(KT_ATTN_CHUNK * d) * f) * 2;
+}
+
+void kt_attn_task_bind(kt_attn_task *t, void *scratch, int64_t g, int64_t d)
+{
+    char *p = scratch;
+    size_t f = sizeof(float);
+    t->g = g;
+    t->d = d;
+    t->qs = (float *)p, p += align32((size_t)(g * d) * f);
+    t->acc = (float *)p, p += align32((size_t)(g * d) * f);
+    t->m = (float *)p, p += align32((size_t)g * f);
+    t->l = (float *)p, p += align32((size_t)g * f);
+    t->p = (float *)p, p += align32((size_t)(g * KT_ATTN_CHUNK) * f);
+    t->kbuf = (float *)p, p += align32((size_t)(KT_ATTN_CHUNK * d) * f);
+    t->vbuf = (float *)p;
+}
+
+void kt_attn_task_begin(kt_attn_task *t, const void *q, kt_dtype dtype)
+{
+    float scale = (float)(LOG2E / sqrt((double)t->d));
+    for (int64_t i = 0; i < t->g * t->d; i++)
+        t->qs[i] = kt_dtype_load(q, dtype, (size_t)i) * scale;
+    for (int64_t h = 0; h < t->g; h++) {
+        t->m[h] = -INFINITY;
+        t->l[h] = 0.0f;
+    }
+    memset(t->acc, 0, sizeof(float) * (size_t)(t->g * t->d));
+}
+
+void kt_attn_rows_f32(float *dst, const void *src, kt_dtype dtype, int64_t rows, int64_t d)
+{
+    int64_t n = rows * d;
+    if (dtype == KT_DTYPE_BF16) {
+        const uint16_t *s = src;
+        for (int64_t i = 0; i < n; i += 8) {
+            __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(s + i)));
+            _mm256_store_ps(dst + i, _mm256_castsi256_ps(_mm256_slli_epi32(w, 16)));
+        }
+    } else if (dtype == KT_DTYPE_FP16) {
+        const uint16_t *s = src;
+        for (int64_t i = 0; i < n; i += 8)
+            _mm256_store_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(s + i))));
+    } else {
+        memcpy(dst, src, sizeof(float) * (size_t)n);
+    }
+    memset(dst + n, 0, sizeof(float) * (size_t)((KT_ATTN_CHUNK - rows) * d));
+}
+
+/* 2^x, lanes below -126 flush to 2^-126; relative error ~2e-7 (Cephes exp2f polynomial). */
+static inline __m256 exp2_ps(__m256 x)
+{
+    x = _mm256_max_ps(x, _mm256_set1_ps(-126.0f));
+    __m256 fi = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 f = _mm256_sub_ps(x, fi); /* [-0.5, 0.5] */
+    __m256 p = _mm256_set1_ps(1.535336188319500e-4f);
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.339887440266574e-3f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.618437357674640e-3f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.550332471162809e-2f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.402264791363012e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931472028550421e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
+    __m256i e =
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(fi), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+static inline float hmax_ps(__m256 v)
+{
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    return _mm_cvtss_f32(m);
+}
+
+static inline float hsum_ps(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* Scores of 8 consecutive key rows 'k' (row stride d) against 'q', one per lane. */
+static inline __m256 dot8(const float *q, const float *k, int64_t d)
+{
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    for (int64_t c = 0; c < d; c += 8) {
+        __m256 qv = _mm256_load_ps(q + c);
+        a0 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k + 0 * d + c), a0);
+        a1 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k + 1 * d + c), a1);
+        a2 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k + 2 * d + c), a2);
+        a3 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k + 3 * d + c), a3);
+        a4 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k + 4 * d + c), a4);
+        a5 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k + 5 * d + c), a5);
+        a6 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k + 6 * d + c), a6);
+        a7 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k + 7 * d + c), a7);
+    }
+    return kt_attn_hsum8(a0, a1, a2, a3, a4, a5, a6, a7);
+}
+
+/* acc[h] += sum_t p[h][t] v[t] for 'gt' heads (a compile-time constant after inlining, so the
+ * accumulators stay in registers). */
+static inline __attribute__((always_inline)) void
+pv_tile(float *acc, const float *p, const float *v, int n, int64_t d, const int gt)
+{
+    for (int64_t c = 0; c < d; c += 8) {
+        __m256 a[8];
+        for (int h = 0; h < gt; h++)
+            a[h] = _mm256_load_ps(acc + h * d + c);
+        for (int t = 0; t < n; t++) {
+            __m256 vt = _mm256_loadu_ps(v + t * d + c);
+            for (int h = 0; h < gt; h++)
+                a[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(p + h * KT_ATTN_CHUNK + t), vt, a[h]);
+        }
+        for (int h = 0; h < gt; h++)
+            _mm256_store_ps(acc + h * d + c, a[h]);
+    }
+}
+
+static void pv(kt_attn_task *t, const float *v, int n)
+{
+    for (int64_t h0 = 0; h0 < t->g; h0 += 8) {
+        float *acc = t->acc + h0 * t->d;
+        const float *p = t->p + h0 * KT_ATTN_CHUNK;
+        switch (t->g - h0 < 8 ? t->g - h0 : 8) {
+        case 1:
+            pv_tile(acc, p, v, n, t->d, 1);
+            break;
+        case 2:
+            pv_tile(acc, p, v, n, t->d, 2);
+            break;
+        case 3:
+            pv_tile(acc, p, v, n, t->d, 3);
+            break;
+        case 4:
+            pv_tile(acc, p, v, n, t->d, 4);
+            break;
+        case 5:
+            pv_tile(acc, p, v, n, t->d, 5);
+            break;
+        case 6:
+            pv_tile(acc, p, v, n, t->d, 6);
+            break;
+        case 7:
+            pv_tile(acc, p, v, n, t->d, 7);
+            break;
+        default:
+            pv_tile(acc, p, v, n, t->d, 8);
+        }
+    }
+}
+
+void kt_attn_step(kt_attn_task *t, const float *k, const float *v, int n)
+{
+    int64_t d = t->d;
+    __m256 lane = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256 valid0 = _mm256_cmp_ps(lane, _mm256_set1_ps((float)n), _CMP_LT_OQ);
+    __m256 valid1 = _mm256_cmp_ps(lane, _mm256_set1_ps((float)(n - 8)), _CMP_LT_OQ);
+    __m256 ninf = _mm256_set1_ps(-INFINITY);
+    for (int64_t h = 0; h < t->g; h++) {
+        const float *q = t->qs + h * d;
+        float *p = t->p + h * KT_ATTN_CHUNK;
+        __m256 s0 = _mm256_blendv_ps(ninf, dot8(q, k, d), valid0);
+        __m256 s1 = n > 8 ? _mm256_blendv_ps(ninf, dot8(q, k + 8 * d, d), valid1) : ninf;
+        float mx = hmax_ps(_mm256_max_ps(s0, s1));
+        if (mx > t->m[h]) {
+            float alpha = exp2f(t->m[h] - mx);
+            t->l[h] *= alpha;
+            __m256 av = _mm256_set1_ps(alpha);
+            for (int64_t c = 0; c < d; c += 8)
+                _mm256_store_ps(t->acc + h * d + c,
+                                _mm256_mul_ps(av, _mm256_load_ps(t->acc + h * d + c)));
+            t->m[h] = mx;
+        }
+        __m256 mv = _mm256_set1_ps(t->m[h]);
+        __m256 p0 = _mm256_and_ps(exp2_ps(_mm256_sub_ps(s0, mv)), valid0);
+        __m256 p1 = _mm256_and_ps(exp2_ps(_mm256_sub_ps(s1, mv)), valid1);
+        _mm256_store_ps(p, p0);
+        _mm256_store_ps(p + 8, p1);
+        t->l[h] += hsum_ps(_mm256_add_ps(p0, p1));
+    }
+    pv(t, v, n);
+}
+
+const float *kt_attn_values(kt_attn_task *t, const void *v, kt_dtype dtype, int n)
+{
+    if (dtype == KT_DTYPE_FP32 && n == KT_ATTN_CHUNK)
+        return v;
+    kt_attn_rows_f32(t->vbuf, v, dtype, n, t->d);
+    return t->vbuf;
+}
+
+void kt_attn_dense_range(kt_attn_task *t, const void *k, const void *v, kt_dtype dtype, int64_t t0,
+                         int64_t t1)
+{
+    size_t row_bytes = (size_t)t->d * kt_dtype_size(dtype);
+    for (int64_t s = t0; s < t1; s += KT_ATTN_CHUNK) {
+        int n = t1 - s < KT_ATTN_CHUNK ? (int)(t1 - s) : KT_ATTN_CHUNK;
+        const char *ks = (const char *)k + (size_t)s * row_bytes;
+        const float *kf = t->kbuf;
+        if (dtype == KT_DTYPE_FP32 && n == KT_ATTN_CHUNK)
+            kf = (const float *)ks;
+        else
+            kt_attn_rows_f32(t->kbuf, ks, dtype, n, t->d);
+        kt_attn_step(t, kf, kt_attn_values(t, (const char *)v + (size_t)s * row_bytes, dtype, n),
+                     n);
+    }
+}
+
+void kt_attn_task_store(const kt_attn_task *t, float *part, int64_t b, int64_t heads, int64_t h0,
+                        int64_t n_splits, int64_t split)
+{
+    int64_t d = t->d, stride = kt_attn_part_stride(d);
+    for (int64_t h = 0; h < t->g; h++) {
+        float *row = part + ((b * heads + h0 + h) * n_splits + split) * stride;
+        memcpy(row, t->acc + h * d, sizeof(float) * (size_t)d);
+        row[d] = t->m[h];
+        row[d + 1] = t->l[h];
+    }
+}
+
+static void store_out(void *out, kt_dtype dtype, size_t i, float x)
+{
+    if (dtype == KT_DTYPE_BF16)
+        ((uint16_t *)out)[i] = kt_fp32_to_bf16(x);
+    else if (dtype == KT_DTYPE_FP16)
+        ((uint16_t *)out)[i] = kt_fp32_to_fp16(x);
+    else
+        ((float *)out)[i] = x;
+}
+
+void kt_attn_merge(void *out, kt_dtype dtype, const float *part, int64_t rows, int64_t n_splits,
+                   int64_t d, int threads)
+{
+    int64_t stride = kt_attn_part_stride(d);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        const float *pr = part + r * n_splits * stride;
+        float o[KT_ATTN_MAX_HEAD_DIM] = {0};
+        float mx = -INFINITY, l = 0.0f;
+        for (int64_t s = 0; s < n_splits; s++)
+            mx = fmaxf(mx, pr[s * stride + d]);
+        for (int64_t s = 0; s < n_splits; s++) {
+            float w = exp2f(pr[s * stride + d] - mx);
+            l += pr[s * stride + d + 1] * w;
+            for (int64_t c = 0; c < d; c++)
+                o[c] += pr[s * stride + c] * w;
+        }
+        float inv = 1.0f / l;
+        for (int64_t c = 0; c < d; c++)
+            store_out(out, dtype, (size_t)(r * d + c), o[c] * inv);
+    }
+}
+
+int kt_attn_check_problem(const kt_problem *p)
+{
+    if (p->head_dim % 8 != 0)
+        return kt_error_code(KT_EUNSUPPORTED, "head_dim %lld is not a multiple of 8",
+                             (long long)p->head_dim);
+    if (p->head_dim > KT_ATTN_MAX_HEAD_DIM)
+        return kt_error_code(KT_EUNSUPPORTED, "head_dim %lld is above %d", (long long)p->head_dim,
+                             KT_ATTN_MAX_HEAD_DIM);
+    if (p->heads % p->kv_heads != 0)
+        return kt_error_code(KT_EINVAL, "heads (%lld) is not a multiple of kv_heads (%lld)",
+                             (long long)p->heads, (long long)p->kv_heads);
+    return KT_OK;
+}
+
+int kt_attn_work_alloc(kt_attn_work *w, kt_backend *backend, const kt_problem *p, int64_t n_splits,
+                       int threads, size_t extra_bytes)
+{
+    int64_t g = p->heads / p->kv_heads, d = p->head_dim;
+    memset(w, 0, sizeof(*w));
+    w->n_splits = n_splits;
+    w->threads = threads > 0 ? threads : 1;
+    w->extra_offset = kt_attn_scratch_bytes(g, d);
+    w->scratch_stride = align32(w->extra_offset + extra_bytes);
+    w->part_bytes =
+        (size_t)(p->batch * p->heads * n_splits * kt_attn_part_stride(d)) * sizeof(float);
+    int err = kt_backend_alloc(backend, (void **)&w->part, w->part_bytes);
+    if (err < 0)
+        return err;
+    return kt_backend_alloc(backend, (void **)&w->scratch, w->scratch_stride * (size_t)w->threads);
+}
+
+void kt_attn_work_free(kt_attn_work *w, kt_backend *backend)
+{
+    if (w->part)
+        kt_backend_free(backend, w->part, w->part_bytes);
+    if (w->scratch)
+        kt_backend_free(backend, w->scratch, w->scratch_stride * (size_t)w->threads);
+    w->part = NULL;
+    w->scratch = NULL;
+}
+
+void kt_attn_work_run(kt_attn_work *w, const kt_call *call, kt_attn_task_fn fn, void *ctx)
+{
+    const kt_problem *p = call->problem;
+    int64_t g = p->heads / p->kv_heads, d = p->head_dim, ns = w->n_splits;
+    int64_t n_tasks = p->batch * p->kv_heads * ns;
+    int threads = call->threads < w->threads ? call->threads : w->threads;
+    size_t q_row = (size_t)d * kt_dtype_size(p->dtype);
+#pragma omp parallel num_threads(threads)
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        kt_attn_task t;
+        char *scratch = w->scratch + (size_t)tid * w->scratch_stride;
+        kt_attn_task_bind(&t, scratch, g, d);
+        t.extra = scratch + w->extra_offset;
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t i = 0; i < n_tasks; i++) {
+            int64_t b = i / (p->kv_heads * ns), kh = (i / ns) % p->kv_heads, s = i % ns;
+            kt_attn_task_begin(
+                &t, (const char *)call->inputs[0] + (size_t)(b * p->heads + kh * g) * q_row,
+                p->dtype);
+            fn(&t, ctx, b, kh, s);
+            kt_attn_task_store(&t, w->part, b, p->heads, kh * g, ns, s);
+        }
+    }
+    kt_attn_merge(call->outputs[0], p->dtype, w->part, p->batch * p->heads, ns, d, threads);
+}
