@@ -18,7 +18,7 @@ size_t kt_attn_scratch_bytes(int64_t g, int64_t d)
 {
     size_t f = sizeof(float);
     return align32((size_t)(g * d) * f) * 2 + align32((size_t)g * f) * 2 +
-           align32((size_t)(g * KT_ATTN_CHUNK) * f) + align32((size_t)(KT_ATTN_CHUNK * d) * f) * 2;
+           align32((size_t)(g * KT_ATTN_CHUNK) * f) + align32((size_t)(KT_ATTN_CHUNK * d) * f);
 }
 
 void kt_attn_task_bind(kt_attn_task *t, void *scratch, int64_t g, int64_t d)
@@ -32,8 +32,7 @@ void kt_attn_task_bind(kt_attn_task *t, void *scratch, int64_t g, int64_t d)
     t->m = (float *)p, p += align32((size_t)g * f);
     t->l = (float *)p, p += align32((size_t)g * f);
     t->p = (float *)p, p += align32((size_t)(g * KT_ATTN_CHUNK) * f);
-    t->kbuf = (float *)p, p += align32((size_t)(KT_ATTN_CHUNK * d) * f);
-    t->vbuf = (float *)p;
+    t->kbuf = (float *)p;
 }
 
 void kt_attn_task_begin(kt_attn_task *t, const void *q, kt_dtype dtype)
@@ -119,59 +118,97 @@ static inline __m256 dot8(const float *q, const float *k, int64_t d)
     return kt_attn_hsum8(a0, a1, a2, a3, a4, a5, a6, a7);
 }
 
-/* acc[h] += sum_t p[h][t] v[t] for 'gt' heads (a compile-time constant after inlining, so the
- * accumulators stay in registers). */
-static inline __attribute__((always_inline)) void
-pv_tile(float *acc, const float *p, const float *v, int n, int64_t d, const int gt)
+/* Eight values of 'src' (storage type 'dt', a compile-time constant after inlining) from
+ * element 'i', as fp32. */
+static inline __attribute__((always_inline)) __m256 load8(const void *src, int64_t i, const int dt)
 {
-    for (int64_t c = 0; c < d; c += 8) {
-        __m256 a[8];
+    if (dt == KT_DTYPE_BF16) {
+        __m128i w = _mm_loadu_si128((const __m128i *)((const uint16_t *)src + i));
+        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(w), 16));
+    }
+    if (dt == KT_DTYPE_FP16)
+        return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)src + i)));
+    return _mm256_loadu_ps((const float *)src + i);
+}
+
+/* acc[h] += sum_t p[h][t] v[t] for a tile of 'gt' heads, 'cb' blocks of 8 channels at a time,
+ * values converted from storage type 'dt' as they are loaded. gt, cb and dt are compile-time
+ * constants after inlining, so the gt x cb accumulators stay in registers. */
+static inline __attribute__((always_inline)) void pv_tile(float *acc, const float *p, const void *v,
+                                                          int n, int64_t d, const int gt,
+                                                          const int cb, const int dt)
+{
+    for (int64_t c = 0; c < d; c += 8 * cb) {
+        __m256 a[8][4];
         for (int h = 0; h < gt; h++)
-            a[h] = _mm256_load_ps(acc + h * d + c);
+            for (int j = 0; j < cb; j++)
+                a[h][j] = _mm256_load_ps(acc + h * d + c + 8 * j);
         for (int t = 0; t < n; t++) {
-            __m256 vt = _mm256_loadu_ps(v + t * d + c);
-            for (int h = 0; h < gt; h++)
-                a[h] = _mm256_fmadd_ps(_mm256_broadcast_ss(p + h * KT_ATTN_CHUNK + t), vt, a[h]);
+            __m256 vt[4];
+            for (int j = 0; j < cb; j++)
+                vt[j] = load8(v, t * d + c + 8 * j, dt);
+            for (int h = 0; h < gt; h++) {
+                __m256 ph = _mm256_broadcast_ss(p + h * KT_ATTN_CHUNK + t);
+                for (int j = 0; j < cb; j++)
+                    a[h][j] = _mm256_fmadd_ps(ph, vt[j], a[h][j]);
+            }
         }
         for (int h = 0; h < gt; h++)
-            _mm256_store_ps(acc + h * d + c, a[h]);
+            for (int j = 0; j < cb; j++)
+                _mm256_store_ps(acc + h * d + c + 8 * j, a[h][j]);
     }
 }
 
-static void pv(kt_attn_task *t, const float *v, int n)
+static inline __attribute__((always_inline)) void pv_dt(float *acc, const float *p, const void *v,
+                                                        int n, int64_t d, const int gt,
+                                                        const int cb, kt_dtype dt)
 {
+    if (dt == KT_DTYPE_BF16)
+        pv_tile(acc, p, v, n, d, gt, cb, KT_DTYPE_BF16);
+    else if (dt == KT_DTYPE_FP16)
+        pv_tile(acc, p, v, n, d, gt, cb, KT_DTYPE_FP16);
+    else
+        pv_tile(acc, p, v, n, d, gt, cb, KT_DTYPE_FP32);
+}
+
+/* Tiles of up to 8 heads; small tiles take 2 or 4 channel blocks per pass when d allows, so
+ * each loaded value feeds more FMAs. */
+static void pv(kt_attn_task *t, const void *v, kt_dtype dt, int n)
+{
+    int64_t d = t->d;
+    int wide4 = d % 32 == 0, wide2 = d % 16 == 0;
     for (int64_t h0 = 0; h0 < t->g; h0 += 8) {
-        float *acc = t->acc + h0 * t->d;
+        float *acc = t->acc + h0 * d;
         const float *p = t->p + h0 * KT_ATTN_CHUNK;
         switch (t->g - h0 < 8 ? t->g - h0 : 8) {
         case 1:
-            pv_tile(acc, p, v, n, t->d, 1);
+            wide4 ? pv_dt(acc, p, v, n, d, 1, 4, dt) : pv_dt(acc, p, v, n, d, 1, 1, dt);
             break;
         case 2:
-            pv_tile(acc, p, v, n, t->d, 2);
+            wide4 ? pv_dt(acc, p, v, n, d, 2, 4, dt) : pv_dt(acc, p, v, n, d, 2, 1, dt);
             break;
         case 3:
-            pv_tile(acc, p, v, n, t->d, 3);
+            wide2 ? pv_dt(acc, p, v, n, d, 3, 2, dt) : pv_dt(acc, p, v, n, d, 3, 1, dt);
             break;
         case 4:
-            pv_tile(acc, p, v, n, t->d, 4);
+            wide2 ? pv_dt(acc, p, v, n, d, 4, 2, dt) : pv_dt(acc, p, v, n, d, 4, 1, dt);
             break;
         case 5:
-            pv_tile(acc, p, v, n, t->d, 5);
+            pv_dt(acc, p, v, n, d, 5, 1, dt);
             break;
         case 6:
-            pv_tile(acc, p, v, n, t->d, 6);
+            pv_dt(acc, p, v, n, d, 6, 1, dt);
             break;
         case 7:
-            pv_tile(acc, p, v, n, t->d, 7);
+            pv_dt(acc, p, v, n, d, 7, 1, dt);
             break;
         default:
-            pv_tile(acc, p, v, n, t->d, 8);
+            pv_dt(acc, p, v, n, d, 8, 1, dt);
         }
     }
 }
 
-void kt_attn_step(kt_attn_task *t, const float *k, const float *v, int n)
+void kt_attn_step(kt_attn_task *t, const float *k, const void *v, kt_dtype dtype, int n)
 {
     int64_t d = t->d;
     __m256 lane = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
@@ -200,15 +237,14 @@ void kt_attn_step(kt_attn_task *t, const float *k, const float *v, int n)
         _mm256_store_ps(p + 8, p1);
         t->l[h] += hsum_ps(_mm256_add_ps(p0, p1));
     }
-    pv(t, v, n);
+    pv(t, v, dtype, n);
 }
 
-const float *kt_attn_values(kt_attn_task *t, const void *v, kt_dtype dtype, int n)
+void kt_attn_prefetch(const void *p, size_t bytes)
 {
-    if (dtype == KT_DTYPE_FP32 && n == KT_ATTN_CHUNK)
-        return v;
-    kt_attn_rows_f32(t->vbuf, v, dtype, n, t->d);
-    return t->vbuf;
+    const char *c = p;
+    for (size_t off = 0; off < bytes; off += 64)
+        _mm_prefetch(c + off, _MM_HINT_T0);
 }
 
 void kt_attn_dense_range(kt_attn_task *t, const void *k, const void *v, kt_dtype dtype, int64_t t0,
@@ -217,14 +253,20 @@ void kt_attn_dense_range(kt_attn_task *t, const void *k, const void *v, kt_dtype
     size_t row_bytes = (size_t)t->d * kt_dtype_size(dtype);
     for (int64_t s = t0; s < t1; s += KT_ATTN_CHUNK) {
         int n = t1 - s < KT_ATTN_CHUNK ? (int)(t1 - s) : KT_ATTN_CHUNK;
+        int64_t ahead = s + KT_ATTN_PREFETCH_CHUNKS * KT_ATTN_CHUNK;
+        if (ahead < t1) {
+            size_t bytes =
+                (size_t)(t1 - ahead < KT_ATTN_CHUNK ? t1 - ahead : KT_ATTN_CHUNK) * row_bytes;
+            kt_attn_prefetch((const char *)k + (size_t)ahead * row_bytes, bytes);
+            kt_attn_prefetch((const char *)v + (size_t)ahead * row_bytes, bytes);
+        }
         const char *ks = (const char *)k + (size_t)s * row_bytes;
         const float *kf = t->kbuf;
         if (dtype == KT_DTYPE_FP32 && n == KT_ATTN_CHUNK)
             kf = (const float *)ks;
         else
             kt_attn_rows_f32(t->kbuf, ks, dtype, n, t->d);
-        kt_attn_step(t, kf, kt_attn_values(t, (const char *)v + (size_t)s * row_bytes, dtype, n),
-                     n);
+        kt_attn_step(t, kf, (const char *)v + (size_t)s * row_bytes, dtype, n);
     }
 }
 

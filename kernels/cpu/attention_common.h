@@ -17,9 +17,12 @@
 
 #define KT_ATTN_CHUNK        16   /* tokens per online-softmax step */
 #define KT_ATTN_MAX_HEAD_DIM 1024 /* largest head_dim the CPU kernels accept */
+/* Chunks ahead that dense ranges prefetch: a 16-token bf16 chunk of d = 128 is one 4 KiB page,
+ * and the hardware prefetchers stop at page boundaries. */
+#define KT_ATTN_PREFETCH_CHUNKS 2
 
 /* The online-softmax state of the g query heads of one task, and its scratch. Every array is
- * 32-byte aligned; 'kbuf' and 'vbuf' hold KT_ATTN_CHUNK fp32 rows of d values. */
+ * 32-byte aligned; 'kbuf' holds KT_ATTN_CHUNK fp32 key rows of d values. */
 typedef struct kt_attn_task {
     int64_t g, d;
     float *qs;   /* [g][d] query in log2 units */
@@ -28,7 +31,6 @@ typedef struct kt_attn_task {
     float *acc;  /* [g][d] running sum of 2^(s - m) v */
     float *p;    /* [g][KT_ATTN_CHUNK] scores, then weights, of the current chunk */
     float *kbuf; /* [KT_ATTN_CHUNK][d] */
-    float *vbuf; /* [KT_ATTN_CHUNK][d] */
     void *extra; /* the variant's own per-thread scratch (kt_attn_work_alloc 'extra_bytes') */
 } kt_attn_task;
 
@@ -44,13 +46,13 @@ void kt_attn_task_begin(kt_attn_task *t, const void *q, kt_dtype dtype);
  * KT_ATTN_CHUNK. d must be a multiple of 8. */
 void kt_attn_rows_f32(float *dst, const void *src, kt_dtype dtype, int64_t rows, int64_t d);
 
-/* One online-softmax step over 'n' (1..KT_ATTN_CHUNK) tokens with fp32 keys 'k' and values 'v'
- * (KT_ATTN_CHUNK rows of d each; rows past n are read but ignored, so they must be finite). */
-void kt_attn_step(kt_attn_task *t, const float *k, const float *v, int n);
+/* One online-softmax step over 'n' (1..KT_ATTN_CHUNK) tokens with fp32 keys 'k' (KT_ATTN_CHUNK
+ * rows of d; rows past n are read but ignored, so they must be finite) and 'n' value rows 'v'
+ * in storage type 'dtype' (converted as they are read). */
+void kt_attn_step(kt_attn_task *t, const float *k, const void *v, kt_dtype dtype, int n);
 
-/* 'n' value rows 'v' (storage type) as fp32 rows: 'v' itself for a full fp32 chunk, else
- * converted into t->vbuf. */
-const float *kt_attn_values(kt_attn_task *t, const void *v, kt_dtype dtype, int n);
+/* Prefetches 'bytes' from 'p' into L1, one request per 64-byte line. */
+void kt_attn_prefetch(const void *p, size_t bytes);
 
 /* Dense attention of a task over tokens [t0, t1) of one KV head ('k' and 'v' point at its
  * token 0, storage type 'dtype'), chunk by chunk from t0. */

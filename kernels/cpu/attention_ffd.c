@@ -242,7 +242,7 @@ static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t 
             int n = c->block - r < KT_ATTN_CHUNK ? (int)(c->block - r) : KT_ATTN_CHUNK;
             refine_rows(t, c, first + blk, r, n);
             const char *vs = v + (size_t)(blk * c->block + r) * row_bytes;
-            kt_attn_step(t, t->kbuf, kt_attn_values(t, vs, p->dtype, n), n);
+            kt_attn_step(t, t->kbuf, vs, p->dtype, n);
         }
     }
     if (split == n_splits - 1)

@@ -1,0 +1,236 @@
+/* bench_attention.c - decode attention on the CPU: this machine's copy bandwidth, the dense
+ * variant's achieved K+V bandwidth as a fraction of it, and FFD against dense on llm inputs
+ * (speedup, kept fraction, error against the float64 reference) next to a byte-count model of
+ * FFD's ceiling. Cold caches (kt_backend_flush_cache before every timed call), medians.
+ *
+ * usage: bench_attention [THREADS] [--quick] [NAME=VALUE...]
+ *   THREADS default 2; --quick: 4K and 8K only; NAME=VALUE sets an llm input param
+ * Prints markdown tables on stdout. */
+#include "check.h"
+#include "kernel.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Copy bandwidth (bytes read + bytes written per second) of 'threads' threads each copying
+ * its share of a 512 MiB buffer; the median of 5 copies after one warm-up. */
+static double copy_bandwidth_gbs(int threads)
+{
+    size_t bytes = (size_t)512 << 20;
+    char *a = malloc(bytes), *b = malloc(bytes);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return 0;
+    }
+    memset(a, 1, bytes);
+    memset(b, 2, bytes);
+    double t[6];
+    for (int r = 0; r < 6; r++) {
+        double t0 = now_s();
+#pragma omp parallel num_threads(threads)
+        {
+            int i = 0, n = 1;
+#ifdef _OPENMP
+            i = omp_get_thread_num();
+            n = omp_get_num_threads();
+#endif
+            size_t share = bytes / (size_t)n;
+            memcpy(b + (size_t)i * share, a + (size_t)i * share, share);
+        }
+        t[r] = now_s() - t0;
+    }
+    free(a);
+    free(b);
+    return 2.0 * (double)bytes / median(t + 1, 5) / 1e9;
+}
+
+typedef struct timed {
+    double ms;
+    kt_numerics num;
+    double kept; /* kept_fraction metric, or -1 */
+    double prepare_ms;
+} timed;
+
+/* Prepares 'variant' with 'params' (NULL: defaults), checks one call against the reference,
+ * then times 'reps' cold calls; returns KT_OK or an error code. */
+static int time_variant(timed *out, kt_backend *b, kt_instance *inst, const char *variant,
+                        const kt_param_value *params, int threads, int reps)
+{
+    const kt_variant *v = kt_variant_find("attention_decode", "cpu", variant);
+    kt_param_value defaults[KT_MAX_PARAMS];
+    void *st = NULL;
+    double times[32];
+    int err;
+    if (!v)
+        return kt_error_code(KT_EINVAL, "no variant '%s'", variant);
+    kt_param_defaults(defaults, v->params, v->n_params);
+    kt_call call = kt_instance_call(inst, b, params ? params : defaults, threads);
+    double t0 = now_s();
+    if ((err = v->prepare(&st, &call)) < 0)
+        goto done;
+    out->prepare_ms = (now_s() - t0) * 1e3;
+    if ((err = kt_check_call(&out->num, inst, v, st, &call)) < 0)
+        goto done;
+    out->kept = -1;
+    kt_metric m[KT_MAX_METRICS];
+    int nm = v->metrics ? v->metrics(st, m, KT_MAX_METRICS) : 0;
+    for (int i = 0; i < nm; i++)
+        if (strcmp(m[i].name, "kept_fraction") == 0)
+            out->kept = m[i].value;
+    for (int r = 0; r < reps && r < 32; r++) {
+        kt_timing tm;
+        kt_backend_flush_cache(b);
+        kt_backend_timer_start(b);
+        if ((err = v->run(st, &call)) < 0)
+            goto done;
+        kt_backend_timer_stop(b, &tm);
+        times[r] = tm.time_ns;
+    }
+    out->ms = median(times, reps < 32 ? reps : 32) / 1e6;
+done:
+    v->release(st, b);
+    return err;
+}
+
+static kt_point llama8b_point(int64_t context)
+{
+    kt_point pt;
+    memset(&pt, 0, sizeof(pt));
+    snprintf(pt.model.name, sizeof(pt.model.name), "llama-3.1-8b");
+    pt.model.hidden = 4096;
+    pt.model.heads = 32;
+    pt.model.kv_heads = 8;
+    pt.model.head_dim = 128;
+    pt.model.intermediate = 14336;
+    pt.batch_size = 1;
+    pt.context_length = context;
+    snprintf(pt.id, sizeof(pt.id), "llama-3.1-8b/decode/b1/t%lld", (long long)context);
+    return pt;
+}
+
+/* FFD's bytes per token and KV head relative to dense: the scan reads d/4 code bytes and the
+ * block's scales (4d bytes per block), a kept block adds the fp8 residual (d bytes) and V. */
+static double ffd_byte_bound(double kept, int64_t d, size_t size, int64_t block)
+{
+    double dense = 2.0 * (double)d * (double)size;
+    double ffd = (double)d / 4 + 4.0 * (double)d / (double)block +
+                 kept * ((double)d + (double)d * (double)size);
+    return dense / ffd;
+}
+
+int main(int argc, char **argv)
+{
+    int threads = 2, quick = 0;
+    const kt_op *op = kt_op_find("attention_decode");
+    kt_param_value in[KT_MAX_PARAMS];
+    kt_param_defaults(in, op->input_params, op->n_input_params);
+    for (int i = 1; i < argc; i++) {
+        char name[64];
+        double value;
+        if (strcmp(argv[i], "--quick") == 0) {
+            quick = 1;
+        } else if (sscanf(argv[i], "%63[a-z_]=%lf", name, &value) == 2) {
+            int at = kt_param_index(op->input_params, op->n_input_params, name);
+            if (at < 0) {
+                fprintf(stderr, "bench_attention: unknown input param '%s'\n", name);
+                return 64;
+            }
+            in[at].num = value;
+        } else {
+            threads = atoi(argv[i]) > 0 ? atoi(argv[i]) : 2;
+        }
+    }
+    double copy_gbs = copy_bandwidth_gbs(threads);
+    printf("threads: %d; copy bandwidth (read + write): %.1f GB/s\n\n", threads, copy_gbs);
+    kt_backend *b = NULL;
+    if (kt_backend_open(&b, "cpu", threads, 1) < 0) {
+        fprintf(stderr, "bench_attention: %s\n", kt_error_last());
+        return 1;
+    }
+    const int64_t contexts_full[] = {4096, 8192, 16384, 32768, 131072};
+    const int64_t contexts_quick[] = {4096, 8192};
+    const int64_t *contexts = quick ? contexts_quick : contexts_full;
+    int n_ctx = quick ? 2 : 5;
+    const kt_dtype dtypes[] = {KT_DTYPE_BF16, KT_DTYPE_FP32};
+    const double deltas[] = {5, 7};
+
+    printf("| dtype | context | dense ms | K+V GB/s | of copy bw | dense rel_l2 |\n");
+    printf("|---|---:|---:|---:|---:|---:|\n");
+    char ffd_rows[64][256];
+    int n_ffd = 0;
+    for (int di = 0; di < 2; di++) {
+        for (int ci = 0; ci < n_ctx; ci++) {
+            int64_t t = contexts[ci];
+            int is_ffd_point =
+                dtypes[di] == KT_DTYPE_BF16 && (t == 8192 || t == 32768 || t == 131072);
+            if (dtypes[di] == KT_DTYPE_FP32 && t == 8192)
+                continue;
+            kt_point pt = llama8b_point(t);
+            kt_instance *inst = NULL;
+            if (kt_instance_create(&inst, b, op, &pt, dtypes[di], KT_DIST_LLM, in, 7) < 0) {
+                fprintf(stderr, "bench_attention: %s\n", kt_error_last());
+                return 1;
+            }
+            int reps = t >= 131072 ? 5 : 9;
+            timed dense;
+            if (time_variant(&dense, b, inst, "dense", NULL, threads, reps) < 0) {
+                fprintf(stderr, "bench_attention: dense: %s\n", kt_error_last());
+                return 1;
+            }
+            double kv_bytes = (double)(kt_tensor_bytes(&inst->problem.tensors[1]) +
+                                       kt_tensor_bytes(&inst->problem.tensors[2]));
+            double gbs = kv_bytes / (dense.ms * 1e-3) / 1e9;
+            printf("| %s | %lld | %.3f | %.1f | %.0f%% | %.2g |\n", kt_dtype_name(dtypes[di]),
+                   (long long)t, dense.ms, gbs, 100.0 * gbs / copy_gbs, dense.num.rel_l2);
+            fflush(stdout);
+            for (int k = 0; is_ffd_point && k < 2; k++) {
+                kt_param_value fp[3] = {{deltas[k]}, {128}, {1024}};
+                timed ffd;
+                if (time_variant(&ffd, b, inst, "ffd", fp, threads, reps) < 0) {
+                    fprintf(stderr, "bench_attention: ffd: %s\n", kt_error_last());
+                    return 1;
+                }
+                snprintf(ffd_rows[n_ffd++], sizeof(ffd_rows[0]),
+                         "| %s | %lld | %.0f | %.3f | %.3f | %.3f | %.2fx | %.2fx | %.2g | %.2g | "
+                         "%.0f |",
+                         kt_dtype_name(dtypes[di]), (long long)t, deltas[k], ffd.kept, dense.ms,
+                         ffd.ms, dense.ms / ffd.ms, ffd_byte_bound(ffd.kept, 128, 2, 128),
+                         ffd.num.rel_l2, dense.num.rel_l2, ffd.prepare_ms);
+            }
+            kt_instance_free(inst, b);
+        }
+    }
+    printf("\n| dtype | context | delta | kept | dense ms | ffd ms | speedup | byte-model bound | "
+           "ffd rel_l2 | dense rel_l2 | quantise ms |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (int i = 0; i < n_ffd; i++)
+        printf("%s\n", ffd_rows[i]);
+    kt_backend_close(b);
+    return 0;
+}
