@@ -61,37 +61,85 @@ static float *extra_bound(kt_attn_task *t)
     return (float *)((at + 31) & ~(uintptr_t)31);
 }
 
-/* Sums over channels of w[h][c] * code_c(row) for heads 0..gt-1 of a tile, one per lane
- * (lanes past gt are 0). 'gt' is a compile-time constant after inlining. */
-static inline __attribute__((always_inline)) __m256 code_dot(const uint8_t *row, const float *w,
-                                                             int64_t d, const int gt)
+/* The scan evaluates S_h = sum_c w[h][c] x_c per token and head, with w[h][c] = qs[h][c] * scale_c
+ * of the block, and turns it into the approximate score s~ = mul * S_h - off_h:
+ *   head_dim % 64 == 0 ("planes"): the code bytes of 64 channels are split into four planes
+ *     (channel 4i+m in plane m) with shifts, and a byte shuffle puts each code c into the
+ *     mantissa of 1.0f, so x = 1 + c/4 costs no conversion and no FMA-port uop; w is stored in
+ *     plane order and s~ = 4 S - 5.5 sum(w);
+ *   otherwise: x = c from a variable shift per 8 channels, s~ = S - 1.5 sum(w). */
+static int use_planes(int64_t d)
 {
-    const __m256i shifts = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
-    const __m256i three = _mm256_set1_epi32(3);
+    return d % 64 == 0;
+}
+
+/* Channel of plane-order index 'idx': 64 channels per group, then plane m, half k, lane j. */
+static int64_t plane_channel(int64_t idx)
+{
+    int64_t q = idx / 64, m = (idx / 16) % 4, k = (idx / 8) % 2, j = idx % 8;
+    return 64 * q + 32 * k + 4 * j + m;
+}
+
+/* S for heads 0..gt-1 of a tile and one code row, one per lane (lanes past gt are 0). 'gt' and
+ * 'planes' are compile-time constants after inlining. */
+static inline __attribute__((always_inline)) __m256
+code_dot(const uint8_t *row, const float *w, int64_t d, const int gt, const int planes)
+{
     __m256 a[8];
     for (int h = 0; h < 8; h++)
         a[h] = _mm256_setzero_ps();
-    for (int64_t c = 0; c < d; c += 8) {
-        uint16_t bits;
-        memcpy(&bits, row + c / 4, sizeof(bits));
-        __m256i x = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(bits), shifts), three);
-        __m256 xf = _mm256_cvtepi32_ps(x);
-        for (int h = 0; h < gt; h++)
-            a[h] = _mm256_fmadd_ps(_mm256_load_ps(w + h * d + c), xf, a[h]);
+    if (planes) {
+        const __m256i ctrl[2] = {
+            _mm256_setr_epi8(-128, -128, 0, -128, -128, -128, 1, -128, -128, -128, 2, -128, -128,
+                             -128, 3, -128, -128, -128, 4, -128, -128, -128, 5, -128, -128, -128, 6,
+                             -128, -128, -128, 7, -128),
+            _mm256_setr_epi8(-128, -128, 8, -128, -128, -128, 9, -128, -128, -128, 10, -128, -128,
+                             -128, 11, -128, -128, -128, 12, -128, -128, -128, 13, -128, -128, -128,
+                             14, -128, -128, -128, 15, -128)};
+        const __m256i m60 = _mm256_set1_epi8(0x60), one = _mm256_set1_epi32(0x3f800000);
+        for (int64_t q = 0; q < d / 64; q++) {
+            __m256i x =
+                _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(row + 16 * q)));
+            __m256i pl[4] = {_mm256_and_si256(_mm256_slli_epi16(x, 5), m60),
+                             _mm256_and_si256(_mm256_slli_epi16(x, 3), m60),
+                             _mm256_and_si256(_mm256_slli_epi16(x, 1), m60),
+                             _mm256_and_si256(_mm256_srli_epi16(x, 1), m60)};
+            for (int m = 0; m < 4; m++) {
+                for (int k = 0; k < 2; k++) {
+                    __m256 f = _mm256_castsi256_ps(
+                        _mm256_or_si256(_mm256_shuffle_epi8(pl[m], ctrl[k]), one));
+                    const float *wq = w + 64 * q + 16 * m + 8 * k;
+                    for (int h = 0; h < gt; h++)
+                        a[h] = _mm256_fmadd_ps(_mm256_load_ps(wq + h * d), f, a[h]);
+                }
+            }
+        }
+    } else {
+        const __m256i shifts = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+        const __m256i three = _mm256_set1_epi32(3);
+        for (int64_t c = 0; c < d; c += 8) {
+            uint16_t bits;
+            memcpy(&bits, row + c / 4, sizeof(bits));
+            __m256i x = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(bits), shifts), three);
+            __m256 xf = _mm256_cvtepi32_ps(x);
+            for (int h = 0; h < gt; h++)
+                a[h] = _mm256_fmadd_ps(_mm256_load_ps(w + h * d + c), xf, a[h]);
+        }
     }
     return kt_attn_hsum8(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
 }
 
 /* Over 'rows' code rows of a block for one tile of gt heads: with 'bound' NULL, returns the
- * lane-wise max of the code dots; else returns a nonzero lane as soon as a dot reaches its
- * lane of 'bound' (an early exit: the block is kept). */
+ * lane-wise max of S; else returns a nonzero lane as soon as an S reaches its lane of 'bound'
+ * (an early exit: the block is kept). */
 static inline __attribute__((always_inline)) __m256 scan_tile(const uint8_t *codes, int64_t rows,
                                                               const float *w, const float *bound,
-                                                              int64_t d, const int gt)
+                                                              int64_t d, const int gt,
+                                                              const int planes)
 {
     __m256 best = _mm256_set1_ps(-INFINITY);
     for (int64_t r = 0; r < rows; r++) {
-        __m256 s = code_dot(codes + r * (d / 4), w, d, gt);
+        __m256 s = code_dot(codes + r * (d / 4), w, d, gt, planes);
         if (bound) {
             __m256 hit = _mm256_cmp_ps(s, _mm256_load_ps(bound), _CMP_GE_OQ);
             if (_mm256_movemask_ps(hit))
@@ -103,49 +151,56 @@ static inline __attribute__((always_inline)) __m256 scan_tile(const uint8_t *cod
     return bound ? _mm256_setzero_ps() : best;
 }
 
-static __m256 scan(const uint8_t *codes, int64_t rows, const float *w, const float *bound,
-                   int64_t d, int gt)
+static inline __attribute__((always_inline)) __m256 scan_p(const uint8_t *codes, int64_t rows,
+                                                           const float *w, const float *bound,
+                                                           int64_t d, int gt, const int planes)
 {
     switch (gt) {
     case 1:
-        return scan_tile(codes, rows, w, bound, d, 1);
+        return scan_tile(codes, rows, w, bound, d, 1, planes);
     case 2:
-        return scan_tile(codes, rows, w, bound, d, 2);
+        return scan_tile(codes, rows, w, bound, d, 2, planes);
     case 3:
-        return scan_tile(codes, rows, w, bound, d, 3);
+        return scan_tile(codes, rows, w, bound, d, 3, planes);
     case 4:
-        return scan_tile(codes, rows, w, bound, d, 4);
+        return scan_tile(codes, rows, w, bound, d, 4, planes);
     case 5:
-        return scan_tile(codes, rows, w, bound, d, 5);
+        return scan_tile(codes, rows, w, bound, d, 5, planes);
     case 6:
-        return scan_tile(codes, rows, w, bound, d, 6);
+        return scan_tile(codes, rows, w, bound, d, 6, planes);
     case 7:
-        return scan_tile(codes, rows, w, bound, d, 7);
+        return scan_tile(codes, rows, w, bound, d, 7, planes);
     default:
-        return scan_tile(codes, rows, w, bound, d, 8);
+        return scan_tile(codes, rows, w, bound, d, 8, planes);
     }
 }
 
-/* Loads block 'blk' (global index) weights w[h][c] = qs[h][c] * scale_c into t->extra and
- * returns per head 1.5 * sum_c w[h][c] (the code offset) in 'offset'. */
-static float *block_weights(kt_attn_task *t, const kt_ffd_cache *c, int64_t blk, float *offset)
+static __m256 scan(const uint8_t *codes, int64_t rows, const float *w, const float *bound,
+                   int64_t d, int gt)
+{
+    return use_planes(d) ? scan_p(codes, rows, w, bound, d, gt, 1)
+                         : scan_p(codes, rows, w, bound, d, gt, 0);
+}
+
+/* Loads the weights w[h][.] = qs[h][c] * scale_c of block 'blk' (global index) into t->extra,
+ * in plane order when use_planes(d), and writes per head 'off' so that the approximate score is
+ * mul * S - off; returns mul. */
+static float block_weights(kt_attn_task *t, const kt_ffd_cache *c, int64_t blk, float *off)
 {
     float *w = t->extra;
     const float *scale = c->scales + blk * c->head_dim;
+    int planes = use_planes(t->d);
     for (int64_t h = 0; h < t->g; h++) {
-        __m256 sum = _mm256_setzero_ps();
-        for (int64_t ch = 0; ch < t->d; ch += 8) {
-            __m256 x =
-                _mm256_mul_ps(_mm256_load_ps(t->qs + h * t->d + ch), _mm256_loadu_ps(scale + ch));
-            _mm256_store_ps(w + h * t->d + ch, x);
-            sum = _mm256_add_ps(sum, x);
+        const float *qs = t->qs + h * t->d;
+        float *wh = w + h * t->d, sum = 0.0f;
+        for (int64_t i = 0; i < t->d; i++) {
+            int64_t ch = planes ? plane_channel(i) : i;
+            wh[i] = qs[ch] * scale[ch];
+            sum += wh[i];
         }
-        __m128 s = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
-        s = _mm_hadd_ps(s, s);
-        s = _mm_hadd_ps(s, s);
-        offset[h] = 1.5f * _mm_cvtss_f32(s);
+        off[h] = (planes ? 5.5f : 1.5f) * sum;
     }
-    return w;
+    return planes ? 4.0f : 1.0f;
 }
 
 /* Pseudo-max thresholds of one (b, kv head): the largest approximate score of each head over
@@ -160,13 +215,13 @@ static void thresholds(kt_attn_task *t, const ffd_state *st, int64_t b, int64_t 
         thr[h] = -INFINITY;
     int64_t blocks[2] = {first, first + c->n_full - 1};
     for (int i = 0; i < 2; i++) {
-        float *w = block_weights(t, c, blocks[i], off);
+        float mul = block_weights(t, c, blocks[i], off), *w = t->extra;
         for (int64_t h0 = 0; h0 < t->g; h0 += 8) {
             int gt = t->g - h0 < 8 ? (int)(t->g - h0) : 8;
             _mm256_storeu_ps(best, scan(c->codes + blocks[i] * c->block * (d / 4), c->block,
                                         w + h0 * d, NULL, d, gt));
             for (int h = 0; h < gt; h++)
-                thr[h0 + h] = fmaxf(thr[h0 + h], best[h] - off[h0 + h]);
+                thr[h0 + h] = fmaxf(thr[h0 + h], mul * best[h] - off[h0 + h]);
         }
     }
     for (int64_t h = 0; h < t->g; h++)
@@ -208,11 +263,11 @@ static int block_kept(kt_attn_task *t, const kt_ffd_cache *c, int64_t blk, const
 {
     int64_t d = t->d;
     float *off = extra_offsets(t), *bound = extra_bound(t);
-    float *w = block_weights(t, c, blk, off);
+    float mul = block_weights(t, c, blk, off), *w = t->extra;
     for (int64_t h0 = 0; h0 < t->g; h0 += 8) {
         int gt = t->g - h0 < 8 ? (int)(t->g - h0) : 8;
         for (int h = 0; h < 8; h++)
-            bound[h] = h < gt ? thr[h0 + h] + off[h0 + h] : INFINITY;
+            bound[h] = h < gt ? (thr[h0 + h] + off[h0 + h]) / mul : INFINITY;
         __m256 hit = scan(c->codes + blk * c->block * (d / 4), c->block, w + h0 * d, bound, d, gt);
         if (_mm256_movemask_ps(hit))
             return 1;

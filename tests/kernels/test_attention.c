@@ -24,6 +24,7 @@ static const shape shapes[] = {
     {4, 2, 256, 1, 256},   /* tail 0, group 2, head_dim 256 */
     {8, 2, 128, 3, 383},   /* tail of block - 1 tokens, group 4 */
     {14, 2, 128, 1, 1500}, /* two splits of 1024, group 7 */
+    {6, 2, 40, 1, 300},    /* head_dim 40: no 16- or 64-channel fast paths */
 };
 
 static const kt_dtype dtypes[] = {KT_DTYPE_FP32, KT_DTYPE_FP16, KT_DTYPE_BF16};

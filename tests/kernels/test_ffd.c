@@ -164,6 +164,7 @@ static void test_matches_same_policy_reference(void **state)
         {14, 2, 128, 2, 2000, KT_DTYPE_FP32, 5, 1e-5},
         {16, 2, 128, 1, 1024, KT_DTYPE_FP32, 7, 1e-5},
         {8, 1, 256, 1, 1500, KT_DTYPE_FP32, 5, 1e-5},
+        {6, 2, 96, 1, 1000, KT_DTYPE_FP32, 5, 1e-5}, /* head_dim % 64 != 0: variable-shift scan */
         {32, 8, 64, 1, 3000, KT_DTYPE_FP16, 5, 1e-3},
         {32, 8, 64, 1, 3000, KT_DTYPE_BF16, 5, 5e-3},
     };
