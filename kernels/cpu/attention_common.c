@@ -14,10 +14,16 @@ static size_t align32(size_t bytes)
     return (bytes + 31) / 32 * 32;
 }
 
+/* bf16 keys and values are widened 16 channels at a time by interleaving with zeros, which
+ * puts channels [0-3, 8-11] in one vector and [4-7, 12-15] in the other: position i of a
+ * 16-channel group holds channel perm16[i]. Keys in that order meet a query in that order
+ * (t->qk); accumulators stay in that order until kt_attn_task_store. */
+static const int perm16[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15};
+
 size_t kt_attn_scratch_bytes(int64_t g, int64_t d)
 {
     size_t f = sizeof(float);
-    return align32((size_t)(g * d) * f) * 2 + align32((size_t)g * f) * 2 +
+    return align32((size_t)(g * d) * f) * 3 + align32((size_t)g * f) * 2 +
            align32((size_t)(g * KT_ATTN_CHUNK) * f) + align32((size_t)(KT_ATTN_CHUNK * d) * f);
 }
 
@@ -28,6 +34,7 @@ void kt_attn_task_bind(kt_attn_task *t, void *scratch, int64_t g, int64_t d)
     t->g = g;
     t->d = d;
     t->qs = (float *)p, p += align32((size_t)(g * d) * f);
+    t->qk = (float *)p, p += align32((size_t)(g * d) * f);
     t->acc = (float *)p, p += align32((size_t)(g * d) * f);
     t->m = (float *)p, p += align32((size_t)g * f);
     t->l = (float *)p, p += align32((size_t)g * f);
@@ -40,6 +47,9 @@ void kt_attn_task_begin(kt_attn_task *t, const void *q, kt_dtype dtype)
     float scale = (float)(LOG2E / sqrt((double)t->d));
     for (int64_t i = 0; i < t->g * t->d; i++)
         t->qs[i] = kt_dtype_load(q, dtype, (size_t)i) * scale;
+    t->perm = dtype == KT_DTYPE_BF16 && t->d % 16 == 0;
+    for (int64_t i = 0; i < t->g * t->d; i++)
+        t->qk[i] = t->perm ? t->qs[i - i % 16 + perm16[i % 16]] : t->qs[i];
     for (int64_t h = 0; h < t->g; h++) {
         t->m[h] = -INFINITY;
         t->l[h] = 0.0f;
@@ -50,7 +60,15 @@ void kt_attn_task_begin(kt_attn_task *t, const void *q, kt_dtype dtype)
 void kt_attn_rows_f32(float *dst, const void *src, kt_dtype dtype, int64_t rows, int64_t d)
 {
     int64_t n = rows * d;
-    if (dtype == KT_DTYPE_BF16) {
+    if (dtype == KT_DTYPE_BF16 && d % 16 == 0) {
+        const uint16_t *s = src;
+        __m256i zero = _mm256_setzero_si256();
+        for (int64_t i = 0; i < n; i += 16) {
+            __m256i x = _mm256_loadu_si256((const __m256i *)(s + i));
+            _mm256_store_si256((__m256i *)(dst + i), _mm256_unpacklo_epi16(zero, x));
+            _mm256_store_si256((__m256i *)(dst + i + 8), _mm256_unpackhi_epi16(zero, x));
+        }
+    } else if (dtype == KT_DTYPE_BF16) {
         const uint16_t *s = src;
         for (int64_t i = 0; i < n; i += 8) {
             __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(s + i)));
@@ -136,8 +154,10 @@ static inline __attribute__((always_inline)) __m256 load8(const void *src, int64
  * constants after inlining, so the gt x cb accumulators stay in registers. */
 static inline __attribute__((always_inline)) void pv_tile(float *acc, const float *p, const void *v,
                                                           int n, int64_t d, const int gt,
-                                                          const int cb, const int dt)
+                                                          const int cb, const int dt,
+                                                          const int perm)
 {
+    const __m256i zero = _mm256_setzero_si256();
     for (int64_t c = 0; c < d; c += 8 * cb) {
         __m256 a[8][4];
         for (int h = 0; h < gt; h++)
@@ -145,7 +165,13 @@ static inline __attribute__((always_inline)) void pv_tile(float *acc, const floa
                 a[h][j] = _mm256_load_ps(acc + h * d + c + 8 * j);
         for (int t = 0; t < n; t++) {
             __m256 vt[4];
-            for (int j = 0; j < cb; j++)
+            for (int j = 0; perm && j < cb; j += 2) {
+                const uint16_t *vp = (const uint16_t *)v + t * d + c + 8 * j;
+                __m256i x = _mm256_loadu_si256((const __m256i *)vp);
+                vt[j] = _mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, x));
+                vt[j + 1] = _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, x));
+            }
+            for (int j = 0; !perm && j < cb; j++)
                 vt[j] = load8(v, t * d + c + 8 * j, dt);
             for (int h = 0; h < gt; h++) {
                 __m256 ph = _mm256_broadcast_ss(p + h * KT_ATTN_CHUNK + t);
@@ -164,11 +190,11 @@ static inline __attribute__((always_inline)) void pv_dt(float *acc, const float 
                                                         const int cb, kt_dtype dt)
 {
     if (dt == KT_DTYPE_BF16)
-        pv_tile(acc, p, v, n, d, gt, cb, KT_DTYPE_BF16);
+        pv_tile(acc, p, v, n, d, gt, cb, KT_DTYPE_BF16, 0);
     else if (dt == KT_DTYPE_FP16)
-        pv_tile(acc, p, v, n, d, gt, cb, KT_DTYPE_FP16);
+        pv_tile(acc, p, v, n, d, gt, cb, KT_DTYPE_FP16, 0);
     else
-        pv_tile(acc, p, v, n, d, gt, cb, KT_DTYPE_FP32);
+        pv_tile(acc, p, v, n, d, gt, cb, KT_DTYPE_FP32, 0);
 }
 
 /* Tiles of up to 8 heads; small tiles take 2 or 4 channel blocks per pass when d allows, so
@@ -177,6 +203,28 @@ static void pv(kt_attn_task *t, const void *v, kt_dtype dt, int n)
 {
     int64_t d = t->d;
     int wide4 = d % 32 == 0, wide2 = d % 16 == 0;
+    if (t->perm) { /* bf16 in perm16 order: tiles of up to 4 heads, 16 or 32 channels a pass */
+        for (int64_t h0 = 0; h0 < t->g; h0 += 4) {
+            float *acc = t->acc + h0 * d;
+            const float *p = t->p + h0 * KT_ATTN_CHUNK;
+            switch (t->g - h0 < 4 ? t->g - h0 : 4) {
+            case 1:
+                wide4 ? pv_tile(acc, p, v, n, d, 1, 4, KT_DTYPE_BF16, 1)
+                      : pv_tile(acc, p, v, n, d, 1, 2, KT_DTYPE_BF16, 1);
+                break;
+            case 2:
+                wide4 ? pv_tile(acc, p, v, n, d, 2, 4, KT_DTYPE_BF16, 1)
+                      : pv_tile(acc, p, v, n, d, 2, 2, KT_DTYPE_BF16, 1);
+                break;
+            case 3:
+                pv_tile(acc, p, v, n, d, 3, 2, KT_DTYPE_BF16, 1);
+                break;
+            default:
+                pv_tile(acc, p, v, n, d, 4, 2, KT_DTYPE_BF16, 1);
+            }
+        }
+        return;
+    }
     for (int64_t h0 = 0; h0 < t->g; h0 += 8) {
         float *acc = t->acc + h0 * d;
         const float *p = t->p + h0 * KT_ATTN_CHUNK;
@@ -208,7 +256,7 @@ static void pv(kt_attn_task *t, const void *v, kt_dtype dt, int n)
     }
 }
 
-void kt_attn_step(kt_attn_task *t, const float *k, const void *v, kt_dtype dtype, int n)
+void kt_attn_step(kt_attn_task *t, const float *k, int k_perm, const void *v, kt_dtype dtype, int n)
 {
     int64_t d = t->d;
     __m256 lane = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
@@ -216,7 +264,7 @@ void kt_attn_step(kt_attn_task *t, const float *k, const void *v, kt_dtype dtype
     __m256 valid1 = _mm256_cmp_ps(lane, _mm256_set1_ps((float)(n - 8)), _CMP_LT_OQ);
     __m256 ninf = _mm256_set1_ps(-INFINITY);
     for (int64_t h = 0; h < t->g; h++) {
-        const float *q = t->qs + h * d;
+        const float *q = (k_perm ? t->qk : t->qs) + h * d;
         float *p = t->p + h * KT_ATTN_CHUNK;
         __m256 s0 = _mm256_blendv_ps(ninf, dot8(q, k, d), valid0);
         __m256 s1 = n > 8 ? _mm256_blendv_ps(ninf, dot8(q, k + 8 * d, d), valid1) : ninf;
@@ -266,7 +314,7 @@ void kt_attn_dense_range(kt_attn_task *t, const void *k, const void *v, kt_dtype
             kf = (const float *)ks;
         else
             kt_attn_rows_f32(t->kbuf, ks, dtype, n, t->d);
-        kt_attn_step(t, kf, (const char *)v + (size_t)s * row_bytes, dtype, n);
+        kt_attn_step(t, kf, t->perm, (const char *)v + (size_t)s * row_bytes, dtype, n);
     }
 }
 
@@ -276,7 +324,9 @@ void kt_attn_task_store(const kt_attn_task *t, float *part, int64_t b, int64_t h
     int64_t d = t->d, stride = kt_attn_part_stride(d);
     for (int64_t h = 0; h < t->g; h++) {
         float *row = part + ((b * heads + h0 + h) * n_splits + split) * stride;
-        memcpy(row, t->acc + h * d, sizeof(float) * (size_t)d);
+        const float *acc = t->acc + h * d;
+        for (int64_t c = 0; c < d; c++)
+            row[t->perm ? c - c % 16 + perm16[c % 16] : c] = acc[c];
         row[d] = t->m[h];
         row[d + 1] = t->l[h];
     }

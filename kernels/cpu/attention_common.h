@@ -26,6 +26,8 @@
 typedef struct kt_attn_task {
     int64_t g, d;
     float *qs;   /* [g][d] query in log2 units */
+    float *qk;   /* [g][d] the same in the channel order of converted bf16 keys (perm16) */
+    int perm;    /* keys and values are bf16 read in perm16 order (d % 16 == 0) */
     float *m;    /* [g] running max */
     float *l;    /* [g] running sum of 2^(s - m) */
     float *acc;  /* [g][d] running sum of 2^(s - m) v */
@@ -43,13 +45,15 @@ void kt_attn_task_bind(kt_attn_task *t, void *scratch, int64_t g, int64_t d);
 void kt_attn_task_begin(kt_attn_task *t, const void *q, kt_dtype dtype);
 
 /* Converts 'rows' rows of d storage-typed values to fp32 'dst' and zero-fills the rows up to
- * KT_ATTN_CHUNK. d must be a multiple of 8. */
+ * KT_ATTN_CHUNK. d must be a multiple of 8; bf16 rows with d % 16 == 0 come out in perm16
+ * order (see attention_common.c). */
 void kt_attn_rows_f32(float *dst, const void *src, kt_dtype dtype, int64_t rows, int64_t d);
 
 /* One online-softmax step over 'n' (1..KT_ATTN_CHUNK) tokens with fp32 keys 'k' (KT_ATTN_CHUNK
- * rows of d; rows past n are read but ignored, so they must be finite) and 'n' value rows 'v'
- * in storage type 'dtype' (converted as they are read). */
-void kt_attn_step(kt_attn_task *t, const float *k, const void *v, kt_dtype dtype, int n);
+ * rows of d; rows past n are read but ignored, so they must be finite; in perm16 order when
+ * 'k_perm') and 'n' value rows 'v' in storage type 'dtype' (converted as they are read). */
+void kt_attn_step(kt_attn_task *t, const float *k, int k_perm, const void *v, kt_dtype dtype,
+                  int n);
 
 /* Prefetches 'bytes' from 'p' into L1, one request per 64-byte line. */
 void kt_attn_prefetch(const void *p, size_t bytes);

@@ -289,15 +289,28 @@ static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t 
     int64_t b1 = b0 + st->split_blocks < c->n_full ? b0 + st->split_blocks : c->n_full;
     const float *thr = st->thr + b * p->heads + kh * t->g;
     int64_t kept = 0;
+    size_t code_row = (size_t)(c->head_dim / 4), block_codes = (size_t)c->block * code_row;
     for (int64_t blk = b0; blk < b1; blk++) {
+        /* each block's codes are a fresh page for the hardware prefetcher: fetch the next */
+        if (blk + 1 < b1)
+            kt_attn_prefetch(c->codes + (size_t)(first + blk + 1) * block_codes, block_codes);
         if (!block_kept(t, c, first + blk, thr))
             continue;
         kept++;
         for (int64_t r = 0; r < c->block; r += KT_ATTN_CHUNK) {
             int n = c->block - r < KT_ATTN_CHUNK ? (int)(c->block - r) : KT_ATTN_CHUNK;
+            int64_t ahead = r + KT_ATTN_CHUNK;
+            if (ahead < c->block) {
+                int64_t rows = c->block - ahead < KT_ATTN_CHUNK ? c->block - ahead : KT_ATTN_CHUNK;
+                int64_t row = (first + blk) * c->block + ahead;
+                kt_attn_prefetch(c->residual + (size_t)(row * c->head_dim),
+                                 (size_t)(rows * c->head_dim));
+                kt_attn_prefetch(v + (size_t)(blk * c->block + ahead) * row_bytes,
+                                 (size_t)rows * row_bytes);
+            }
             refine_rows(t, c, first + blk, r, n);
             const char *vs = v + (size_t)(blk * c->block + r) * row_bytes;
-            kt_attn_step(t, t->kbuf, vs, p->dtype, n);
+            kt_attn_step(t, t->kbuf, 0, vs, p->dtype, n);
         }
     }
     if (split == n_splits - 1)
