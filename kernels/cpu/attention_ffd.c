@@ -1,7 +1,7 @@
 /* attention_ffd.c - attention_decode on the CPU with FFD block selection (REFERENCE.md):
  * prepare quantises K per block (ffd_quant.h); run computes each query head's pseudo-max
  * from the approximate scores of block 0 and the last full block, scans every full block with
- * approximate scores (2-bit codes times per-channel scales, decoded 8 channels at a time),
+ * approximate scores (2-bit codes times per-channel scales; see code_dot for the decoding),
  * keeps a block when any head of the group reaches pseudo-max - delta, refines the kept
  * blocks' keys with the fp8 residual and attends them (and the unquantised tail) with the
  * same online softmax as 'dense'. The scan reads d/4 bytes per token instead of d*size. */
