@@ -5,6 +5,7 @@
  *
  * usage: bench_attention [THREADS] [--quick] [NAME=VALUE...]
  *   THREADS default 2; --quick: 4K and 8K only; NAME=VALUE sets an llm input param
+ * Dense and the FFD arms of a point run in rotating order within each round (see time_arms).
  * Prints markdown tables on stdout. */
 #include "check.h"
 #include "kernel.h"
@@ -108,52 +109,64 @@ static double read_bandwidth_gbs(int threads)
     return (double)bytes / median(t + 1, 5) / 1e9;
 }
 
-typedef struct timed {
-    double ms;
+#define MAX_ARMS 4
+#define MAX_REPS 32
+
+/* One variant with its params at one point: its state, check and timings. */
+typedef struct arm {
+    const kt_variant *v;
+    kt_param_value params[KT_MAX_PARAMS];
+    void *st;
+    kt_call call;
     kt_numerics num;
     double kept; /* kept_fraction metric, or -1 */
-    double prepare_ms;
-} timed;
+    double prepare_ms, ms;
+    double times_ns[MAX_REPS];
+} arm;
 
-/* Prepares 'variant' with 'params' (NULL: defaults), checks one call against the reference,
- * then times 'reps' cold calls; returns KT_OK or an error code. */
-static int time_variant(timed *out, kt_backend *b, kt_instance *inst, const char *variant,
-                        const kt_param_value *params, int threads, int reps)
+/* Prepares every arm on 'inst' and checks one call of each against the reference. */
+static int prepare_arms(arm *arms, int n, kt_backend *b, kt_instance *inst, int threads)
 {
-    const kt_variant *v = kt_variant_find("attention_decode", "cpu", variant);
-    kt_param_value defaults[KT_MAX_PARAMS];
-    void *st = NULL;
-    double times[32];
-    int err;
-    if (!v)
-        return kt_error_code(KT_EINVAL, "no variant '%s'", variant);
-    kt_param_defaults(defaults, v->params, v->n_params);
-    kt_call call = kt_instance_call(inst, b, params ? params : defaults, threads);
-    double t0 = now_s();
-    if ((err = v->prepare(&st, &call)) < 0)
-        goto done;
-    out->prepare_ms = (now_s() - t0) * 1e3;
-    if ((err = kt_check_call(&out->num, inst, v, st, &call)) < 0)
-        goto done;
-    out->kept = -1;
-    kt_metric m[KT_MAX_METRICS];
-    int nm = v->metrics ? v->metrics(st, m, KT_MAX_METRICS) : 0;
-    for (int i = 0; i < nm; i++)
-        if (strcmp(m[i].name, "kept_fraction") == 0)
-            out->kept = m[i].value;
-    for (int r = 0; r < reps && r < 32; r++) {
-        kt_timing tm;
-        kt_backend_flush_cache(b);
-        kt_backend_timer_start(b);
-        if ((err = v->run(st, &call)) < 0)
-            goto done;
-        kt_backend_timer_stop(b, &tm);
-        times[r] = tm.time_ns;
+    for (int a = 0; a < n; a++) {
+        arm *x = &arms[a];
+        x->call = kt_instance_call(inst, b, x->params, threads);
+        double t0 = now_s();
+        int err = x->v->prepare(&x->st, &x->call);
+        if (err < 0)
+            return err;
+        x->prepare_ms = (now_s() - t0) * 1e3;
+        if ((err = kt_check_call(&x->num, inst, x->v, x->st, &x->call)) < 0)
+            return err;
+        kt_metric m[KT_MAX_METRICS];
+        int nm = x->v->metrics ? x->v->metrics(x->st, m, KT_MAX_METRICS) : 0;
+        x->kept = -1;
+        for (int i = 0; i < nm; i++)
+            if (strcmp(m[i].name, "kept_fraction") == 0)
+                x->kept = m[i].value;
     }
-    out->ms = median(times, reps < 32 ? reps : 32) / 1e6;
-done:
-    v->release(st, b);
-    return err;
+    return KT_OK;
+}
+
+/* Times 'reps' rounds; each round runs every arm once, cold, starting from a rotating arm, so
+ * that load from elsewhere on the machine falls on all arms alike. Medians into arms[].ms. */
+static int time_arms(arm *arms, int n, kt_backend *b, int reps)
+{
+    for (int r = 0; r < reps; r++) {
+        for (int i = 0; i < n; i++) {
+            arm *x = &arms[(r + i) % n];
+            kt_timing tm;
+            kt_backend_flush_cache(b);
+            kt_backend_timer_start(b);
+            int err = x->v->run(x->st, &x->call);
+            if (err < 0)
+                return err;
+            kt_backend_timer_stop(b, &tm);
+            x->times_ns[r] = tm.time_ns;
+        }
+    }
+    for (int a = 0; a < n; a++)
+        arms[a].ms = median(arms[a].times_ns, reps) / 1e6;
+    return KT_OK;
 }
 
 static kt_point llama8b_point(int64_t context)
@@ -237,32 +250,41 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench_attention: %s\n", kt_error_last());
                 return 1;
             }
-            int reps = t >= 131072 ? 5 : 9;
-            timed dense;
-            if (time_variant(&dense, b, inst, "dense", NULL, threads, reps) < 0) {
-                fprintf(stderr, "bench_attention: dense: %s\n", kt_error_last());
+            arm arms[MAX_ARMS];
+            memset(arms, 0, sizeof(arms));
+            int n_arms = is_ffd_point ? 4 : 1;
+            for (int a = 0; a < n_arms; a++) {
+                arms[a].v = kt_variant_find("attention_decode", "cpu", a ? "ffd" : "dense");
+                kt_param_defaults(arms[a].params, arms[a].v->params, arms[a].v->n_params);
+                if (a)
+                    arms[a].params[0].num = deltas[a - 1];
+            }
+            int reps = t >= 131072 ? 7 : 15, err;
+            if ((err = prepare_arms(arms, n_arms, b, inst, threads)) == KT_OK)
+                err = time_arms(arms, n_arms, b, reps);
+            for (int a = 0; a < n_arms; a++)
+                if (arms[a].v)
+                    arms[a].v->release(arms[a].st, b);
+            if (err < 0) {
+                fprintf(stderr, "bench_attention: %s\n", kt_error_last());
                 return 1;
             }
+            const arm *dense = &arms[0];
             double kv_bytes = (double)(kt_tensor_bytes(&inst->problem.tensors[1]) +
                                        kt_tensor_bytes(&inst->problem.tensors[2]));
-            double gbs = kv_bytes / (dense.ms * 1e-3) / 1e9;
+            double gbs = kv_bytes / (dense->ms * 1e-3) / 1e9;
             printf("| %s | %lld | %.3f | %.1f | %.0f%% | %.0f%% | %.2g |\n",
-                   kt_dtype_name(dtypes[di]), (long long)t, dense.ms, gbs, 100.0 * gbs / copy_gbs,
-                   100.0 * gbs / read_gbs, dense.num.rel_l2);
+                   kt_dtype_name(dtypes[di]), (long long)t, dense->ms, gbs, 100.0 * gbs / copy_gbs,
+                   100.0 * gbs / read_gbs, dense->num.rel_l2);
             fflush(stdout);
-            for (int k = 0; is_ffd_point && k < 3; k++) {
-                kt_param_value fp[3] = {{deltas[k]}, {128}, {1024}};
-                timed ffd;
-                if (time_variant(&ffd, b, inst, "ffd", fp, threads, reps) < 0) {
-                    fprintf(stderr, "bench_attention: ffd: %s\n", kt_error_last());
-                    return 1;
-                }
+            for (int a = 1; a < n_arms; a++) {
+                const arm *f = &arms[a];
                 snprintf(ffd_rows[n_ffd++], sizeof(ffd_rows[0]),
                          "| %s | %lld | %.0f | %.3f | %.3f | %.3f | %.2fx | %.2fx | %.2g | %.2g | "
                          "%.0f |",
-                         kt_dtype_name(dtypes[di]), (long long)t, deltas[k], ffd.kept, dense.ms,
-                         ffd.ms, dense.ms / ffd.ms, ffd_byte_bound(ffd.kept, 128, 2, 128),
-                         ffd.num.rel_l2, dense.num.rel_l2, ffd.prepare_ms);
+                         kt_dtype_name(dtypes[di]), (long long)t, deltas[a - 1], f->kept, dense->ms,
+                         f->ms, dense->ms / f->ms, ffd_byte_bound(f->kept, 128, 2, 128),
+                         f->num.rel_l2, dense->num.rel_l2, f->prepare_ms);
             }
             kt_instance_free(inst, b);
         }
