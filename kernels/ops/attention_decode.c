@@ -49,7 +49,7 @@ static const kt_param_def attention_input_params[IP_COUNT] = {
     {"heavy_fraction", KT_PARAM_FLOAT, 0.01, 0, 1, NULL,
      "llm: fraction of the tokens that are heavy hitters"},
     {"heavy_strength", KT_PARAM_FLOAT, 16, 0, 1000, NULL,
-     "llm: largest heavy-hitter alignment; each token draws U(0.5, 1) x this"},
+     "llm: largest heavy-hitter alignment (see heavy_spread)"},
     {"heavy_span", KT_PARAM_INT, 8, 1, 4096, NULL,
      "llm: heavy hitters come in runs of this many consecutive tokens"},
     {"heavy_spread", KT_PARAM_FLOAT, 0.15, 0, 1, NULL,
