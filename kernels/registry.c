@@ -15,6 +15,7 @@ static const kt_op *const ops[] = {
     &kt_op_synthetic,
     &kt_op_gemm,
     &kt_op_swiglu_mlp,
+    &kt_op_attention_decode,
 };
 
 static const kt_backend_iface *const backends[] = {
@@ -32,6 +33,8 @@ static const kt_variant *const variants[] = {
     &kt_variant_cpu_gemm_deterministic,
     &kt_variant_cpu_swiglu_unfused,
     &kt_variant_cpu_swiglu_fused,
+    &kt_variant_cpu_attention_dense,
+    &kt_variant_cpu_attention_ffd,
 #ifdef KT_HAVE_CUDA
     &kt_variant_cuda_gemm_cublaslt,
     &kt_variant_cuda_gemm_deterministic,

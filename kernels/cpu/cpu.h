@@ -10,5 +10,7 @@ extern const kt_variant kt_variant_cpu_gemm_tiled;
 extern const kt_variant kt_variant_cpu_gemm_deterministic;
 extern const kt_variant kt_variant_cpu_swiglu_unfused;
 extern const kt_variant kt_variant_cpu_swiglu_fused;
+extern const kt_variant kt_variant_cpu_attention_dense;
+extern const kt_variant kt_variant_cpu_attention_ffd;
 
 #endif

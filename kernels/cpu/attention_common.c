@@ -1,0 +1,437 @@
+/* attention_common.c - split-KV flash decoding pieces shared by the CPU attention variants. */
+#include "attention_common.h"
+
+#include <math.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define LOG2E 1.4426950408889634
+
+static size_t align32(size_t bytes)
+{
+    return (bytes + 31) / 32 * 32;
+}
+
+/* bf16 keys and values are widened 16 channels at a time by interleaving with zeros, which
+ * puts channels [0-3, 8-11] in one vector and [4-7, 12-15] in the other: position i of a
+ * 16-channel group holds channel perm16[i]. Keys in that order meet a query in that order
+ * (t->qk); accumulators stay in that order until kt_attn_task_store. */
+static const int perm16[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15};
+
+size_t kt_attn_scratch_bytes(int64_t g, int64_t d)
+{
+    size_t f = sizeof(float);
+    return align32((size_t)(g * d) * f) * 3 + align32((size_t)g * f) * 2 +
+           align32((size_t)(g * KT_ATTN_CHUNK) * f) + align32((size_t)(KT_ATTN_CHUNK * d) * f);
+}
+
+void kt_attn_task_bind(kt_attn_task *t, void *scratch, int64_t g, int64_t d)
+{
+    char *p = scratch;
+    size_t f = sizeof(float);
+    t->g = g;
+    t->d = d;
+    t->qs = (float *)p, p += align32((size_t)(g * d) * f);
+    t->qk = (float *)p, p += align32((size_t)(g * d) * f);
+    t->acc = (float *)p, p += align32((size_t)(g * d) * f);
+    t->m = (float *)p, p += align32((size_t)g * f);
+    t->l = (float *)p, p += align32((size_t)g * f);
+    t->p = (float *)p, p += align32((size_t)(g * KT_ATTN_CHUNK) * f);
+    t->kbuf = (float *)p;
+}
+
+void kt_attn_task_begin(kt_attn_task *t, const void *q, kt_dtype dtype)
+{
+    float scale = (float)(LOG2E / sqrt((double)t->d));
+    for (int64_t i = 0; i < t->g * t->d; i++)
+        t->qs[i] = kt_dtype_load(q, dtype, (size_t)i) * scale;
+    t->perm = dtype == KT_DTYPE_BF16 && t->d % 16 == 0;
+    for (int64_t i = 0; i < t->g * t->d; i++)
+        t->qk[i] = t->perm ? t->qs[i - i % 16 + perm16[i % 16]] : t->qs[i];
+    for (int64_t h = 0; h < t->g; h++) {
+        t->m[h] = -INFINITY;
+        t->l[h] = 0.0f;
+    }
+    memset(t->acc, 0, sizeof(float) * (size_t)(t->g * t->d));
+}
+
+void kt_attn_rows_f32(float *dst, const void *src, kt_dtype dtype, int64_t rows, int64_t d)
+{
+    int64_t n = rows * d;
+    if (dtype == KT_DTYPE_BF16 && d % 16 == 0) {
+        const uint16_t *s = src;
+        __m256i zero = _mm256_setzero_si256();
+        for (int64_t i = 0; i < n; i += 16) {
+            __m256i x = _mm256_loadu_si256((const __m256i *)(s + i));
+            _mm256_store_si256((__m256i *)(dst + i), _mm256_unpacklo_epi16(zero, x));
+            _mm256_store_si256((__m256i *)(dst + i + 8), _mm256_unpackhi_epi16(zero, x));
+        }
+    } else if (dtype == KT_DTYPE_BF16) {
+        const uint16_t *s = src;
+        for (int64_t i = 0; i < n; i += 8) {
+            __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(s + i)));
+            _mm256_store_ps(dst + i, _mm256_castsi256_ps(_mm256_slli_epi32(w, 16)));
+        }
+    } else if (dtype == KT_DTYPE_FP16) {
+        const uint16_t *s = src;
+        for (int64_t i = 0; i < n; i += 8)
+            _mm256_store_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(s + i))));
+    } else {
+        memcpy(dst, src, sizeof(float) * (size_t)n);
+    }
+    memset(dst + n, 0, sizeof(float) * (size_t)((KT_ATTN_CHUNK - rows) * d));
+}
+
+/* 2^x, lanes below -126 flush to 2^-126; relative error ~2e-7 (Cephes exp2f polynomial). */
+static inline __m256 exp2_ps(__m256 x)
+{
+    x = _mm256_max_ps(x, _mm256_set1_ps(-126.0f));
+    __m256 fi = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 f = _mm256_sub_ps(x, fi); /* [-0.5, 0.5] */
+    __m256 p = _mm256_set1_ps(1.535336188319500e-4f);
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.339887440266574e-3f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.618437357674640e-3f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.550332471162809e-2f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.402264791363012e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931472028550421e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
+    __m256i e =
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(fi), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+static inline float hmax_ps(__m256 v)
+{
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    return _mm_cvtss_f32(m);
+}
+
+static inline float hsum_ps(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* Scores of 8 consecutive key rows 'k' (row stride d) against 'q', one per lane. */
+static inline __m256 dot8(const float *q, const float *k, int64_t d)
+{
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    for (int64_t c = 0; c < d; c += 8) {
+        __m256 qv = _mm256_load_ps(q + c);
+        a0 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k + 0 * d + c), a0);
+        a1 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k + 1 * d + c), a1);
+        a2 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k + 2 * d + c), a2);
+        a3 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k + 3 * d + c), a3);
+        a4 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k + 4 * d + c), a4);
+        a5 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k + 5 * d + c), a5);
+        a6 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k + 6 * d + c), a6);
+        a7 = _mm256_fmadd_ps(qv, _mm256_loadu_ps(k + 7 * d + c), a7);
+    }
+    return kt_attn_hsum8(a0, a1, a2, a3, a4, a5, a6, a7);
+}
+
+/* Eight values of 'src' (storage type 'dt', a compile-time constant after inlining) from
+ * element 'i', as fp32. */
+static inline __attribute__((always_inline)) __m256 load8(const void *src, int64_t i, const int dt)
+{
+    if (dt == KT_DTYPE_BF16) {
+        __m128i w = _mm_loadu_si128((const __m128i *)((const uint16_t *)src + i));
+        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(w), 16));
+    }
+    if (dt == KT_DTYPE_FP16)
+        return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)src + i)));
+    return _mm256_loadu_ps((const float *)src + i);
+}
+
+/* acc[h] += sum_t p[h][t] v[t] for a tile of 'gt' heads, 'cb' blocks of 8 channels at a time,
+ * values converted from storage type 'dt' as they are loaded. gt, cb and dt are compile-time
+ * constants after inlining, so the gt x cb accumulators stay in registers. */
+static inline __attribute__((always_inline)) void pv_tile(float *acc, const float *p, const void *v,
+                                                          int n, int64_t d, const int gt,
+                                                          const int cb, const int dt,
+                                                          const int perm)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    for (int64_t c = 0; c < d; c += 8 * cb) {
+        __m256 a[8][4];
+        for (int h = 0; h < gt; h++)
+            for (int j = 0; j < cb; j++)
+                a[h][j] = _mm256_load_ps(acc + h * d + c + 8 * j);
+        for (int t = 0; t < n; t++) {
+            __m256 vt[4];
+            for (int j = 0; perm && j < cb; j += 2) {
+                const uint16_t *vp = (const uint16_t *)v + t * d + c + 8 * j;
+                __m256i x = _mm256_loadu_si256((const __m256i *)vp);
+                vt[j] = _mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, x));
+                vt[j + 1] = _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, x));
+            }
+            for (int j = 0; !perm && j < cb; j++)
+                vt[j] = load8(v, t * d + c + 8 * j, dt);
+            for (int h = 0; h < gt; h++) {
+                __m256 ph = _mm256_broadcast_ss(p + h * KT_ATTN_CHUNK + t);
+                for (int j = 0; j < cb; j++)
+                    a[h][j] = _mm256_fmadd_ps(ph, vt[j], a[h][j]);
+            }
+        }
+        for (int h = 0; h < gt; h++)
+            for (int j = 0; j < cb; j++)
+                _mm256_store_ps(acc + h * d + c + 8 * j, a[h][j]);
+    }
+}
+
+static inline __attribute__((always_inline)) void pv_dt(float *acc, const float *p, const void *v,
+                                                        int n, int64_t d, const int gt,
+                                                        const int cb, kt_dtype dt)
+{
+    if (dt == KT_DTYPE_BF16)
+        pv_tile(acc, p, v, n, d, gt, cb, KT_DTYPE_BF16, 0);
+    else if (dt == KT_DTYPE_FP16)
+        pv_tile(acc, p, v, n, d, gt, cb, KT_DTYPE_FP16, 0);
+    else
+        pv_tile(acc, p, v, n, d, gt, cb, KT_DTYPE_FP32, 0);
+}
+
+/* Tiles of up to 8 heads; small tiles take 2 or 4 channel blocks per pass when d allows, so
+ * each loaded value feeds more FMAs. */
+static void pv(kt_attn_task *t, const void *v, kt_dtype dt, int n)
+{
+    int64_t d = t->d;
+    int wide4 = d % 32 == 0, wide2 = d % 16 == 0;
+    if (t->perm) { /* bf16 in perm16 order: tiles of up to 4 heads, 16 or 32 channels a pass */
+        for (int64_t h0 = 0; h0 < t->g; h0 += 4) {
+            float *acc = t->acc + h0 * d;
+            const float *p = t->p + h0 * KT_ATTN_CHUNK;
+            switch (t->g - h0 < 4 ? t->g - h0 : 4) {
+            case 1:
+                wide4 ? pv_tile(acc, p, v, n, d, 1, 4, KT_DTYPE_BF16, 1)
+                      : pv_tile(acc, p, v, n, d, 1, 2, KT_DTYPE_BF16, 1);
+                break;
+            case 2:
+                wide4 ? pv_tile(acc, p, v, n, d, 2, 4, KT_DTYPE_BF16, 1)
+                      : pv_tile(acc, p, v, n, d, 2, 2, KT_DTYPE_BF16, 1);
+                break;
+            case 3:
+                pv_tile(acc, p, v, n, d, 3, 2, KT_DTYPE_BF16, 1);
+                break;
+            default:
+                pv_tile(acc, p, v, n, d, 4, 2, KT_DTYPE_BF16, 1);
+            }
+        }
+        return;
+    }
+    for (int64_t h0 = 0; h0 < t->g; h0 += 8) {
+        float *acc = t->acc + h0 * d;
+        const float *p = t->p + h0 * KT_ATTN_CHUNK;
+        switch (t->g - h0 < 8 ? t->g - h0 : 8) {
+        case 1:
+            wide4 ? pv_dt(acc, p, v, n, d, 1, 4, dt) : pv_dt(acc, p, v, n, d, 1, 1, dt);
+            break;
+        case 2:
+            wide4 ? pv_dt(acc, p, v, n, d, 2, 4, dt) : pv_dt(acc, p, v, n, d, 2, 1, dt);
+            break;
+        case 3:
+            wide2 ? pv_dt(acc, p, v, n, d, 3, 2, dt) : pv_dt(acc, p, v, n, d, 3, 1, dt);
+            break;
+        case 4:
+            wide2 ? pv_dt(acc, p, v, n, d, 4, 2, dt) : pv_dt(acc, p, v, n, d, 4, 1, dt);
+            break;
+        case 5:
+            pv_dt(acc, p, v, n, d, 5, 1, dt);
+            break;
+        case 6:
+            pv_dt(acc, p, v, n, d, 6, 1, dt);
+            break;
+        case 7:
+            pv_dt(acc, p, v, n, d, 7, 1, dt);
+            break;
+        default:
+            pv_dt(acc, p, v, n, d, 8, 1, dt);
+        }
+    }
+}
+
+void kt_attn_step(kt_attn_task *t, const float *k, int k_perm, const void *v, kt_dtype dtype, int n)
+{
+    int64_t d = t->d;
+    __m256 lane = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256 valid0 = _mm256_cmp_ps(lane, _mm256_set1_ps((float)n), _CMP_LT_OQ);
+    __m256 valid1 = _mm256_cmp_ps(lane, _mm256_set1_ps((float)(n - 8)), _CMP_LT_OQ);
+    __m256 ninf = _mm256_set1_ps(-INFINITY);
+    for (int64_t h = 0; h < t->g; h++) {
+        const float *q = (k_perm ? t->qk : t->qs) + h * d;
+        float *p = t->p + h * KT_ATTN_CHUNK;
+        __m256 s0 = _mm256_blendv_ps(ninf, dot8(q, k, d), valid0);
+        __m256 s1 = n > 8 ? _mm256_blendv_ps(ninf, dot8(q, k + 8 * d, d), valid1) : ninf;
+        float mx = hmax_ps(_mm256_max_ps(s0, s1));
+        if (mx > t->m[h]) {
+            float alpha = exp2f(t->m[h] - mx);
+            t->l[h] *= alpha;
+            __m256 av = _mm256_set1_ps(alpha);
+            for (int64_t c = 0; c < d; c += 8)
+                _mm256_store_ps(t->acc + h * d + c,
+                                _mm256_mul_ps(av, _mm256_load_ps(t->acc + h * d + c)));
+            t->m[h] = mx;
+        }
+        __m256 mv = _mm256_set1_ps(t->m[h]);
+        __m256 p0 = _mm256_and_ps(exp2_ps(_mm256_sub_ps(s0, mv)), valid0);
+        __m256 p1 = _mm256_and_ps(exp2_ps(_mm256_sub_ps(s1, mv)), valid1);
+        _mm256_store_ps(p, p0);
+        _mm256_store_ps(p + 8, p1);
+        t->l[h] += hsum_ps(_mm256_add_ps(p0, p1));
+    }
+    pv(t, v, dtype, n);
+}
+
+void kt_attn_prefetch(const void *p, size_t bytes)
+{
+    const char *c = p;
+    for (size_t off = 0; off < bytes; off += 64)
+        _mm_prefetch(c + off, _MM_HINT_T0);
+}
+
+void kt_attn_dense_range(kt_attn_task *t, const void *k, const void *v, kt_dtype dtype, int64_t t0,
+                         int64_t t1)
+{
+    size_t row_bytes = (size_t)t->d * kt_dtype_size(dtype);
+    for (int64_t s = t0; s < t1; s += KT_ATTN_CHUNK) {
+        int n = t1 - s < KT_ATTN_CHUNK ? (int)(t1 - s) : KT_ATTN_CHUNK;
+        int64_t ahead = s + KT_ATTN_PREFETCH_CHUNKS * KT_ATTN_CHUNK;
+        if (ahead < t1) {
+            size_t bytes =
+                (size_t)(t1 - ahead < KT_ATTN_CHUNK ? t1 - ahead : KT_ATTN_CHUNK) * row_bytes;
+            kt_attn_prefetch((const char *)k + (size_t)ahead * row_bytes, bytes);
+            kt_attn_prefetch((const char *)v + (size_t)ahead * row_bytes, bytes);
+        }
+        const char *ks = (const char *)k + (size_t)s * row_bytes;
+        const float *kf = t->kbuf;
+        if (dtype == KT_DTYPE_FP32 && n == KT_ATTN_CHUNK)
+            kf = (const float *)ks;
+        else
+            kt_attn_rows_f32(t->kbuf, ks, dtype, n, t->d);
+        kt_attn_step(t, kf, t->perm, (const char *)v + (size_t)s * row_bytes, dtype, n);
+    }
+}
+
+void kt_attn_task_store(const kt_attn_task *t, float *part, int64_t b, int64_t heads, int64_t h0,
+                        int64_t n_splits, int64_t split)
+{
+    int64_t d = t->d, stride = kt_attn_part_stride(d);
+    for (int64_t h = 0; h < t->g; h++) {
+        float *row = part + ((b * heads + h0 + h) * n_splits + split) * stride;
+        const float *acc = t->acc + h * d;
+        for (int64_t c = 0; c < d; c++)
+            row[t->perm ? c - c % 16 + perm16[c % 16] : c] = acc[c];
+        row[d] = t->m[h];
+        row[d + 1] = t->l[h];
+    }
+}
+
+static void store_out(void *out, kt_dtype dtype, size_t i, float x)
+{
+    if (dtype == KT_DTYPE_BF16)
+        ((uint16_t *)out)[i] = kt_fp32_to_bf16(x);
+    else if (dtype == KT_DTYPE_FP16)
+        ((uint16_t *)out)[i] = kt_fp32_to_fp16(x);
+    else
+        ((float *)out)[i] = x;
+}
+
+void kt_attn_merge(void *out, kt_dtype dtype, const float *part, int64_t rows, int64_t n_splits,
+                   int64_t d, int threads)
+{
+    int64_t stride = kt_attn_part_stride(d);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t r = 0; r < rows; r++) {
+        const float *pr = part + r * n_splits * stride;
+        float o[KT_ATTN_MAX_HEAD_DIM] = {0};
+        float mx = -INFINITY, l = 0.0f;
+        for (int64_t s = 0; s < n_splits; s++)
+            mx = fmaxf(mx, pr[s * stride + d]);
+        for (int64_t s = 0; s < n_splits; s++) {
+            float w = exp2f(pr[s * stride + d] - mx);
+            l += pr[s * stride + d + 1] * w;
+            for (int64_t c = 0; c < d; c++)
+                o[c] += pr[s * stride + c] * w;
+        }
+        float inv = 1.0f / l;
+        for (int64_t c = 0; c < d; c++)
+            store_out(out, dtype, (size_t)(r * d + c), o[c] * inv);
+    }
+}
+
+int kt_attn_check_problem(const kt_problem *p)
+{
+    if (p->head_dim % 8 != 0)
+        return kt_error_code(KT_EUNSUPPORTED, "head_dim %lld is not a multiple of 8",
+                             (long long)p->head_dim);
+    if (p->head_dim > KT_ATTN_MAX_HEAD_DIM)
+        return kt_error_code(KT_EUNSUPPORTED, "head_dim %lld is above %d", (long long)p->head_dim,
+                             KT_ATTN_MAX_HEAD_DIM);
+    if (p->heads % p->kv_heads != 0)
+        return kt_error_code(KT_EINVAL, "heads (%lld) is not a multiple of kv_heads (%lld)",
+                             (long long)p->heads, (long long)p->kv_heads);
+    return KT_OK;
+}
+
+int kt_attn_work_alloc(kt_attn_work *w, kt_backend *backend, const kt_problem *p, int64_t n_splits,
+                       int threads, size_t extra_bytes)
+{
+    int64_t g = p->heads / p->kv_heads, d = p->head_dim;
+    memset(w, 0, sizeof(*w));
+    w->n_splits = n_splits;
+    w->threads = threads > 0 ? threads : 1;
+    w->extra_offset = kt_attn_scratch_bytes(g, d);
+    w->scratch_stride = align32(w->extra_offset + extra_bytes);
+    w->part_bytes =
+        (size_t)(p->batch * p->heads * n_splits * kt_attn_part_stride(d)) * sizeof(float);
+    int err = kt_backend_alloc(backend, (void **)&w->part, w->part_bytes);
+    if (err < 0)
+        return err;
+    return kt_backend_alloc(backend, (void **)&w->scratch, w->scratch_stride * (size_t)w->threads);
+}
+
+void kt_attn_work_free(kt_attn_work *w, kt_backend *backend)
+{
+    if (w->part)
+        kt_backend_free(backend, w->part, w->part_bytes);
+    if (w->scratch)
+        kt_backend_free(backend, w->scratch, w->scratch_stride * (size_t)w->threads);
+    w->part = NULL;
+    w->scratch = NULL;
+}
+
+void kt_attn_work_run(kt_attn_work *w, const kt_call *call, kt_attn_task_fn fn, void *ctx)
+{
+    const kt_problem *p = call->problem;
+    int64_t g = p->heads / p->kv_heads, d = p->head_dim, ns = w->n_splits;
+    int64_t n_tasks = p->batch * p->kv_heads * ns;
+    int threads = call->threads < w->threads ? call->threads : w->threads;
+    size_t q_row = (size_t)d * kt_dtype_size(p->dtype);
+#pragma omp parallel num_threads(threads)
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        kt_attn_task t;
+        char *scratch = w->scratch + (size_t)tid * w->scratch_stride;
+        kt_attn_task_bind(&t, scratch, g, d);
+        t.extra = scratch + w->extra_offset;
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t i = 0; i < n_tasks; i++) {
+            int64_t b = i / (p->kv_heads * ns), kh = (i / ns) % p->kv_heads, s = i % ns;
+            kt_attn_task_begin(
+                &t, (const char *)call->inputs[0] + (size_t)(b * p->heads + kh * g) * q_row,
+                p->dtype);
+            fn(&t, ctx, b, kh, s);
+            kt_attn_task_store(&t, w->part, b, p->heads, kh * g, ns, s);
+        }
+    }
+    kt_attn_merge(call->outputs[0], p->dtype, w->part, p->batch * p->heads, ns, d, threads);
+}

@@ -1,0 +1,118 @@
+/* attention_common.h - private to the CPU attention variants: the pieces of split-KV flash
+ * decoding they share (AVX2 + FMA + F16C, which -march=x86-64-v3 provides).
+ *
+ * Scores are kept in log2 units (q is pre-multiplied by log2(e) / sqrt(d)) so the online
+ * softmax uses exp2. Work is cut into tasks (b, kv head, split); a task runs every query head
+ * of its GQA group over its tokens in chunks of KT_ATTN_CHUNK, so K and V are read once per
+ * group, and leaves one partial (m, l, acc[d]) per query head. Partials are merged in split
+ * order by log-sum-exp, so results depend neither on the thread count nor on the batch. */
+#ifndef KT_ATTENTION_COMMON_H
+#define KT_ATTENTION_COMMON_H
+
+#include "../kernel.h"
+
+#include <immintrin.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KT_ATTN_CHUNK        16   /* tokens per online-softmax step */
+#define KT_ATTN_MAX_HEAD_DIM 1024 /* largest head_dim the CPU kernels accept */
+/* Chunks ahead that dense ranges prefetch: a 16-token bf16 chunk of d = 128 is one 4 KiB page,
+ * and the hardware prefetchers stop at page boundaries. */
+#define KT_ATTN_PREFETCH_CHUNKS 2
+
+/* The online-softmax state of the g query heads of one task, and its scratch. Every array is
+ * 32-byte aligned; 'kbuf' holds KT_ATTN_CHUNK fp32 key rows of d values. */
+typedef struct kt_attn_task {
+    int64_t g, d;
+    float *qs;   /* [g][d] query in log2 units */
+    float *qk;   /* [g][d] the same in the channel order of converted bf16 keys (perm16) */
+    int perm;    /* keys and values are bf16 read in perm16 order (d % 16 == 0) */
+    float *m;    /* [g] running max */
+    float *l;    /* [g] running sum of 2^(s - m) */
+    float *acc;  /* [g][d] running sum of 2^(s - m) v */
+    float *p;    /* [g][KT_ATTN_CHUNK] scores, then weights, of the current chunk */
+    float *kbuf; /* [KT_ATTN_CHUNK][d] */
+    void *extra; /* the variant's own per-thread scratch (kt_attn_work_alloc 'extra_bytes') */
+} kt_attn_task;
+
+/* Bytes of one thread's scratch for groups of 'g' heads of dimension 'd'. */
+size_t kt_attn_scratch_bytes(int64_t g, int64_t d);
+/* Carves 't' out of 'scratch' (kt_attn_scratch_bytes, 32-byte aligned). */
+void kt_attn_task_bind(kt_attn_task *t, void *scratch, int64_t g, int64_t d);
+/* Loads the g query heads of a group ('q' points at head 0 of the group, storage type 'dtype')
+ * into t->qs in log2 units and resets m, l and acc. */
+void kt_attn_task_begin(kt_attn_task *t, const void *q, kt_dtype dtype);
+
+/* Converts 'rows' rows of d storage-typed values to fp32 'dst' and zero-fills the rows up to
+ * KT_ATTN_CHUNK. d must be a multiple of 8; bf16 rows with d % 16 == 0 come out in perm16
+ * order (see attention_common.c). */
+void kt_attn_rows_f32(float *dst, const void *src, kt_dtype dtype, int64_t rows, int64_t d);
+
+/* One online-softmax step over 'n' (1..KT_ATTN_CHUNK) tokens with fp32 keys 'k' (KT_ATTN_CHUNK
+ * rows of d; rows past n are read but ignored, so they must be finite; in perm16 order when
+ * 'k_perm') and 'n' value rows 'v' in storage type 'dtype' (converted as they are read). */
+void kt_attn_step(kt_attn_task *t, const float *k, int k_perm, const void *v, kt_dtype dtype,
+                  int n);
+
+/* Prefetches 'bytes' from 'p' into L1, one request per 64-byte line. */
+void kt_attn_prefetch(const void *p, size_t bytes);
+
+/* Dense attention of a task over tokens [t0, t1) of one KV head ('k' and 'v' point at its
+ * token 0, storage type 'dtype'), chunk by chunk from t0. */
+void kt_attn_dense_range(kt_attn_task *t, const void *k, const void *v, kt_dtype dtype, int64_t t0,
+                         int64_t t1);
+
+/* Partials: per (b, h, split) a row of kt_attn_part_stride(d) floats: acc[d], m, l. */
+static inline int64_t kt_attn_part_stride(int64_t d)
+{
+    return d + 8;
+}
+/* Writes the task's state as the partials of query heads 'h0'..'h0+g-1' of batch row 'b':
+ * part[((b * heads + h) * n_splits + split) * stride]. */
+void kt_attn_task_store(const kt_attn_task *t, float *part, int64_t b, int64_t heads, int64_t h0,
+                        int64_t n_splits, int64_t split);
+/* Merges the n_splits partials of every (b, h) into out[B, H, d] (storage type 'dtype'). */
+void kt_attn_merge(void *out, kt_dtype dtype, const float *part, int64_t rows, int64_t n_splits,
+                   int64_t d, int threads);
+
+/* The sums of eight vectors, one per lane (lane i = sum of the lanes of 'a'i); a fixed order. */
+static inline __m256 kt_attn_hsum8(__m256 a0, __m256 a1, __m256 a2, __m256 a3, __m256 a4, __m256 a5,
+                                   __m256 a6, __m256 a7)
+{
+    __m256 t01 = _mm256_hadd_ps(a0, a1), t23 = _mm256_hadd_ps(a2, a3);
+    __m256 t45 = _mm256_hadd_ps(a4, a5), t67 = _mm256_hadd_ps(a6, a7);
+    __m256 lo = _mm256_hadd_ps(t01, t23), hi = _mm256_hadd_ps(t45, t67);
+    return _mm256_add_ps(_mm256_permute2f128_ps(lo, hi, 0x20),
+                         _mm256_permute2f128_ps(lo, hi, 0x31));
+}
+
+/* What a variant allocates in prepare for split-KV tasks: the partials and per-thread scratch. */
+typedef struct kt_attn_work {
+    int64_t n_splits;
+    int threads;
+    float *part;
+    size_t part_bytes;
+    char *scratch; /* threads x scratch_stride bytes */
+    size_t scratch_stride;
+    size_t extra_offset; /* of kt_attn_task.extra within a thread's scratch */
+} kt_attn_work;
+
+/* The body of one task: attends the tokens of split 'split' of KV head 'kh' of batch row 'b'
+ * into 't' (already begun with the group's queries). */
+typedef void (*kt_attn_task_fn)(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t split);
+
+/* Allocates through 'backend' the partials of 'n_splits' splits and the scratch of 'threads'
+ * threads, each with 'extra_bytes' of the variant's own. */
+int kt_attn_work_alloc(kt_attn_work *w, kt_backend *backend, const kt_problem *p, int64_t n_splits,
+                       int threads, size_t extra_bytes);
+void kt_attn_work_free(kt_attn_work *w, kt_backend *backend);
+/* Runs 'fn' for every (b, kv head, split) on min(call->threads, w->threads) OpenMP threads,
+ * then merges the partials into call->outputs[0]. */
+void kt_attn_work_run(kt_attn_work *w, const kt_call *call, kt_attn_task_fn fn, void *ctx);
+
+/* Checks the shape constraints the CPU attention kernels share: head_dim a multiple of 8 and
+ * at most KT_ATTN_MAX_HEAD_DIM (KT_EUNSUPPORTED), heads a multiple of kv_heads (KT_EINVAL). */
+int kt_attn_check_problem(const kt_problem *p);
+
+#endif

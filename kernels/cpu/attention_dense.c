@@ -1,0 +1,79 @@
+/* attention_dense.c - attention_decode on the CPU: split-KV flash decoding with an online
+ * softmax in fp32, all query heads of a GQA group per task so K and V are read once. */
+#include "attention_common.h"
+#include "cpu.h"
+
+#include <stdlib.h>
+
+enum { P_SPLIT, P_COUNT };
+
+static const kt_param_def dense_params[P_COUNT] = {
+    {"split", KT_PARAM_INT, 1024, 16, 1 << 24, NULL,
+     "tokens per split-KV task (fixed, so results do not depend on threads or batch)"},
+};
+
+typedef struct dense_state {
+    kt_attn_work work;
+    int64_t split;
+} dense_state;
+
+typedef struct dense_ctx {
+    const kt_problem *p;
+    const void *k, *v;
+    int64_t split;
+} dense_ctx;
+
+static void dense_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t split)
+{
+    const dense_ctx *c = ctx;
+    const kt_problem *p = c->p;
+    size_t head =
+        (size_t)((b * p->kv_heads + kh) * p->context * p->head_dim) * kt_dtype_size(p->dtype);
+    int64_t t0 = split * c->split, t1 = t0 + c->split < p->context ? t0 + c->split : p->context;
+    kt_attn_dense_range(t, (const char *)c->k + head, (const char *)c->v + head, p->dtype, t0, t1);
+}
+
+static int dense_prepare(void **out, const kt_call *call)
+{
+    const kt_problem *p = call->problem;
+    int err = kt_attn_check_problem(p);
+    if (err < 0)
+        return err;
+    dense_state *st = calloc(1, sizeof(*st));
+    if (!st)
+        return kt_error_code(KT_ENOMEM, "out of memory");
+    *out = st;
+    st->split = (int64_t)call->params[P_SPLIT].num;
+    int64_t n_splits = (p->context + st->split - 1) / st->split;
+    return kt_attn_work_alloc(&st->work, call->backend, p, n_splits, call->threads, 0);
+}
+
+static int dense_run(void *state, const kt_call *call)
+{
+    dense_state *st = state;
+    dense_ctx ctx = {call->problem, call->inputs[1], call->inputs[2], st->split};
+    kt_attn_work_run(&st->work, call, dense_task, &ctx);
+    return KT_OK;
+}
+
+static void dense_release(void *state, kt_backend *backend)
+{
+    dense_state *st = state;
+    if (!st)
+        return;
+    kt_attn_work_free(&st->work, backend);
+    free(st);
+}
+
+const kt_variant kt_variant_cpu_attention_dense = {
+    /* .op = */ "attention_decode",
+    /* .name = */ "dense",
+    /* .backend = */ "cpu",
+    /* .doc = */ "split-KV flash decoding, online softmax, fp32 accumulation, AVX2",
+    /* .params = */ dense_params,
+    /* .n_params = */ P_COUNT,
+    /* .prepare = */ dense_prepare,
+    /* .run = */ dense_run,
+    /* .release = */ dense_release,
+    /* .metrics = */ NULL,
+};

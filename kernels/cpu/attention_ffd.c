@@ -1,0 +1,442 @@
+/* attention_ffd.c - attention_decode on the CPU with FFD block selection (REFERENCE.md):
+ * prepare quantises K per block (ffd_quant.h); run computes each query head's pseudo-max
+ * from the approximate scores of block 0 and the last full block, scans every full block with
+ * approximate scores (2-bit codes times per-channel scales; see code_dot for the decoding),
+ * keeps a block when any head of the group reaches pseudo-max - delta, refines the kept
+ * blocks' keys with the fp8 residual and attends them (and the unquantised tail) with the
+ * same online softmax as 'dense'. The scan reads d/4 bytes per token instead of d*size. */
+#include "attention_common.h"
+#include "cpu.h"
+#include "ffd_quant.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+enum { P_DELTA, P_BLOCK, P_SPLIT, P_COUNT };
+
+static const kt_param_def ffd_params[P_COUNT] = {
+    {"delta", KT_PARAM_FLOAT, 5, 0, 1e6, NULL,
+     "keep a block when a score reaches pseudo-max - delta (log2 units; 5 aggressive, 7 safe)"},
+    {"block", KT_PARAM_INT, 128, 16, 8192, NULL, "tokens per quantisation block"},
+    {"split", KT_PARAM_INT, 1024, 16, 1 << 24, NULL,
+     "tokens per split-KV task, rounded up to whole blocks"},
+};
+
+typedef struct ffd_state {
+    kt_attn_work work;
+    kt_ffd_cache cache;
+    float *thr;    /* [B][H] pseudo-max - delta, log2 units */
+    int64_t *kept; /* [task] kept blocks of the last run */
+    size_t thr_bytes, kept_bytes;
+    int64_t split_blocks;
+    double delta;
+    int64_t blocks_kept, blocks_total;
+} ffd_state;
+
+typedef struct ffd_ctx {
+    ffd_state *st;
+    const kt_problem *p;
+    const void *k, *v;
+} ffd_ctx;
+
+/* The variant's per-thread scratch: per head weights q_c * scale_c of the current block
+ * [g][d], per head code offsets [g], then 8 bounds of a head tile (32-byte aligned). */
+static size_t extra_bytes(int64_t g, int64_t d)
+{
+    return sizeof(float) * (size_t)(g * d + g + 16);
+}
+
+static float *extra_offsets(kt_attn_task *t)
+{
+    return (float *)t->extra + t->g * t->d;
+}
+
+static float *extra_bound(kt_attn_task *t)
+{
+    uintptr_t at = (uintptr_t)(extra_offsets(t) + t->g);
+    return (float *)((at + 31) & ~(uintptr_t)31);
+}
+
+/* The scan evaluates S_h = sum_c w[h][c] x_c per token and head, with w[h][c] = qs[h][c] * scale_c
+ * of the block, and turns it into the approximate score s~ = mul * S_h - off_h:
+ *   head_dim % 64 == 0 ("planes"): the code bytes of 64 channels are split into four planes
+ *     (channel 4i+m in plane m) with shifts, and a byte shuffle puts each code c into the
+ *     mantissa of 1.0f, so x = 1 + c/4 costs no conversion and no FMA-port uop; w is stored in
+ *     plane order and s~ = 4 S - 5.5 sum(w);
+ *   otherwise: x = c from a variable shift per 8 channels, s~ = S - 1.5 sum(w). */
+static int use_planes(int64_t d)
+{
+    return d % 64 == 0;
+}
+
+/* Channel of plane-order index 'idx': 64 channels per group, then plane m, half k, lane j. */
+static int64_t plane_channel(int64_t idx)
+{
+    int64_t q = idx / 64, m = (idx / 16) % 4, k = (idx / 8) % 2, j = idx % 8;
+    return 64 * q + 32 * k + 4 * j + m;
+}
+
+/* S for heads 0..gt-1 of a tile and one code row, one per lane (lanes past gt are 0). 'gt' and
+ * 'planes' are compile-time constants after inlining. */
+static inline __attribute__((always_inline)) __m256
+code_dot(const uint8_t *row, const float *w, int64_t d, const int gt, const int planes)
+{
+    __m256 a[8];
+    for (int h = 0; h < 8; h++)
+        a[h] = _mm256_setzero_ps();
+    if (planes) {
+        const __m256i ctrl[2] = {
+            _mm256_setr_epi8(-128, -128, 0, -128, -128, -128, 1, -128, -128, -128, 2, -128, -128,
+                             -128, 3, -128, -128, -128, 4, -128, -128, -128, 5, -128, -128, -128, 6,
+                             -128, -128, -128, 7, -128),
+            _mm256_setr_epi8(-128, -128, 8, -128, -128, -128, 9, -128, -128, -128, 10, -128, -128,
+                             -128, 11, -128, -128, -128, 12, -128, -128, -128, 13, -128, -128, -128,
+                             14, -128, -128, -128, 15, -128)};
+        const __m256i m60 = _mm256_set1_epi8(0x60), one = _mm256_set1_epi32(0x3f800000);
+        for (int64_t q = 0; q < d / 64; q++) {
+            __m256i x =
+                _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(row + 16 * q)));
+            __m256i pl[4] = {_mm256_and_si256(_mm256_slli_epi16(x, 5), m60),
+                             _mm256_and_si256(_mm256_slli_epi16(x, 3), m60),
+                             _mm256_and_si256(_mm256_slli_epi16(x, 1), m60),
+                             _mm256_and_si256(_mm256_srli_epi16(x, 1), m60)};
+            for (int m = 0; m < 4; m++) {
+                for (int k = 0; k < 2; k++) {
+                    __m256 f = _mm256_castsi256_ps(
+                        _mm256_or_si256(_mm256_shuffle_epi8(pl[m], ctrl[k]), one));
+                    const float *wq = w + 64 * q + 16 * m + 8 * k;
+                    for (int h = 0; h < gt; h++)
+                        a[h] = _mm256_fmadd_ps(_mm256_load_ps(wq + h * d), f, a[h]);
+                }
+            }
+        }
+    } else {
+        const __m256i shifts = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+        const __m256i three = _mm256_set1_epi32(3);
+        for (int64_t c = 0; c < d; c += 8) {
+            uint16_t bits;
+            memcpy(&bits, row + c / 4, sizeof(bits));
+            __m256i x = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(bits), shifts), three);
+            __m256 xf = _mm256_cvtepi32_ps(x);
+            for (int h = 0; h < gt; h++)
+                a[h] = _mm256_fmadd_ps(_mm256_load_ps(w + h * d + c), xf, a[h]);
+        }
+    }
+    return kt_attn_hsum8(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
+}
+
+/* Over 'rows' code rows of a block for one tile of gt heads: with 'bound' NULL, returns the
+ * lane-wise max of S; else returns a nonzero lane as soon as an S reaches its lane of 'bound'
+ * (an early exit: the block is kept). */
+static inline __attribute__((always_inline)) __m256 scan_tile(const uint8_t *codes, int64_t rows,
+                                                              const float *w, const float *bound,
+                                                              int64_t d, const int gt,
+                                                              const int planes)
+{
+    __m256 best = _mm256_set1_ps(-INFINITY);
+    for (int64_t r = 0; r < rows; r++) {
+        __m256 s = code_dot(codes + r * (d / 4), w, d, gt, planes);
+        if (bound) {
+            __m256 hit = _mm256_cmp_ps(s, _mm256_load_ps(bound), _CMP_GE_OQ);
+            if (_mm256_movemask_ps(hit))
+                return hit;
+        } else {
+            best = _mm256_max_ps(best, s);
+        }
+    }
+    return bound ? _mm256_setzero_ps() : best;
+}
+
+static inline __attribute__((always_inline)) __m256 scan_p(const uint8_t *codes, int64_t rows,
+                                                           const float *w, const float *bound,
+                                                           int64_t d, int gt, const int planes)
+{
+    switch (gt) {
+    case 1:
+        return scan_tile(codes, rows, w, bound, d, 1, planes);
+    case 2:
+        return scan_tile(codes, rows, w, bound, d, 2, planes);
+    case 3:
+        return scan_tile(codes, rows, w, bound, d, 3, planes);
+    case 4:
+        return scan_tile(codes, rows, w, bound, d, 4, planes);
+    case 5:
+        return scan_tile(codes, rows, w, bound, d, 5, planes);
+    case 6:
+        return scan_tile(codes, rows, w, bound, d, 6, planes);
+    case 7:
+        return scan_tile(codes, rows, w, bound, d, 7, planes);
+    default:
+        return scan_tile(codes, rows, w, bound, d, 8, planes);
+    }
+}
+
+static __m256 scan(const uint8_t *codes, int64_t rows, const float *w, const float *bound,
+                   int64_t d, int gt)
+{
+    return use_planes(d) ? scan_p(codes, rows, w, bound, d, gt, 1)
+                         : scan_p(codes, rows, w, bound, d, gt, 0);
+}
+
+/* Loads the weights w[h][.] = qs[h][c] * scale_c of block 'blk' (global index) into t->extra,
+ * in plane order when use_planes(d), and writes per head 'off' so that the approximate score is
+ * mul * S - off; returns mul. */
+static float block_weights(kt_attn_task *t, const kt_ffd_cache *c, int64_t blk, float *off)
+{
+    float *w = t->extra;
+    const float *scale = c->scales + blk * c->head_dim;
+    int planes = use_planes(t->d);
+    for (int64_t h = 0; h < t->g; h++) {
+        const float *qs = t->qs + h * t->d;
+        float *wh = w + h * t->d, sum = 0.0f;
+        for (int64_t i = 0; i < t->d; i++) {
+            int64_t ch = planes ? plane_channel(i) : i;
+            wh[i] = qs[ch] * scale[ch];
+            sum += wh[i];
+        }
+        off[h] = (planes ? 5.5f : 1.5f) * sum;
+    }
+    return planes ? 4.0f : 1.0f;
+}
+
+/* Pseudo-max thresholds of one (b, kv head): the largest approximate score of each head over
+ * block 0 and the last full block, minus delta, into st->thr. */
+static void thresholds(kt_attn_task *t, const ffd_state *st, int64_t b, int64_t kh, int64_t heads)
+{
+    const kt_ffd_cache *c = &st->cache;
+    int64_t first = (b * c->kv_heads + kh) * c->n_full, d = t->d;
+    float best[8], *off = extra_offsets(t);
+    float *thr = st->thr + b * heads + kh * t->g;
+    for (int64_t h = 0; h < t->g; h++)
+        thr[h] = -INFINITY;
+    int64_t blocks[2] = {first, first + c->n_full - 1};
+    for (int i = 0; i < 2; i++) {
+        float mul = block_weights(t, c, blocks[i], off), *w = t->extra;
+        for (int64_t h0 = 0; h0 < t->g; h0 += 8) {
+            int gt = t->g - h0 < 8 ? (int)(t->g - h0) : 8;
+            _mm256_storeu_ps(best, scan(c->codes + blocks[i] * c->block * (d / 4), c->block,
+                                        w + h0 * d, NULL, d, gt));
+            for (int h = 0; h < gt; h++)
+                thr[h0 + h] = fmaxf(thr[h0 + h], mul * best[h] - off[h0 + h]);
+        }
+    }
+    for (int64_t h = 0; h < t->g; h++)
+        thr[h] -= (float)st->delta;
+}
+
+/* Refines 'n' rows (from row 'r0') of block 'blk' into t->kbuf: (code - 1.5) * scale + residual,
+ * the fp8 e4m3 residual decoded through fp16 (same bits shifted, times 2^8). */
+static void refine_rows(kt_attn_task *t, const kt_ffd_cache *c, int64_t blk, int64_t r0, int n)
+{
+    int64_t d = t->d;
+    const float *scale = c->scales + blk * d;
+    const __m256i shifts = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+    const __m256i three = _mm256_set1_epi32(3);
+    const __m128i m7f = _mm_set1_epi16(0x7f), m80 = _mm_set1_epi16(0x80);
+    for (int r = 0; r < n; r++) {
+        int64_t row = blk * c->block + r0 + r;
+        const uint8_t *codes = c->codes + row * (d / 4), *res = c->residual + row * d;
+        float *k = t->kbuf + r * d;
+        for (int64_t ch = 0; ch < d; ch += 8) {
+            uint16_t bits;
+            memcpy(&bits, codes + ch / 4, sizeof(bits));
+            __m256i x = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(bits), shifts), three);
+            __m256 dq = _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(x), _mm256_set1_ps(1.5f)),
+                                      _mm256_loadu_ps(scale + ch));
+            __m128i e = _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)(res + ch)));
+            __m128i h16 = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(e, m7f), 7),
+                                       _mm_slli_epi16(_mm_and_si128(e, m80), 8));
+            __m256 rf = _mm256_cvtph_ps(h16);
+            _mm256_store_ps(k + ch, _mm256_fmadd_ps(rf, _mm256_set1_ps(256.0f), dq));
+        }
+    }
+    if (n < KT_ATTN_CHUNK)
+        memset(t->kbuf + n * d, 0, sizeof(float) * (size_t)((KT_ATTN_CHUNK - n) * d));
+}
+
+/* Whether block 'blk' has a token whose approximate score reaches a head's threshold. */
+static int block_kept(kt_attn_task *t, const kt_ffd_cache *c, int64_t blk, const float *thr)
+{
+    int64_t d = t->d;
+    float *off = extra_offsets(t), *bound = extra_bound(t);
+    float mul = block_weights(t, c, blk, off), *w = t->extra;
+    for (int64_t h0 = 0; h0 < t->g; h0 += 8) {
+        int gt = t->g - h0 < 8 ? (int)(t->g - h0) : 8;
+        for (int h = 0; h < 8; h++)
+            bound[h] = h < gt ? (thr[h0 + h] + off[h0 + h]) / mul : INFINITY;
+        __m256 hit = scan(c->codes + blk * c->block * (d / 4), c->block, w + h0 * d, bound, d, gt);
+        if (_mm256_movemask_ps(hit))
+            return 1;
+    }
+    return 0;
+}
+
+static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t split)
+{
+    const ffd_ctx *x = ctx;
+    ffd_state *st = x->st;
+    const kt_ffd_cache *c = &st->cache;
+    const kt_problem *p = x->p;
+    size_t row_bytes = (size_t)p->head_dim * kt_dtype_size(p->dtype);
+    size_t head = (size_t)((b * p->kv_heads + kh) * p->context) * row_bytes;
+    const char *k = (const char *)x->k + head, *v = (const char *)x->v + head;
+    int64_t first = (b * p->kv_heads + kh) * c->n_full, n_splits = st->work.n_splits;
+    int64_t b0 = split * st->split_blocks;
+    int64_t b1 = b0 + st->split_blocks < c->n_full ? b0 + st->split_blocks : c->n_full;
+    const float *thr = st->thr + b * p->heads + kh * t->g;
+    int64_t kept = 0;
+    size_t code_row = (size_t)(c->head_dim / 4), block_codes = (size_t)c->block * code_row;
+    for (int64_t blk = b0; blk < b1; blk++) {
+        /* each block's codes are a fresh page for the hardware prefetcher: fetch the next */
+        if (blk + 1 < b1)
+            kt_attn_prefetch(c->codes + (size_t)(first + blk + 1) * block_codes, block_codes);
+        if (!block_kept(t, c, first + blk, thr))
+            continue;
+        kept++;
+        for (int64_t r = 0; r < c->block; r += KT_ATTN_CHUNK) {
+            int n = c->block - r < KT_ATTN_CHUNK ? (int)(c->block - r) : KT_ATTN_CHUNK;
+            int64_t ahead = r + KT_ATTN_CHUNK;
+            if (ahead < c->block) {
+                int64_t rows = c->block - ahead < KT_ATTN_CHUNK ? c->block - ahead : KT_ATTN_CHUNK;
+                int64_t row = (first + blk) * c->block + ahead;
+                kt_attn_prefetch(c->residual + (size_t)(row * c->head_dim),
+                                 (size_t)(rows * c->head_dim));
+                kt_attn_prefetch(v + (size_t)(blk * c->block + ahead) * row_bytes,
+                                 (size_t)rows * row_bytes);
+            }
+            refine_rows(t, c, first + blk, r, n);
+            const char *vs = v + (size_t)(blk * c->block + r) * row_bytes;
+            kt_attn_step(t, t->kbuf, 0, vs, p->dtype, n);
+        }
+    }
+    if (split == n_splits - 1)
+        kt_attn_dense_range(t, k, v, p->dtype, c->n_full * c->block, p->context);
+    st->kept[(b * p->kv_heads + kh) * n_splits + split] = kept;
+}
+
+static void ffd_release(void *state, kt_backend *backend);
+
+static int ffd_prepare(void **out, const kt_call *call)
+{
+    const kt_problem *p = call->problem;
+    int err = kt_attn_check_problem(p);
+    if (err < 0)
+        return err;
+    ffd_state *st = calloc(1, sizeof(*st));
+    if (!st)
+        return kt_error_code(KT_ENOMEM, "out of memory");
+    *out = st;
+    kt_ffd_cache *c = &st->cache;
+    int64_t block = (int64_t)call->params[P_BLOCK].num, split = (int64_t)call->params[P_SPLIT].num;
+    st->delta = call->params[P_DELTA].num;
+    if ((err = kt_ffd_cache_shape(c, p->batch, p->kv_heads, p->context, p->head_dim, block)) < 0)
+        return err;
+    st->split_blocks = (split + block - 1) / block;
+    int64_t n_splits = c->n_full > 0 ? (c->n_full + st->split_blocks - 1) / st->split_blocks : 1;
+    st->thr_bytes = sizeof(float) * (size_t)(p->batch * p->heads);
+    st->kept_bytes = sizeof(int64_t) * (size_t)(p->batch * p->kv_heads * n_splits);
+    st->blocks_total = p->batch * p->kv_heads * c->n_full;
+    kt_backend *be = call->backend;
+    int64_t g = p->heads / p->kv_heads;
+    if ((err = kt_attn_work_alloc(&st->work, be, p, n_splits, call->threads,
+                                  extra_bytes(g, p->head_dim))) < 0 ||
+        (err = kt_backend_alloc(be, (void **)&st->thr, st->thr_bytes)) < 0 ||
+        (err = kt_backend_alloc(be, (void **)&st->kept, st->kept_bytes)) < 0)
+        return err;
+    if (st->blocks_total > 0) {
+        if ((err = kt_backend_alloc(be, (void **)&c->codes, kt_ffd_codes_bytes(c))) < 0 ||
+            (err = kt_backend_alloc(be, (void **)&c->scales, kt_ffd_scales_bytes(c))) < 0 ||
+            (err = kt_backend_alloc(be, (void **)&c->residual, kt_ffd_residual_bytes(c))) < 0)
+            return err;
+        kt_ffd_quantize_cache(c, call->inputs[1], p->dtype);
+    }
+    return KT_OK;
+}
+
+static int ffd_run(void *state, const kt_call *call)
+{
+    ffd_state *st = state;
+    const kt_problem *p = call->problem;
+    kt_attn_work *w = &st->work;
+    int64_t g = p->heads / p->kv_heads, n_bg = p->batch * p->kv_heads;
+    int threads = call->threads < w->threads ? call->threads : w->threads;
+    if (st->cache.n_full > 0) {
+#pragma omp parallel num_threads(threads)
+        {
+            kt_attn_task t;
+            int tid = 0;
+#ifdef _OPENMP
+            tid = omp_get_thread_num();
+#endif
+            char *scratch = w->scratch + (size_t)tid * w->scratch_stride;
+            kt_attn_task_bind(&t, scratch, g, p->head_dim);
+            t.extra = scratch + w->extra_offset;
+            size_t q_row = (size_t)p->head_dim * kt_dtype_size(p->dtype);
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t i = 0; i < n_bg; i++) {
+                int64_t b = i / p->kv_heads, kh = i % p->kv_heads;
+                kt_attn_task_begin(
+                    &t, (const char *)call->inputs[0] + (size_t)(b * p->heads + kh * g) * q_row,
+                    p->dtype);
+                thresholds(&t, st, b, kh, p->heads);
+            }
+        }
+    }
+    ffd_ctx ctx = {st, p, call->inputs[1], call->inputs[2]};
+    kt_attn_work_run(w, call, ffd_task, &ctx);
+    st->blocks_kept = 0;
+    for (int64_t i = 0; i < n_bg * w->n_splits; i++)
+        st->blocks_kept += st->kept[i];
+    return KT_OK;
+}
+
+static void ffd_release(void *state, kt_backend *backend)
+{
+    ffd_state *st = state;
+    if (!st)
+        return;
+    kt_attn_work_free(&st->work, backend);
+    kt_ffd_cache *c = &st->cache;
+    if (c->codes)
+        kt_backend_free(backend, c->codes, kt_ffd_codes_bytes(c));
+    if (c->scales)
+        kt_backend_free(backend, c->scales, kt_ffd_scales_bytes(c));
+    if (c->residual)
+        kt_backend_free(backend, c->residual, kt_ffd_residual_bytes(c));
+    if (st->thr)
+        kt_backend_free(backend, st->thr, st->thr_bytes);
+    if (st->kept)
+        kt_backend_free(backend, st->kept, st->kept_bytes);
+    free(st);
+}
+
+static int ffd_metrics(void *state, kt_metric *out, int max)
+{
+    const ffd_state *st = state;
+    kt_metric m[2] = {
+        {"kept_fraction",
+         st->blocks_total > 0 ? (double)st->blocks_kept / (double)st->blocks_total : 1.0, ""},
+        {"blocks_total", (double)st->blocks_total, "blocks"},
+    };
+    int n = max < 2 ? max : 2;
+    for (int i = 0; i < n; i++)
+        out[i] = m[i];
+    return n;
+}
+
+const kt_variant kt_variant_cpu_attention_ffd = {
+    /* .op = */ "attention_decode",
+    /* .name = */ "ffd",
+    /* .backend = */ "cpu",
+    /* .doc = */ "FFD: 2-bit key scan picks blocks within delta of a pseudo-max, fp8-refined keys",
+    /* .params = */ ffd_params,
+    /* .n_params = */ P_COUNT,
+    /* .prepare = */ ffd_prepare,
+    /* .run = */ ffd_run,
+    /* .release = */ ffd_release,
+    /* .metrics = */ ffd_metrics,
+};

@@ -1,0 +1,299 @@
+/* bench_attention.c - decode attention on the CPU: this machine's copy bandwidth, the dense
+ * variant's achieved K+V bandwidth as a fraction of it, and FFD against dense on llm inputs
+ * (speedup, kept fraction, error against the float64 reference) next to a byte-count model of
+ * FFD's ceiling. Cold caches (kt_backend_flush_cache before every timed call), medians.
+ *
+ * usage: bench_attention [THREADS] [--quick] [NAME=VALUE...]
+ *   THREADS default 2; --quick: 4K and 8K only; NAME=VALUE sets an llm input param
+ * Dense and the FFD arms of a point run in rotating order within each round (see time_arms).
+ * Prints markdown tables on stdout. */
+#include "check.h"
+#include "kernel.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Copy bandwidth (bytes read + bytes written per second) of 'threads' threads each copying
+ * its share of a 512 MiB buffer; the median of 5 copies after one warm-up. */
+static double copy_bandwidth_gbs(int threads)
+{
+    size_t bytes = (size_t)512 << 20;
+    char *a = malloc(bytes), *b = malloc(bytes);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return 0;
+    }
+    memset(a, 1, bytes);
+    memset(b, 2, bytes);
+    double t[6];
+    for (int r = 0; r < 6; r++) {
+        double t0 = now_s();
+#pragma omp parallel num_threads(threads)
+        {
+            int i = 0, n = 1;
+#ifdef _OPENMP
+            i = omp_get_thread_num();
+            n = omp_get_num_threads();
+#endif
+            size_t share = bytes / (size_t)n;
+            memcpy(b + (size_t)i * share, a + (size_t)i * share, share);
+        }
+        t[r] = now_s() - t0;
+    }
+    free(a);
+    free(b);
+    return 2.0 * (double)bytes / median(t + 1, 5) / 1e9;
+}
+
+/* Read bandwidth of 'threads' threads each summing its share of a 1 GiB buffer (four
+ * independent 64-bit sums, vectorisable); the median of 5 passes after one warm-up. */
+static double read_bandwidth_gbs(int threads)
+{
+    size_t bytes = (size_t)1 << 30, n = bytes / sizeof(uint64_t);
+    uint64_t *a = malloc(bytes), total = 0;
+    if (!a)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        a[i] = i;
+    double t[6];
+    for (int r = 0; r < 6; r++) {
+        double t0 = now_s();
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+        {
+            int i = 0, k = 1;
+#ifdef _OPENMP
+            i = omp_get_thread_num();
+            k = omp_get_num_threads();
+#endif
+            size_t share = n / (size_t)k, lo = (size_t)i * share;
+            uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            for (size_t j = lo; j + 4 <= lo + share; j += 4) {
+                s0 += a[j];
+                s1 += a[j + 1];
+                s2 += a[j + 2];
+                s3 += a[j + 3];
+            }
+            total += s0 + s1 + s2 + s3;
+        }
+        t[r] = now_s() - t0;
+    }
+    free(a);
+    if (total == 42) /* keeps the sums alive */
+        printf(" ");
+    return (double)bytes / median(t + 1, 5) / 1e9;
+}
+
+#define MAX_ARMS 4
+#define MAX_REPS 32
+
+/* One variant with its params at one point: its state, check and timings. */
+typedef struct arm {
+    const kt_variant *v;
+    kt_param_value params[KT_MAX_PARAMS];
+    void *st;
+    kt_call call;
+    kt_numerics num;
+    double kept; /* kept_fraction metric, or -1 */
+    double prepare_ms, ms;
+    double times_ns[MAX_REPS];
+} arm;
+
+/* Prepares every arm on 'inst' and checks one call of each against the reference. */
+static int prepare_arms(arm *arms, int n, kt_backend *b, kt_instance *inst, int threads)
+{
+    for (int a = 0; a < n; a++) {
+        arm *x = &arms[a];
+        x->call = kt_instance_call(inst, b, x->params, threads);
+        double t0 = now_s();
+        int err = x->v->prepare(&x->st, &x->call);
+        if (err < 0)
+            return err;
+        x->prepare_ms = (now_s() - t0) * 1e3;
+        if ((err = kt_check_call(&x->num, inst, x->v, x->st, &x->call)) < 0)
+            return err;
+        kt_metric m[KT_MAX_METRICS];
+        int nm = x->v->metrics ? x->v->metrics(x->st, m, KT_MAX_METRICS) : 0;
+        x->kept = -1;
+        for (int i = 0; i < nm; i++)
+            if (strcmp(m[i].name, "kept_fraction") == 0)
+                x->kept = m[i].value;
+    }
+    return KT_OK;
+}
+
+/* Times 'reps' rounds; each round runs every arm once, cold, starting from a rotating arm, so
+ * that load from elsewhere on the machine falls on all arms alike. Medians into arms[].ms. */
+static int time_arms(arm *arms, int n, kt_backend *b, int reps)
+{
+    for (int r = 0; r < reps; r++) {
+        for (int i = 0; i < n; i++) {
+            arm *x = &arms[(r + i) % n];
+            kt_timing tm;
+            kt_backend_flush_cache(b);
+            kt_backend_timer_start(b);
+            int err = x->v->run(x->st, &x->call);
+            if (err < 0)
+                return err;
+            kt_backend_timer_stop(b, &tm);
+            x->times_ns[r] = tm.time_ns;
+        }
+    }
+    for (int a = 0; a < n; a++)
+        arms[a].ms = median(arms[a].times_ns, reps) / 1e6;
+    return KT_OK;
+}
+
+static kt_point llama8b_point(int64_t context)
+{
+    kt_point pt;
+    memset(&pt, 0, sizeof(pt));
+    snprintf(pt.model.name, sizeof(pt.model.name), "llama-3.1-8b");
+    pt.model.hidden = 4096;
+    pt.model.heads = 32;
+    pt.model.kv_heads = 8;
+    pt.model.head_dim = 128;
+    pt.model.intermediate = 14336;
+    pt.batch_size = 1;
+    pt.context_length = context;
+    snprintf(pt.id, sizeof(pt.id), "llama-3.1-8b/decode/b1/t%lld", (long long)context);
+    return pt;
+}
+
+/* FFD's bytes per token and KV head relative to dense: the scan reads d/4 code bytes and the
+ * block's scales (4d bytes per block), a kept block adds the fp8 residual (d bytes) and V. */
+static double ffd_byte_bound(double kept, int64_t d, size_t size, int64_t block)
+{
+    double dense = 2.0 * (double)d * (double)size;
+    double ffd = (double)d / 4 + 4.0 * (double)d / (double)block +
+                 kept * ((double)d + (double)d * (double)size);
+    return dense / ffd;
+}
+
+int main(int argc, char **argv)
+{
+    int threads = 2, quick = 0;
+    const kt_op *op = kt_op_find("attention_decode");
+    kt_param_value in[KT_MAX_PARAMS];
+    kt_param_defaults(in, op->input_params, op->n_input_params);
+    for (int i = 1; i < argc; i++) {
+        char name[64];
+        double value;
+        if (strcmp(argv[i], "--quick") == 0) {
+            quick = 1;
+        } else if (sscanf(argv[i], "%63[a-z_]=%lf", name, &value) == 2) {
+            int at = kt_param_index(op->input_params, op->n_input_params, name);
+            if (at < 0) {
+                fprintf(stderr, "bench_attention: unknown input param '%s'\n", name);
+                return 64;
+            }
+            in[at].num = value;
+        } else {
+            threads = atoi(argv[i]) > 0 ? atoi(argv[i]) : 2;
+        }
+    }
+    double copy_gbs = copy_bandwidth_gbs(threads), read_gbs = read_bandwidth_gbs(threads);
+    printf("threads: %d; copy bandwidth (bytes read + written): %.1f GB/s; read bandwidth: %.1f "
+           "GB/s\n\n",
+           threads, copy_gbs, read_gbs);
+    kt_backend *b = NULL;
+    if (kt_backend_open(&b, "cpu", threads, 1) < 0) {
+        fprintf(stderr, "bench_attention: %s\n", kt_error_last());
+        return 1;
+    }
+    const int64_t contexts_full[] = {4096, 8192, 16384, 32768, 131072};
+    const int64_t contexts_quick[] = {4096, 8192};
+    const int64_t *contexts = quick ? contexts_quick : contexts_full;
+    int n_ctx = quick ? 2 : 5;
+    const kt_dtype dtypes[] = {KT_DTYPE_BF16, KT_DTYPE_FP32};
+    const double deltas[] = {5, 7, 1000}; /* 1000 keeps every block: the fp8 residual alone */
+
+    printf("| dtype | context | dense ms | K+V GB/s | of copy bw | of read bw | dense rel_l2 |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|\n");
+    char ffd_rows[64][256];
+    int n_ffd = 0;
+    for (int di = 0; di < 2; di++) {
+        for (int ci = 0; ci < n_ctx; ci++) {
+            int64_t t = contexts[ci];
+            int is_ffd_point =
+                dtypes[di] == KT_DTYPE_BF16 && (t == 8192 || t == 32768 || t == 131072);
+            if (dtypes[di] == KT_DTYPE_FP32 && t == 8192)
+                continue;
+            kt_point pt = llama8b_point(t);
+            kt_instance *inst = NULL;
+            if (kt_instance_create(&inst, b, op, &pt, dtypes[di], KT_DIST_LLM, in, 7) < 0) {
+                fprintf(stderr, "bench_attention: %s\n", kt_error_last());
+                return 1;
+            }
+            arm arms[MAX_ARMS];
+            memset(arms, 0, sizeof(arms));
+            int n_arms = is_ffd_point ? 4 : 1;
+            for (int a = 0; a < n_arms; a++) {
+                arms[a].v = kt_variant_find("attention_decode", "cpu", a ? "ffd" : "dense");
+                kt_param_defaults(arms[a].params, arms[a].v->params, arms[a].v->n_params);
+                if (a)
+                    arms[a].params[0].num = deltas[a - 1];
+            }
+            int reps = t >= 131072 ? 7 : 15, err;
+            if ((err = prepare_arms(arms, n_arms, b, inst, threads)) == KT_OK)
+                err = time_arms(arms, n_arms, b, reps);
+            for (int a = 0; a < n_arms; a++)
+                if (arms[a].v)
+                    arms[a].v->release(arms[a].st, b);
+            if (err < 0) {
+                fprintf(stderr, "bench_attention: %s\n", kt_error_last());
+                return 1;
+            }
+            const arm *dense = &arms[0];
+            double kv_bytes = (double)(kt_tensor_bytes(&inst->problem.tensors[1]) +
+                                       kt_tensor_bytes(&inst->problem.tensors[2]));
+            double gbs = kv_bytes / (dense->ms * 1e-3) / 1e9;
+            printf("| %s | %lld | %.3f | %.1f | %.0f%% | %.0f%% | %.2g |\n",
+                   kt_dtype_name(dtypes[di]), (long long)t, dense->ms, gbs, 100.0 * gbs / copy_gbs,
+                   100.0 * gbs / read_gbs, dense->num.rel_l2);
+            fflush(stdout);
+            for (int a = 1; a < n_arms; a++) {
+                const arm *f = &arms[a];
+                snprintf(ffd_rows[n_ffd++], sizeof(ffd_rows[0]),
+                         "| %s | %lld | %.0f | %.3f | %.3f | %.3f | %.2fx | %.2fx | %.2g | %.2g | "
+                         "%.0f |",
+                         kt_dtype_name(dtypes[di]), (long long)t, deltas[a - 1], f->kept, dense->ms,
+                         f->ms, dense->ms / f->ms, ffd_byte_bound(f->kept, 128, 2, 128),
+                         f->num.rel_l2, dense->num.rel_l2, f->prepare_ms);
+            }
+            kt_instance_free(inst, b);
+        }
+    }
+    printf("\n| dtype | context | delta | kept | dense ms | ffd ms | speedup | byte-model bound | "
+           "ffd rel_l2 | dense rel_l2 | quantise ms |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (int i = 0; i < n_ffd; i++)
+        printf("%s\n", ffd_rows[i]);
+    kt_backend_close(b);
+    return 0;
+}

@@ -1,0 +1,268 @@
+/* test_attention.c - the attention_decode op and its CPU variants against the float64 reference
+ * on awkward shapes (T < block, T = 1, tails of 0 and block-1 tokens, GQA groups 1, 2, 7, 8,
+ * head_dim 64/128/256, batch 1 and 3) in every storage type, through the runner's
+ * correctness path. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "kernels/harness.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+typedef struct shape {
+    int64_t heads, kv_heads, head_dim, batch, context;
+} shape;
+
+static const shape shapes[] = {
+    {4, 4, 64, 1, 1},      /* T = 1, group 1 */
+    {14, 2, 64, 3, 100},   /* T < block, group 7, batch 3 */
+    {16, 2, 128, 1, 128},  /* exactly one block, group 8 */
+    {4, 2, 256, 1, 256},   /* tail 0, group 2, head_dim 256 */
+    {8, 2, 128, 3, 383},   /* tail of block - 1 tokens, group 4 */
+    {14, 2, 128, 1, 1500}, /* two splits of 1024, group 7 */
+    {6, 2, 40, 1, 300},    /* head_dim 40: no 16- or 64-channel fast paths */
+};
+
+static const kt_dtype dtypes[] = {KT_DTYPE_FP32, KT_DTYPE_FP16, KT_DTYPE_BF16};
+
+/* Largest rel_l2 against float64 per storage type: fp32 arithmetic is far below 1e-5; fp16
+ * and bf16 outputs carry their own rounding (unit roundoff 2^-11 and 2^-8). */
+static double tolerance(kt_dtype dtype)
+{
+    switch (dtype) {
+    case KT_DTYPE_FP16:
+        return 2e-3;
+    case KT_DTYPE_BF16:
+        return 1e-2;
+    default:
+        return 1e-5;
+    }
+}
+
+/* FFD refines kept keys with an fp8 e4m3 residual (relative error <= 2^-4 of |r| <= scale/2),
+ * so even with every block kept its scores differ from the stored keys' by a few hundredths. */
+#define FFD_ALL_BLOCKS_TOL 3e-2
+
+static kt_point make_point(const shape *s)
+{
+    kt_point pt;
+    memset(&pt, 0, sizeof(pt));
+    snprintf(pt.model.name, sizeof(pt.model.name), "test-h%lld-kv%lld-d%lld", (long long)s->heads,
+             (long long)s->kv_heads, (long long)s->head_dim);
+    pt.model.heads = s->heads;
+    pt.model.kv_heads = s->kv_heads;
+    pt.model.head_dim = s->head_dim;
+    pt.model.hidden = s->heads * s->head_dim;
+    pt.batch_size = s->batch;
+    pt.context_length = s->context;
+    snprintf(pt.id, sizeof(pt.id), "%s/b%lld/t%lld", pt.model.name, (long long)s->batch,
+             (long long)s->context);
+    return pt;
+}
+
+static void assert_clean(const kt_test_result *r, const char *what)
+{
+    if (r->status != KT_OK)
+        fail_msg("%s: status %d: %s", what, r->status, r->error);
+    if (r->numerics.unwritten || r->numerics.nonfinite || r->numerics.inputs_modified)
+        fail_msg("%s: unwritten %lld nonfinite %lld inputs_modified %d", what,
+                 (long long)r->numerics.unwritten, (long long)r->numerics.nonfinite,
+                 r->numerics.inputs_modified);
+}
+
+static void check_variant(const char *variant, const kt_param_value *params, double extra_tol,
+                          kt_distribution dist)
+{
+    for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+        for (size_t j = 0; j < sizeof(dtypes) / sizeof(dtypes[0]); j++) {
+            kt_point pt = make_point(&shapes[i]);
+            kt_test_result r = kt_test_run("cpu", "attention_decode", variant, &pt, dtypes[j], dist,
+                                           params, NULL, 11 + i, 2);
+            char what[256];
+            snprintf(what, sizeof(what), "%s %s %s", variant, pt.id, kt_dtype_name(dtypes[j]));
+            assert_clean(&r, what);
+            double tol = tolerance(dtypes[j]) + extra_tol;
+            if (!(r.numerics.rel_l2 <= tol) || !(r.numerics.cosine >= 1.0 - tol))
+                fail_msg("%s: rel_l2 %.3g cosine %.9f (tolerance %.3g)", what, r.numerics.rel_l2,
+                         r.numerics.cosine, tol);
+        }
+    }
+}
+
+static void test_dense_matches_reference(void **state)
+{
+    (void)state;
+    check_variant("dense", NULL, 0, KT_DIST_NORMAL);
+    check_variant("dense", NULL, 0, KT_DIST_LLM);
+}
+
+static void test_dense_small_split(void **state)
+{
+    (void)state;
+    kt_param_value split[1] = {{16}}; /* many splits: exercises the log-sum-exp merge */
+    check_variant("dense", split, 0, KT_DIST_LLM);
+}
+
+static void test_ffd_all_blocks_matches_reference(void **state)
+{
+    (void)state;
+    kt_param_value p[3] = {{1000}, {128}, {1024}}; /* delta 1000: every block kept */
+    check_variant("ffd", p, FFD_ALL_BLOCKS_TOL, KT_DIST_NORMAL);
+    p[2].num = 256; /* splits of two blocks */
+    check_variant("ffd", p, FFD_ALL_BLOCKS_TOL, KT_DIST_LLM);
+}
+
+static void test_ffd_short_context_is_dense(void **state)
+{
+    (void)state;
+    /* T < block: nothing is quantised, FFD attends the tail densely like 'dense' */
+    shape s = {14, 2, 64, 3, 100};
+    kt_point pt = make_point(&s);
+    kt_test_result r = kt_test_run("cpu", "attention_decode", "ffd", &pt, KT_DTYPE_FP32,
+                                   KT_DIST_LLM, NULL, NULL, 3, 1);
+    assert_clean(&r, "ffd short");
+    assert_true(r.numerics.rel_l2 < 1e-5);
+    assert_int_equal(r.n_metrics, 2);
+    assert_string_equal(r.metrics[1].name, "blocks_total");
+    assert_true(r.metrics[1].value == 0);
+}
+
+/* Runs 'variant' on 'pt' (llm inputs, fp32) and returns a malloc'd copy of the output. */
+static float *run_output(const char *variant, const kt_point *pt, const kt_param_value *params,
+                         int threads, size_t *n_out)
+{
+    const kt_op *op = kt_op_find("attention_decode");
+    const kt_variant *v = kt_variant_find("attention_decode", "cpu", variant);
+    assert_non_null(op);
+    assert_non_null(v);
+    kt_param_value defaults[KT_MAX_PARAMS], in[KT_MAX_PARAMS];
+    kt_param_defaults(defaults, v->params, v->n_params);
+    kt_param_defaults(in, op->input_params, op->n_input_params);
+    kt_backend *b = NULL;
+    kt_instance *inst = NULL;
+    void *st = NULL;
+    assert_int_equal(kt_backend_open(&b, "cpu", threads, 1), KT_OK);
+    assert_int_equal(kt_instance_create(&inst, b, op, pt, KT_DTYPE_FP32, KT_DIST_LLM, in, 99),
+                     KT_OK);
+    kt_call call = kt_instance_call(inst, b, params ? params : defaults, threads);
+    assert_int_equal(v->prepare(&st, &call), KT_OK);
+    kt_numerics num;
+    assert_int_equal(kt_check_call(&num, inst, v, st, &call), KT_OK);
+    const kt_tensor *t = &inst->problem.tensors[inst->problem.n_inputs];
+    *n_out = (size_t)kt_tensor_elems(t);
+    float *out = malloc(*n_out * sizeof(float));
+    assert_non_null(out);
+    memcpy(out, inst->host_outputs[0], *n_out * sizeof(float));
+    v->release(st, b);
+    kt_instance_free(inst, b);
+    kt_backend_close(b);
+    return out;
+}
+
+/* Fixed splits and a fixed merge order: the same bits for 1 and 2 threads, and batch row 0 of
+ * a batch of 3 equals a batch of 1 (llm inputs of row 0 do not depend on the batch size). */
+static void test_independent_of_threads_and_batch(void **state)
+{
+    (void)state;
+    const char *variants[] = {"dense", "ffd"};
+    for (int i = 0; i < 2; i++) {
+        shape s3 = {8, 2, 64, 3, 2500}, s1 = {8, 2, 64, 1, 2500};
+        kt_point p3 = make_point(&s3), p1 = make_point(&s1);
+        size_t n1, n2, n3;
+        float *a = run_output(variants[i], &p3, NULL, 1, &n1);
+        float *b = run_output(variants[i], &p3, NULL, 2, &n2);
+        float *c = run_output(variants[i], &p1, NULL, 2, &n3);
+        assert_int_equal(n1, n2);
+        assert_memory_equal(a, b, n1 * sizeof(float));
+        assert_memory_equal(a, c, n3 * sizeof(float));
+        free(a);
+        free(b);
+        free(c);
+    }
+}
+
+static void test_shape_errors(void **state)
+{
+    (void)state;
+    const kt_op *op = kt_op_find("attention_decode");
+    assert_non_null(op);
+    kt_problem p;
+    shape bad_group = {10, 4, 64, 1, 16};
+    kt_point pt = make_point(&bad_group);
+    assert_int_equal(op->shape(&p, &pt, KT_DTYPE_FP32), KT_EINVAL);
+    assert_non_null(strstr(kt_error_last(), "not a multiple of kv_heads"));
+    shape good = {32, 8, 128, 2, 4096};
+    pt = make_point(&good);
+    assert_int_equal(op->shape(&p, &pt, KT_DTYPE_BF16), KT_OK);
+    assert_int_equal(p.n_inputs, 3);
+    assert_int_equal(p.n_outputs, 1);
+    assert_true(p.flops == 4.0 * 2 * 32 * 4096 * 128);
+    double kv = 2.0 * 2 * 8 * 4096 * 128 * 2, qo = 2.0 * 2 * 32 * 128 * 2;
+    assert_true(p.bytes == kv + qo);
+    /* head_dim not a multiple of 8: the CPU kernels say unsupported, not wrong */
+    shape odd = {4, 2, 36, 1, 64};
+    pt = make_point(&odd);
+    kt_test_result r = kt_test_run("cpu", "attention_decode", "dense", &pt, KT_DTYPE_FP32,
+                                   KT_DIST_NORMAL, NULL, NULL, 1, 1);
+    assert_int_equal(r.status, KT_EUNSUPPORTED);
+}
+
+/* The llm generator plants sinks: with the defaults the first tokens carry a large part of
+ * the attention mass, unlike plain normal inputs where every token weighs about 1/T. */
+static void test_llm_inputs_are_peaked(void **state)
+{
+    (void)state;
+    const kt_op *op = kt_op_find("attention_decode");
+    shape s = {4, 1, 64, 1, 2048};
+    kt_point pt = make_point(&s);
+    kt_problem p;
+    assert_int_equal(op->shape(&p, &pt, KT_DTYPE_FP32), KT_OK);
+    double mass[2];
+    for (int dist = 0; dist < 2; dist++) {
+        float *in[3];
+        for (int i = 0; i < 3; i++)
+            in[i] = malloc(kt_tensor_bytes(&p.tensors[i]));
+        kt_param_value ip[KT_MAX_PARAMS];
+        kt_param_defaults(ip, op->input_params, op->n_input_params);
+        kt_input_config cfg = {dist ? KT_DIST_LLM : KT_DIST_NORMAL, 5, ip};
+        assert_int_equal(op->generate(&p, (void *const *)in, &cfg), KT_OK);
+        double m = -INFINITY, l = 0, sink = 0, s_t[2048];
+        for (int t = 0; t < 2048; t++) {
+            double dot = 0;
+            for (int c = 0; c < 64; c++) {
+                assert_true(in[1][t * 64 + c] != 0.0f);
+                dot += in[0][c] * in[1][t * 64 + c];
+            }
+            s_t[t] = dot / 8.0;
+            m = fmax(m, s_t[t]);
+        }
+        for (int t = 0; t < 2048; t++) {
+            l += exp(s_t[t] - m);
+            if (t < 4)
+                sink += exp(s_t[t] - m);
+        }
+        mass[dist] = sink / l;
+        for (int i = 0; i < 3; i++)
+            free(in[i]);
+    }
+    assert_true(mass[0] < 0.02);
+    assert_true(mass[1] > 0.2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dense_matches_reference),
+        cmocka_unit_test(test_dense_small_split),
+        cmocka_unit_test(test_ffd_all_blocks_matches_reference),
+        cmocka_unit_test(test_ffd_short_context_is_dense),
+        cmocka_unit_test(test_independent_of_threads_and_batch),
+        cmocka_unit_test(test_shape_errors),
+        cmocka_unit_test(test_llm_inputs_are_peaked),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

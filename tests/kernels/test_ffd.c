@@ -1,0 +1,198 @@
+/* test_ffd.c - the FFD key quantiser (ffd_quant.h) and the CPU 'ffd' variant against the
+ * float64 same-policy reference: same quantised cache, same pseudo-max and block selection,
+ * exact arithmetic on the refined keys. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "check.h"
+#include "cpu/ffd_quant.h"
+#include "kernel.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void test_scale_and_codes(void **state)
+{
+    (void)state;
+    assert_true(kt_ffd_scale(3.0f) == 2.0f);
+    assert_true(kt_ffd_scale(0.0f) == 1e-8f);
+    /* k / scale + 1.5 lands exactly on .5 for k in {-1, 0, 1} with scale 1: ties to even */
+    assert_int_equal(kt_ffd_code(-1.0f, 1.0f), 0); /* 0.5 -> 0 */
+    assert_int_equal(kt_ffd_code(0.0f, 1.0f), 2);  /* 1.5 -> 2 */
+    assert_int_equal(kt_ffd_code(1.0f, 1.0f), 2);  /* 2.5 -> 2 */
+    assert_int_equal(kt_ffd_code(-1.5f, 1.0f), 0);
+    assert_int_equal(kt_ffd_code(1.5f, 1.0f), 3);
+    assert_int_equal(kt_ffd_code(0.6f, 1.0f), 2);
+    assert_int_equal(kt_ffd_code(-0.6f, 1.0f), 1);
+    assert_int_equal(kt_ffd_code(100.0f, 1.0f), 3); /* clamped */
+    assert_int_equal(kt_ffd_code(-100.0f, 1.0f), 0);
+}
+
+/* A random block: every code in 0..3, packed channel 4i+m in bits 2m..2m+1, scales from the
+ * column maxima, and dequant + residual within fp8 rounding of the stored key. */
+static void test_block_round_trip(void **state)
+{
+    (void)state;
+    enum { T = 37, D = 64 };
+    float keys[T * D];
+    kt_rng rng;
+    kt_rng_seed(&rng, 5);
+    for (int i = 0; i < T * D; i++)
+        keys[i] = (float)(kt_rng_normal(&rng) * (1 + i % D)); /* channel magnitudes differ */
+    uint8_t codes[T * D / 4], residual[T * D];
+    float scales[D];
+    kt_ffd_quantize_block(codes, scales, residual, keys, KT_DTYPE_FP32, T, D);
+    int seen[4] = {0};
+    for (int c = 0; c < D; c++) {
+        float mx = 0;
+        for (int t = 0; t < T; t++)
+            mx = fmaxf(mx, fabsf(keys[t * D + c]));
+        assert_true(scales[c] == fmaxf(mx / 1.5f, 1e-8f));
+        for (int t = 0; t < T; t++) {
+            float k = keys[t * D + c];
+            int code = kt_ffd_code_at(codes + t * (D / 4), c);
+            assert_int_equal(code, (codes[t * (D / 4) + c / 4] >> (2 * (c % 4))) & 3);
+            assert_int_equal(code, kt_ffd_code(k, scales[c]));
+            seen[code]++;
+            double dq = (code - 1.5) * scales[c];
+            double r = kt_fp8_e4m3_to_fp32(residual[t * D + c]);
+            assert_true(fabs(k - dq) <= 0.5 * scales[c] * (1 + 1e-6)); /* nearest code */
+            /* fp8 e4m3: relative 2^-4 above 2^-6, absolute 2^-10 below */
+            assert_true(fabs(k - (dq + r)) <= fmax(fabs(k - dq) * 0.0625, ldexp(1.0, -10)));
+        }
+    }
+    for (int i = 0; i < 4; i++)
+        assert_true(seen[i] > 0);
+}
+
+static void test_cache_layout(void **state)
+{
+    (void)state;
+    kt_ffd_cache c;
+    assert_int_equal(kt_ffd_cache_shape(&c, 2, 3, 300, 64, 128), KT_OK);
+    assert_int_equal(c.n_full, 2);
+    assert_int_equal(kt_ffd_codes_bytes(&c), 2 * 3 * 256 * 16);
+    assert_int_equal(kt_ffd_scales_bytes(&c), 2 * 3 * 2 * 64 * sizeof(float));
+    assert_int_equal(kt_ffd_residual_bytes(&c), 2 * 3 * 256 * 64);
+    assert_int_equal(kt_ffd_cache_shape(&c, 1, 1, 10, 62, 128), KT_EINVAL);
+}
+
+typedef struct policy_case {
+    int64_t heads, kv_heads, head_dim, batch, context;
+    kt_dtype dtype;
+    double delta, max_rel_l2; /* against the same-policy reference */
+} policy_case;
+
+/* Runs the cpu 'ffd' variant on llm inputs and compares its output with kt_ffd_reference on a
+ * cache quantised from the same stored keys; the kept-block count must match exactly, and no
+ * decision may be within 1e-3 (log2 units) of flipping, or the comparison would be luck. */
+static void check_policy(const policy_case *pc, double *kept_fraction)
+{
+    const kt_op *op = kt_op_find("attention_decode");
+    const kt_variant *v = kt_variant_find("attention_decode", "cpu", "ffd");
+    assert_non_null(op);
+    assert_non_null(v);
+    kt_point pt;
+    memset(&pt, 0, sizeof(pt));
+    pt.model.heads = pc->heads;
+    pt.model.kv_heads = pc->kv_heads;
+    pt.model.head_dim = pc->head_dim;
+    pt.batch_size = pc->batch;
+    pt.context_length = pc->context;
+    kt_param_value in[KT_MAX_PARAMS], params[3] = {{pc->delta}, {128}, {512}};
+    kt_param_defaults(in, op->input_params, op->n_input_params);
+    kt_backend *b = NULL;
+    kt_instance *inst = NULL;
+    void *st = NULL;
+    assert_int_equal(kt_backend_open(&b, "cpu", 2, 1), KT_OK);
+    assert_int_equal(kt_instance_create(&inst, b, op, &pt, pc->dtype, KT_DIST_LLM, in, 21), KT_OK);
+    kt_call call = kt_instance_call(inst, b, params, 2);
+    assert_int_equal(v->prepare(&st, &call), KT_OK);
+    kt_numerics num;
+    assert_int_equal(kt_check_call(&num, inst, v, st, &call), KT_OK);
+    assert_int_equal(num.unwritten, 0);
+    assert_int_equal(num.nonfinite, 0);
+    assert_int_equal(num.inputs_modified, 0);
+    kt_metric m[KT_MAX_METRICS];
+    assert_int_equal(v->metrics(st, m, KT_MAX_METRICS), 2);
+
+    kt_ffd_cache c;
+    assert_int_equal(
+        kt_ffd_cache_shape(&c, pc->batch, pc->kv_heads, pc->context, pc->head_dim, 128), KT_OK);
+    c.codes = malloc(kt_ffd_codes_bytes(&c) + 1);
+    c.scales = malloc(kt_ffd_scales_bytes(&c) + 1);
+    c.residual = malloc(kt_ffd_residual_bytes(&c) + 1);
+    kt_ffd_quantize_cache(&c, inst->host_inputs[1], pc->dtype);
+    size_t n = (size_t)(pc->batch * pc->heads * pc->head_dim);
+    double *ref = malloc(n * sizeof(double)), margin;
+    int64_t kept =
+        kt_ffd_reference(ref, NULL, &margin, &c, inst->host_inputs[0], inst->host_inputs[1],
+                         inst->host_inputs[2], pc->dtype, pc->heads, pc->delta);
+    assert_true(kept >= 0);
+    assert_true(margin > 1e-3);
+    assert_true(m[1].value == (double)(pc->batch * pc->kv_heads * c.n_full));
+    assert_true(fabs(m[0].value * m[1].value - (double)kept) < 1e-6);
+    double e2 = 0, r2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        double y = kt_dtype_load(inst->host_outputs[0], pc->dtype, i);
+        e2 += (y - ref[i]) * (y - ref[i]);
+        r2 += ref[i] * ref[i];
+    }
+    if (!(sqrt(e2 / r2) < pc->max_rel_l2))
+        fail_msg("ffd vs same-policy reference: rel_l2 %.3g (limit %.3g), kept %lld", sqrt(e2 / r2),
+                 pc->max_rel_l2, (long long)kept);
+    *kept_fraction = m[0].value;
+    free(ref);
+    free(c.codes);
+    free(c.scales);
+    free(c.residual);
+    v->release(st, b);
+    kt_instance_free(inst, b);
+    kt_backend_close(b);
+}
+
+static void test_matches_same_policy_reference(void **state)
+{
+    (void)state;
+    /* the output rounding of fp16 and bf16 bounds their agreement (2^-11, 2^-8) */
+    const policy_case cases[] = {
+        {32, 8, 64, 1, 4096 + 37, KT_DTYPE_FP32, 5, 1e-5},
+        {14, 2, 128, 2, 2000, KT_DTYPE_FP32, 5, 1e-5},
+        {16, 2, 128, 1, 1024, KT_DTYPE_FP32, 7, 1e-5},
+        {8, 1, 256, 1, 1500, KT_DTYPE_FP32, 5, 1e-5},
+        {6, 2, 96, 1, 1000, KT_DTYPE_FP32, 5, 1e-5}, /* head_dim % 64 != 0: variable-shift scan */
+        {32, 8, 64, 1, 3000, KT_DTYPE_FP16, 5, 1e-3},
+        {32, 8, 64, 1, 3000, KT_DTYPE_BF16, 5, 5e-3},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        double kept;
+        check_policy(&cases[i], &kept);
+        /* llm inputs: sparse selection, neither nothing nor everything */
+        assert_true(kept > 0.0 && kept < 0.9);
+    }
+}
+
+static void test_huge_delta_keeps_everything(void **state)
+{
+    (void)state;
+    policy_case pc = {14, 2, 128, 1, 2000, KT_DTYPE_FP32, 1000, 1e-5};
+    double kept;
+    check_policy(&pc, &kept);
+    assert_true(kept == 1.0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_scale_and_codes),
+        cmocka_unit_test(test_block_round_trip),
+        cmocka_unit_test(test_cache_layout),
+        cmocka_unit_test(test_matches_same_policy_reference),
+        cmocka_unit_test(test_huge_delta_keeps_everything),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
