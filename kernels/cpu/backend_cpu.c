@@ -221,7 +221,7 @@ static int cpu_synchronize(void *ctx)
 
 const kt_backend_iface kt_backend_cpu = {
     /* .name = */ "cpu",
-    /* .doc = */ "host CPU, OpenMP threads, monotonic clock, clflush cache eviction",
+    /* .doc = */ "host CPU, OpenMP threads, monotonic clock, clflushopt cache eviction",
     /* .noise_name = */ "invol_csw",
     /* .probe = */ cpu_probe,
     /* .init = */ cpu_init,
