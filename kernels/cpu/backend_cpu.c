@@ -62,7 +62,8 @@ static void cpu_describe(kt_device_info *info)
     kt_device_info_add(info, "openmp_max_threads", "%d", omp_get_max_threads());
 #endif
     kt_device_info_add(info, "timer", "clock_gettime(CLOCK_MONOTONIC)");
-    kt_device_info_add(info, "cache_flush", "clflushopt (clflush without it) of every allocated buffer");
+    kt_device_info_add(info, "cache_flush",
+                       "clflushopt (clflush without it) of every allocated buffer");
 }
 
 static int cpu_probe(kt_device_info *info)

@@ -38,8 +38,8 @@ void kt_op_fill_random(void *dst, kt_dtype dtype, size_t n, kt_distribution dist
         double x;
         char *slot = (char *)dst + i * size;
         do {
-            double u = dist == KT_DIST_UNIFORM ? 2.0 * kt_rng_uniform(&rng) - 1.0
-                                               : kt_rng_normal(&rng);
+            double u =
+                dist == KT_DIST_UNIFORM ? 2.0 * kt_rng_uniform(&rng) - 1.0 : kt_rng_normal(&rng);
             x = u * scale;
             kt_dtype_from_double(slot, &x, dtype, 1);
         } while (kt_dtype_load(dst, dtype, i) == 0.0f);

@@ -22,8 +22,7 @@ static int synthetic_shape(kt_problem *out, const kt_point *point, kt_dtype dtyp
     return KT_OK;
 }
 
-static int synthetic_generate(const kt_problem *p, void *const *inputs,
-                              const kt_input_config *cfg)
+static int synthetic_generate(const kt_problem *p, void *const *inputs, const kt_input_config *cfg)
 {
     kt_op_fill_random(inputs[0], p->dtype, (size_t)p->elems, cfg->distribution, cfg->seed, 1.0);
     return KT_OK;

@@ -39,8 +39,8 @@ int main(void)
     kt_summary s;
     kt_stats_summary(&s, x, N);
     printf("| measurement | median | p90 |\n|---|---|---|\n");
-    printf("| empty timed region (timer_start + timer_stop), cpu | %.0f ns | %.0f ns |\n",
-           s.median, s.p90);
+    printf("| empty timed region (timer_start + timer_stop), cpu | %.0f ns | %.0f ns |\n", s.median,
+           s.p90);
 
     static const size_t sizes_mib[] = {1, 16, 256};
     for (size_t k = 0; k < sizeof(sizes_mib) / sizeof(sizes_mib[0]); k++) {
@@ -57,8 +57,9 @@ int main(void)
             memset(buf, i, bytes); /* bring it back into cache */
         }
         kt_stats_summary(&s, x, (size_t)reps);
-        printf("| cache flush (clflushopt) of a %zu MiB working set, untimed | %.3f ms | %.3f ms |\n",
-               sizes_mib[k], s.median / 1e6, s.p90 / 1e6);
+        printf(
+            "| cache flush (clflushopt) of a %zu MiB working set, untimed | %.3f ms | %.3f ms |\n",
+            sizes_mib[k], s.median / 1e6, s.p90 / 1e6);
         kt_backend_free(b, buf, bytes);
     }
     /* does the flush make a call cold? one read pass over 8 MiB, warm against flushed */

@@ -239,8 +239,10 @@ int main(void)
     struct rlimit no_core = {0, 0};
     setrlimit(RLIMIT_CORE, &no_core);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_point_seed),      cmocka_unit_test(test_same_as_in_process),
-        cmocka_unit_test(test_candidate_crash), cmocka_unit_test(test_baseline_crash),
+        cmocka_unit_test(test_point_seed),
+        cmocka_unit_test(test_same_as_in_process),
+        cmocka_unit_test(test_candidate_crash),
+        cmocka_unit_test(test_baseline_crash),
         cmocka_unit_test(test_baseline_crash_in_pairs),
         cmocka_unit_test(test_hung_candidate),
     };
