@@ -2,6 +2,7 @@
 #include "results.h"
 #include "commands.h"
 #include "json.h"
+#include "spec_json.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -38,33 +39,15 @@ static void summary_from_json(kt_summary *s, const cJSON *o)
     s->outliers_severe = (size_t)kt_json_get_real(o, "outliers_severe", 0);
 }
 
-static cJSON *params_json(const kt_arm *a)
-{
-    cJSON *o = cJSON_CreateObject();
-    const kt_variant *v = a->variant;
-    for (int i = 0; i < v->n_params; i++) {
-        const kt_param_def *d = &v->params[i];
-        double x = a->params[i].num;
-        if (d->type == KT_PARAM_BOOL) {
-            cJSON_AddBoolToObject(o, d->name, x != 0);
-        } else if (d->type == KT_PARAM_ENUM) {
-            char buf[64];
-            cJSON_AddStringToObject(o, d->name,
-                                    kt_param_choice_name(buf, sizeof(buf), d->choices, (int)x));
-        } else {
-            kt_json_add_real(o, d->name, x);
-        }
-    }
-    return o;
-}
-
 static cJSON *arm_json(const kt_arm_result *a, const kt_arm *spec_arm)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", a->name);
     cJSON_AddStringToObject(o, "variant", a->variant);
     if (spec_arm)
-        cJSON_AddItemToObject(o, "params", params_json(spec_arm));
+        cJSON_AddItemToObject(o, "params",
+                              kt_params_to_json(spec_arm->variant->params,
+                                                spec_arm->variant->n_params, spec_arm->params));
     cJSON_AddBoolToObject(o, "failed", a->failed);
     kt_json_add_str_or_null(o, "failure", a->failed ? a->failure : NULL);
     cJSON *sets = cJSON_AddArrayToObject(o, "numerics");

@@ -4,24 +4,30 @@
 
 #include <math.h>
 
+cJSON *kt_params_to_json(const kt_param_def *defs, int n, const kt_param_value *values)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int i = 0; i < n; i++) {
+        const kt_param_def *d = &defs[i];
+        char buf[64];
+        if (d->type == KT_PARAM_BOOL)
+            cJSON_AddBoolToObject(o, d->name, values[i].num != 0);
+        else if (d->type == KT_PARAM_ENUM)
+            cJSON_AddStringToObject(
+                o, d->name, kt_param_choice_name(buf, sizeof(buf), d->choices, (int)values[i].num));
+        else
+            kt_json_add_real(o, d->name, values[i].num);
+    }
+    return o;
+}
+
 static cJSON *arm_json(const kt_arm *a)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", a->name);
     cJSON_AddStringToObject(o, "variant", a->variant->name);
-    cJSON *params = cJSON_AddObjectToObject(o, "params");
-    for (int i = 0; i < a->variant->n_params; i++) {
-        const kt_param_def *d = &a->variant->params[i];
-        char buf[64];
-        if (d->type == KT_PARAM_BOOL)
-            cJSON_AddBoolToObject(params, d->name, a->params[i].num != 0);
-        else if (d->type == KT_PARAM_ENUM)
-            cJSON_AddStringToObject(
-                params, d->name,
-                kt_param_choice_name(buf, sizeof(buf), d->choices, (int)a->params[i].num));
-        else
-            kt_json_add_real(params, d->name, a->params[i].num);
-    }
+    cJSON_AddItemToObject(o, "params",
+                          kt_params_to_json(a->variant->params, a->variant->n_params, a->params));
     return o;
 }
 
@@ -84,9 +90,9 @@ cJSON *kt_spec_to_json(const kt_spec *spec)
     cJSON_AddStringToObject(inputs, "distribution", kt_distribution_name(spec->distribution));
     kt_json_add_real(inputs, "seed", (double)spec->seed);
     cJSON_AddNumberToObject(inputs, "sets", spec->input_sets);
-    cJSON *ip = cJSON_AddObjectToObject(inputs, "params");
-    for (int i = 0; i < spec->op->n_input_params; i++)
-        kt_json_add_real(ip, spec->op->input_params[i].name, spec->input_params[i].num);
+    cJSON_AddItemToObject(
+        inputs, "params",
+        kt_params_to_json(spec->op->input_params, spec->op->n_input_params, spec->input_params));
     cJSON_AddItemToObject(o, "baseline", arm_json(&spec->baseline));
     cJSON *cands = cJSON_AddArrayToObject(o, "candidates");
     for (size_t k = 0; k < spec->n_candidates; k++)

@@ -7,5 +7,7 @@
 #include <cjson/cJSON.h>
 
 cJSON *kt_spec_to_json(const kt_spec *spec);
+/* A params map: numbers, booleans, and enum choices by name. */
+cJSON *kt_params_to_json(const kt_param_def *defs, int n, const kt_param_value *values);
 
 #endif
