@@ -498,8 +498,9 @@ int cmd_run(int argc, char **argv)
         goto done;
     }
     if (!st.opt.json && st.tty)
-        fprintf(stderr, "%s: %zu points, %zu candidates, backend %s%s\n", st.spec->name,
-                st.matrix.n, st.spec->n_candidates, st.spec->backend,
+        fprintf(stderr, "%s: %zu point%s, %zu candidate%s, backend %s%s\n", st.spec->name,
+                st.matrix.n, st.matrix.n == 1 ? "" : "s", st.spec->n_candidates,
+                st.spec->n_candidates == 1 ? "" : "s", st.spec->backend,
                 st.opt.quick ? " (--quick)" : "");
 
     struct sigaction sa, old_int, old_term;

@@ -102,6 +102,7 @@ class RunVerdictTest(unittest.TestCase):
         with open(os.path.join(out, "points.jsonl")) as f:
             lines = [json.loads(line) for line in f]
         self.assertEqual([p["id"] for p in lines], [p["id"] for p in doc["points"]])
+        self.assertEqual(lines, doc["points"])  # the same objects, so the schema covers both
         with open(os.path.join(out, "samples.csv")) as f:
             rows = list(csv.DictReader(f))
         pairs = sum(c["n_pairs"] for p in doc["points"] for c in p["candidates"])
