@@ -462,6 +462,11 @@ int cmd_run(int argc, char **argv)
     st.started = time(NULL);
     st.tty = isatty(STDOUT_FILENO) && isatty(STDERR_FILENO) && !st.opt.json;
 
+    if (st.opt.backend && strcmp(st.opt.backend, "auto") != 0 && !kt_backend_find(st.opt.backend)) {
+        fprintf(stderr, "error: backend '%s' is not built into this ktrial%s\n", st.opt.backend,
+                strcmp(st.opt.backend, "cuda") == 0 ? " (configure with -DKT_CUDA=ON)" : "");
+        return KT_EXIT_UNAVAILABLE;
+    }
     kt_diag diag;
     kt_diag_init(&diag);
     kt_spec_options so = {st.opt.backend, st.opt.force};
