@@ -24,7 +24,7 @@ static void print_param(const kt_param_def *p)
         snprintf(def, sizeof(def), "%.6g", p->def);
         snprintf(range, sizeof(range), "[%.6g, %.6g]", p->min, p->max);
     }
-    printf("      %-14s %-5s default %-8s %-22s %s\n", p->name, param_type_name(p->type), def,
+    printf("      %-18s %-5s default %-8s %-22s %s\n", p->name, param_type_name(p->type), def,
            range, p->doc);
 }
 
