@@ -105,8 +105,8 @@ AVX512_INLINE void pv_tile(float *acc, const float *p, const void *v, int n, int
     }
 }
 
-AVX512_INLINE void pv_gt(float *acc, const float *p, const void *v, int n, int64_t d,
-                         const int gt, const int dt)
+AVX512_INLINE void pv_gt(float *acc, const float *p, const void *v, int n, int64_t d, const int gt,
+                         const int dt)
 {
     if (d % 64 == 0)
         pv_tile(acc, p, v, n, d, gt, 4, dt);
@@ -149,8 +149,8 @@ static KT_ATTN_AVX512 void pv(kt_attn_task *t, const void *v, kt_dtype dt, int n
     }
 }
 
-KT_ATTN_AVX512 void kt_attn_step_avx512(kt_attn_task *t, const float *k, int k_perm,
-                                        const void *v, kt_dtype dtype, int n)
+KT_ATTN_AVX512 void kt_attn_step_avx512(kt_attn_task *t, const float *k, int k_perm, const void *v,
+                                        kt_dtype dtype, int n)
 {
     int64_t d = t->d;
     __mmask16 valid = (__mmask16)((1u << n) - 1u);

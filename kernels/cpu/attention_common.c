@@ -216,7 +216,8 @@ static void pv(kt_attn_task *t, const void *v, kt_dtype dt, int n)
 {
     int64_t d = t->d;
     int wide4 = d % 32 == 0, wide2 = d % 16 == 0;
-    if (t->perm == KT_ATTN_ORDER_PERM16) { /* bf16 in perm16 order: tiles of up to 4 heads, 16 or 32 channels a pass */
+    if (t->perm == KT_ATTN_ORDER_PERM16) { /* bf16 in perm16 order: tiles of up to 4 heads, 16 or 32
+                                              channels a pass */
         for (int64_t h0 = 0; h0 < t->g; h0 += 4) {
             float *acc = t->acc + h0 * d;
             const float *p = t->p + h0 * KT_ATTN_CHUNK;

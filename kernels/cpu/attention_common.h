@@ -29,8 +29,10 @@
 /* The 'isa' variant param both CPU attention variants share. */
 enum { KT_ATTN_ISA_AUTO, KT_ATTN_ISA_AVX2, KT_ATTN_ISA_AVX512 };
 #define KT_ATTN_ISA_PARAM                                                                          \
-    {"isa", KT_PARAM_ENUM, KT_ATTN_ISA_AUTO, 0, 0, "auto|avx2|avx512",                            \
-     "AVX-512 (16 lanes) where the CPU has it and head_dim % 32 == 0 (auto), or AVX2"}
+    {                                                                                              \
+        "isa", KT_PARAM_ENUM, KT_ATTN_ISA_AUTO, 0, 0, "auto|avx2|avx512",                          \
+            "AVX-512 (16 lanes) where the CPU has it and head_dim % 32 == 0 (auto), or AVX2"       \
+    }
 
 /* Sets *avx512 from the 'isa' param value: 1 for avx512, or auto on a CPU with AVX-512 F, BW, DQ
  * and VL; KT_EUNSUPPORTED when avx512 is asked of a CPU without them. */
@@ -93,8 +95,8 @@ void kt_attn_rows_f32_avx512(float *dst, const void *src, kt_dtype dtype, int64_
 void kt_attn_step(kt_attn_task *t, const float *k, int k_perm, const void *v, kt_dtype dtype,
                   int n);
 /* The same on AVX-512 (t->wide); kt_attn_step calls it. */
-void kt_attn_step_avx512(kt_attn_task *t, const float *k, int k_perm, const void *v,
-                         kt_dtype dtype, int n);
+void kt_attn_step_avx512(kt_attn_task *t, const float *k, int k_perm, const void *v, kt_dtype dtype,
+                         int n);
 
 /* Prefetches 'bytes' from 'p' into L1, one request per 64-byte line. */
 void kt_attn_prefetch(const void *p, size_t bytes);
@@ -145,7 +147,8 @@ static inline KT_ATTN_AVX512 __m512 kt_attn_hsum16(const __m512 *a)
         c[i] = _mm512_add_ps(_mm512_shuffle_f32x4(b[i], b[i + 4], _MM_SHUFFLE(2, 0, 2, 0)),
                              _mm512_shuffle_f32x4(b[i], b[i + 4], _MM_SHUFFLE(3, 1, 3, 1)));
     for (int i = 0; i < 2; i++)
-        d[i] = _mm512_add_ps(_mm512_unpacklo_ps(c[i], c[i + 2]), _mm512_unpackhi_ps(c[i], c[i + 2]));
+        d[i] =
+            _mm512_add_ps(_mm512_unpacklo_ps(c[i], c[i + 2]), _mm512_unpackhi_ps(c[i], c[i + 2]));
     __m512d lo = _mm512_unpacklo_pd(_mm512_castps_pd(d[0]), _mm512_castps_pd(d[1]));
     __m512d hi = _mm512_unpackhi_pd(_mm512_castps_pd(d[0]), _mm512_castps_pd(d[1]));
     return _mm512_add_ps(_mm512_castpd_ps(lo), _mm512_castpd_ps(hi));
