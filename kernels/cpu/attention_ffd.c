@@ -112,29 +112,38 @@ AVX512_INLINE void scan512_tile(float *out, const uint8_t *codes, int64_t rows, 
         __m512 a[16];
         for (int i = 0; i < 16; i++)
             a[i] = _mm512_setzero_ps();
-        for (int r = 0; r < nr; r++) {
-            const uint8_t *row = codes + (r0 + r < rows ? r0 + r : rows - 1) * (d / 4);
-            if (planes) {
-                for (int64_t q = 0; q < d / 64; q++) {
+        const uint8_t *rp[16];
+        for (int r = 0; r < nr; r++)
+            rp[r] = codes + (r0 + r < rows ? r0 + r : rows - 1) * (d / 4);
+        if (planes) {
+            for (int64_t q = 0; q < d / 64; q++) {
+#pragma GCC unroll 16
+                for (int r = 0; r < nr; r++) {
                     __m512i x = _mm512_shuffle_epi8(
-                        _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(row + 16 * q))),
+                        _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(rp[r] + 16 * q))),
                         ctrl);
+#pragma GCC unroll 4
                     for (int m = 0; m < 4; m++) {
                         __m512 f = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
                             _mm512_slli_epi32(x, 21 - 2 * m), mask, one, 0xEA));
                         const float *wq = w + 64 * q + 16 * m;
+#pragma GCC unroll 8
                         for (int h = 0; h < gt; h++) {
                             int sl = kt_attn_slot16(r * gtp + h);
                             a[sl] = _mm512_fmadd_ps(_mm512_loadu_ps(wq + h * d), f, a[sl]);
                         }
                     }
                 }
-            } else {
-                for (int64_t c = 0; c < d; c += 16) {
+            }
+        } else {
+            for (int64_t c = 0; c < d; c += 16) {
+#pragma GCC unroll 16
+                for (int r = 0; r < nr; r++) {
                     uint32_t bits;
-                    memcpy(&bits, row + c / 4, sizeof(bits));
+                    memcpy(&bits, rp[r] + c / 4, sizeof(bits));
                     __m512 f = _mm512_cvtepi32_ps(_mm512_and_si512(
                         _mm512_srlv_epi32(_mm512_set1_epi32((int)bits), shifts), three));
+#pragma GCC unroll 8
                     for (int h = 0; h < gt; h++) {
                         int sl = kt_attn_slot16(r * gtp + h);
                         a[sl] = _mm512_fmadd_ps(_mm512_loadu_ps(w + h * d + c), f, a[sl]);
