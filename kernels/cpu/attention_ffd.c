@@ -45,15 +45,26 @@ typedef struct ffd_ctx {
 } ffd_ctx;
 
 /* The variant's per-thread scratch: per head weights q_c * scale_c of the current block
- * [g][d], per head code offsets [g], then 8 bounds of a head tile (32-byte aligned). */
+ * [g][d], the task's queries in scan order [g][d], the block's scales in scan order [d], per
+ * head code offsets [g], then 8 bounds of a head tile (32-byte aligned). */
 static size_t extra_bytes(int64_t g, int64_t d)
 {
-    return sizeof(float) * (size_t)(g * d + g + 16);
+    return sizeof(float) * (size_t)(3 * g * d + d + g + 16);
+}
+
+static float *extra_queries(kt_attn_task *t)
+{
+    return (float *)t->extra + t->g * t->d;
+}
+
+static float *extra_scales(kt_attn_task *t)
+{
+    return (float *)t->extra + 2 * t->g * t->d;
 }
 
 static float *extra_offsets(kt_attn_task *t)
 {
-    return (float *)t->extra + t->g * t->d;
+    return (float *)t->extra + 2 * t->g * t->d + t->d;
 }
 
 static float *extra_bound(kt_attn_task *t)
@@ -319,20 +330,36 @@ static __m256 scan(const uint8_t *codes, int64_t rows, const float *w, const flo
  * mul * S - off; returns mul. */
 static float block_weights(kt_attn_task *t, const kt_ffd_cache *c, int64_t blk, float *off)
 {
-    float *w = t->extra;
-    const float *scale = c->scales + blk * c->head_dim;
+    float *w = t->extra, *sc = extra_scales(t);
+    const float *scale = c->scales + blk * c->head_dim, *qp = extra_queries(t);
     int planes = use_planes(t->d);
+    for (int64_t i = 0; i < t->d; i++)
+        sc[i] = scale[planes ? plane_channel(i, t->wide) : i];
     for (int64_t h = 0; h < t->g; h++) {
-        const float *qs = t->qs + h * t->d;
-        float *wh = w + h * t->d, sum = 0.0f;
-        for (int64_t i = 0; i < t->d; i++) {
-            int64_t ch = planes ? plane_channel(i, t->wide) : i;
-            wh[i] = qs[ch] * scale[ch];
-            sum += wh[i];
+        float *wh = w + h * t->d;
+        __m256 sum = _mm256_setzero_ps();
+        for (int64_t i = 0; i < t->d; i += 8) {
+            __m256 x = _mm256_mul_ps(_mm256_load_ps(qp + h * t->d + i), _mm256_load_ps(sc + i));
+            _mm256_store_ps(wh + i, x);
+            sum = _mm256_add_ps(sum, x);
         }
-        off[h] = (planes ? 5.5f : 1.5f) * sum;
+        float lanes[8], total = 0.0f;
+        _mm256_storeu_ps(lanes, sum);
+        for (int j = 0; j < 8; j++)
+            total += lanes[j];
+        off[h] = (planes ? 5.5f : 1.5f) * total;
     }
     return planes ? 4.0f : 1.0f;
+}
+
+/* After kt_attn_task_begin: the task's queries in the scan's channel order (extra_queries). */
+static void scan_queries(kt_attn_task *t)
+{
+    float *qp = extra_queries(t);
+    int planes = use_planes(t->d);
+    for (int64_t h = 0; h < t->g; h++)
+        for (int64_t i = 0; i < t->d; i++)
+            qp[h * t->d + i] = t->qs[h * t->d + (planes ? plane_channel(i, t->wide) : i)];
 }
 
 /* Pseudo-max thresholds of one (b, kv head): the largest approximate score of each head over
@@ -462,6 +489,7 @@ static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t 
     int64_t b1 = b0 + st->split_blocks < c->n_full ? b0 + st->split_blocks : c->n_full;
     const float *thr = st->thr + b * p->heads + kh * t->g;
     int64_t kept = 0;
+    scan_queries(t);
     size_t code_row = (size_t)(c->head_dim / 4), block_codes = (size_t)c->block * code_row;
     for (int64_t blk = b0; blk < b1; blk++) {
         /* each block's codes are a fresh page for the hardware prefetcher: fetch the next */
@@ -557,6 +585,7 @@ static int ffd_run(void *state, const kt_call *call)
                 kt_attn_task_begin(
                     &t, (const char *)call->inputs[0] + (size_t)(b * p->heads + kh * g) * q_row,
                     p->dtype);
+                scan_queries(&t);
                 thresholds(&t, st, b, kh, p->heads);
             }
         }
