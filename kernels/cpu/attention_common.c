@@ -16,9 +16,18 @@ static size_t align32(size_t bytes)
 
 /* bf16 keys and values are widened 16 channels at a time by interleaving with zeros, which
  * puts channels [0-3, 8-11] in one vector and [4-7, 12-15] in the other: position i of a
- * 16-channel group holds channel perm16[i]. Keys in that order meet a query in that order
- * (t->qk); accumulators stay in that order until kt_attn_task_store. */
-static const int perm16[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15};
+ * 16-channel group holds channel perm16[i] (KT_ATTN_ORDER_PERM16). Keys in that order meet a
+ * query in that order (t->qk); accumulators stay in that order until kt_attn_task_store. */
+
+int kt_attn_isa_resolve(int *avx512, int isa)
+{
+    int has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+              __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+    if (isa == KT_ATTN_ISA_AVX512 && !has)
+        return kt_error_code(KT_EUNSUPPORTED, "isa 'avx512': this CPU has no AVX-512");
+    *avx512 = isa != KT_ATTN_ISA_AVX2 && has;
+    return KT_OK;
+}
 
 size_t kt_attn_scratch_bytes(int64_t g, int64_t d)
 {
@@ -47,9 +56,13 @@ void kt_attn_task_begin(kt_attn_task *t, const void *q, kt_dtype dtype)
     float scale = (float)(LOG2E / sqrt((double)t->d));
     for (int64_t i = 0; i < t->g * t->d; i++)
         t->qs[i] = kt_dtype_load(q, dtype, (size_t)i) * scale;
-    t->perm = dtype == KT_DTYPE_BF16 && t->d % 16 == 0;
+    t->wide = t->avx512 && t->d % 32 == 0;
+    t->perm = dtype != KT_DTYPE_BF16 ? KT_ATTN_ORDER_NATURAL
+              : t->wide              ? KT_ATTN_ORDER_EVENODD32
+              : t->d % 16 == 0       ? KT_ATTN_ORDER_PERM16
+                                     : KT_ATTN_ORDER_NATURAL;
     for (int64_t i = 0; i < t->g * t->d; i++)
-        t->qk[i] = t->perm ? t->qs[i - i % 16 + perm16[i % 16]] : t->qs[i];
+        t->qk[i] = t->qs[kt_attn_order_channel(t->perm, i)];
     for (int64_t h = 0; h < t->g; h++) {
         t->m[h] = -INFINITY;
         t->l[h] = 0.0f;
@@ -203,7 +216,8 @@ static void pv(kt_attn_task *t, const void *v, kt_dtype dt, int n)
 {
     int64_t d = t->d;
     int wide4 = d % 32 == 0, wide2 = d % 16 == 0;
-    if (t->perm) { /* bf16 in perm16 order: tiles of up to 4 heads, 16 or 32 channels a pass */
+    if (t->perm == KT_ATTN_ORDER_PERM16) { /* bf16 in perm16 order: tiles of up to 4 heads, 16 or 32
+                                              channels a pass */
         for (int64_t h0 = 0; h0 < t->g; h0 += 4) {
             float *acc = t->acc + h0 * d;
             const float *p = t->p + h0 * KT_ATTN_CHUNK;
@@ -258,6 +272,10 @@ static void pv(kt_attn_task *t, const void *v, kt_dtype dt, int n)
 
 void kt_attn_step(kt_attn_task *t, const float *k, int k_perm, const void *v, kt_dtype dtype, int n)
 {
+    if (t->wide) {
+        kt_attn_step_avx512(t, k, k_perm, v, dtype, n);
+        return;
+    }
     int64_t d = t->d;
     __m256 lane = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
     __m256 valid0 = _mm256_cmp_ps(lane, _mm256_set1_ps((float)n), _CMP_LT_OQ);
@@ -312,6 +330,8 @@ void kt_attn_dense_range(kt_attn_task *t, const void *k, const void *v, kt_dtype
         const float *kf = t->kbuf;
         if (dtype == KT_DTYPE_FP32 && n == KT_ATTN_CHUNK)
             kf = (const float *)ks;
+        else if (t->wide)
+            kt_attn_rows_f32_avx512(t->kbuf, ks, dtype, n, t->d);
         else
             kt_attn_rows_f32(t->kbuf, ks, dtype, n, t->d);
         kt_attn_step(t, kf, t->perm, (const char *)v + (size_t)s * row_bytes, dtype, n);
@@ -326,7 +346,7 @@ void kt_attn_task_store(const kt_attn_task *t, float *part, int64_t b, int64_t h
         float *row = part + ((b * heads + h0 + h) * n_splits + split) * stride;
         const float *acc = t->acc + h * d;
         for (int64_t c = 0; c < d; c++)
-            row[t->perm ? c - c % 16 + perm16[c % 16] : c] = acc[c];
+            row[kt_attn_order_channel(t->perm, c)] = acc[c];
         row[d] = t->m[h];
         row[d + 1] = t->l[h];
     }
@@ -396,6 +416,15 @@ int kt_attn_work_alloc(kt_attn_work *w, kt_backend *backend, const kt_problem *p
     return kt_backend_alloc(backend, (void **)&w->scratch, w->scratch_stride * (size_t)w->threads);
 }
 
+void kt_attn_work_task(kt_attn_task *t, const kt_attn_work *w, int tid, int64_t g, int64_t d)
+{
+    char *scratch = w->scratch + (size_t)tid * w->scratch_stride;
+    kt_attn_task_bind(t, scratch, g, d);
+    t->extra = scratch + w->extra_offset;
+    t->avx512 = w->avx512;
+    t->wide = 0;
+}
+
 void kt_attn_work_free(kt_attn_work *w, kt_backend *backend)
 {
     if (w->part)
@@ -420,9 +449,7 @@ void kt_attn_work_run(kt_attn_work *w, const kt_call *call, kt_attn_task_fn fn, 
         tid = omp_get_thread_num();
 #endif
         kt_attn_task t;
-        char *scratch = w->scratch + (size_t)tid * w->scratch_stride;
-        kt_attn_task_bind(&t, scratch, g, d);
-        t.extra = scratch + w->extra_offset;
+        kt_attn_work_task(&t, w, tid, g, d);
 #pragma omp for schedule(dynamic, 1)
         for (int64_t i = 0; i < n_tasks; i++) {
             int64_t b = i / (p->kv_heads * ns), kh = (i / ns) % p->kv_heads, s = i % ns;

@@ -1,5 +1,6 @@
 /* attention_common.h - private to the CPU attention variants: the pieces of split-KV flash
- * decoding they share (AVX2 + FMA + F16C, which -march=x86-64-v3 provides).
+ * decoding they share (AVX2 + FMA + F16C, which -march=x86-64-v3 provides, and AVX-512 paths
+ * in attention_avx512.c behind KT_ATTN_AVX512 target attributes, chosen at run time).
  *
  * Scores are kept in log2 units (q is pre-multiplied by log2(e) / sqrt(d)) so the online
  * softmax uses exp2. Work is cut into tasks (b, kv head, split); a task runs every query head
@@ -21,13 +22,50 @@
  * and the hardware prefetchers stop at page boundaries. */
 #define KT_ATTN_PREFETCH_CHUNKS 2
 
+/* Functions compiled for AVX-512 (F, BW, DQ, VL); called only where kt_attn_isa_resolve said
+ * the CPU has them. */
+#define KT_ATTN_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,fma,f16c")))
+
+/* The 'isa' variant param both CPU attention variants share. */
+enum { KT_ATTN_ISA_AUTO, KT_ATTN_ISA_AVX2, KT_ATTN_ISA_AVX512 };
+#define KT_ATTN_ISA_PARAM                                                                          \
+    {                                                                                              \
+        "isa", KT_PARAM_ENUM, KT_ATTN_ISA_AUTO, 0, 0, "auto|avx2|avx512",                          \
+            "AVX-512 (16 lanes) where the CPU has it and head_dim % 32 == 0 (auto), or AVX2"       \
+    }
+
+/* Sets *avx512 from the 'isa' param value: 1 for avx512, or auto on a CPU with AVX-512 F, BW, DQ
+ * and VL; KT_EUNSUPPORTED when avx512 is asked of a CPU without them. */
+int kt_attn_isa_resolve(int *avx512, int isa);
+
+/* Channel orders of converted keys and of the accumulators (kt_attn_task.perm). */
+enum {
+    KT_ATTN_ORDER_NATURAL,
+    KT_ATTN_ORDER_PERM16,   /* AVX2 bf16, d % 16 == 0: see perm16 in attention_common.c */
+    KT_ATTN_ORDER_EVENODD32 /* AVX-512 bf16: per 32 channels the 16 even ones, then the odd */
+};
+/* The channel at position 'i' of channel order 'order'. */
+static inline int64_t kt_attn_order_channel(int order, int64_t i)
+{
+    static const int perm16[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15};
+    if (order == KT_ATTN_ORDER_PERM16)
+        return i - i % 16 + perm16[i % 16];
+    if (order == KT_ATTN_ORDER_EVENODD32) {
+        int64_t j = i % 32;
+        return i - j + (j < 16 ? 2 * j : 2 * (j - 16) + 1);
+    }
+    return i;
+}
+
 /* The online-softmax state of the g query heads of one task, and its scratch. Every array is
  * 32-byte aligned; 'kbuf' holds KT_ATTN_CHUNK fp32 key rows of d values. */
 typedef struct kt_attn_task {
     int64_t g, d;
+    int avx512;  /* the CPU may run the AVX-512 paths (set after kt_attn_task_bind) */
+    int wide;    /* this task runs them: avx512 and d % 32 == 0 (set by kt_attn_task_begin) */
     float *qs;   /* [g][d] query in log2 units */
-    float *qk;   /* [g][d] the same in the channel order of converted bf16 keys (perm16) */
-    int perm;    /* keys and values are bf16 read in perm16 order (d % 16 == 0) */
+    float *qk;   /* [g][d] the same in the channel order of converted keys ('perm') */
+    int perm;    /* KT_ATTN_ORDER_* of converted keys, of values as read, and of 'acc' */
     float *m;    /* [g] running max */
     float *l;    /* [g] running sum of 2^(s - m) */
     float *acc;  /* [g][d] running sum of 2^(s - m) v */
@@ -46,14 +84,19 @@ void kt_attn_task_begin(kt_attn_task *t, const void *q, kt_dtype dtype);
 
 /* Converts 'rows' rows of d storage-typed values to fp32 'dst' and zero-fills the rows up to
  * KT_ATTN_CHUNK. d must be a multiple of 8; bf16 rows with d % 16 == 0 come out in perm16
- * order (see attention_common.c). */
+ * order (see attention_common.c). The _avx512 form needs d % 32 == 0 and writes bf16 rows in
+ * KT_ATTN_ORDER_EVENODD32. */
 void kt_attn_rows_f32(float *dst, const void *src, kt_dtype dtype, int64_t rows, int64_t d);
+void kt_attn_rows_f32_avx512(float *dst, const void *src, kt_dtype dtype, int64_t rows, int64_t d);
 
 /* One online-softmax step over 'n' (1..KT_ATTN_CHUNK) tokens with fp32 keys 'k' (KT_ATTN_CHUNK
  * rows of d; rows past n are read but ignored, so they must be finite; in perm16 order when
  * 'k_perm') and 'n' value rows 'v' in storage type 'dtype' (converted as they are read). */
 void kt_attn_step(kt_attn_task *t, const float *k, int k_perm, const void *v, kt_dtype dtype,
                   int n);
+/* The same on AVX-512 (t->wide); kt_attn_step calls it. */
+void kt_attn_step_avx512(kt_attn_task *t, const float *k, int k_perm, const void *v, kt_dtype dtype,
+                         int n);
 
 /* Prefetches 'bytes' from 'p' into L1, one request per 64-byte line. */
 void kt_attn_prefetch(const void *p, size_t bytes);
@@ -87,10 +130,35 @@ static inline __m256 kt_attn_hsum8(__m256 a0, __m256 a1, __m256 a2, __m256 a3, _
                          _mm256_permute2f128_ps(lo, hi, 0x31));
 }
 
+/* The sums of sixteen vectors, one per lane: lane i = the sum of the lanes of a[i]; a fixed
+ * order. The caller writes the vector for lane i into a[kt_attn_slot16(i)] (an involution). */
+static inline int kt_attn_slot16(int i)
+{
+    static const int slot[16] = {0, 2, 1, 3, 8, 10, 9, 11, 4, 6, 5, 7, 12, 14, 13, 15};
+    return slot[i];
+}
+static inline KT_ATTN_AVX512 __m512 kt_attn_hsum16(const __m512 *a)
+{
+    __m512 b[8], c[4], d[2];
+    for (int i = 0; i < 8; i++)
+        b[i] = _mm512_add_ps(_mm512_shuffle_f32x4(a[i], a[i + 8], _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm512_shuffle_f32x4(a[i], a[i + 8], _MM_SHUFFLE(3, 2, 3, 2)));
+    for (int i = 0; i < 4; i++)
+        c[i] = _mm512_add_ps(_mm512_shuffle_f32x4(b[i], b[i + 4], _MM_SHUFFLE(2, 0, 2, 0)),
+                             _mm512_shuffle_f32x4(b[i], b[i + 4], _MM_SHUFFLE(3, 1, 3, 1)));
+    for (int i = 0; i < 2; i++)
+        d[i] =
+            _mm512_add_ps(_mm512_unpacklo_ps(c[i], c[i + 2]), _mm512_unpackhi_ps(c[i], c[i + 2]));
+    __m512d lo = _mm512_unpacklo_pd(_mm512_castps_pd(d[0]), _mm512_castps_pd(d[1]));
+    __m512d hi = _mm512_unpackhi_pd(_mm512_castps_pd(d[0]), _mm512_castps_pd(d[1]));
+    return _mm512_add_ps(_mm512_castpd_ps(lo), _mm512_castpd_ps(hi));
+}
+
 /* What a variant allocates in prepare for split-KV tasks: the partials and per-thread scratch. */
 typedef struct kt_attn_work {
     int64_t n_splits;
     int threads;
+    int avx512; /* tasks may take the AVX-512 paths (kt_attn_isa_resolve) */
     float *part;
     size_t part_bytes;
     char *scratch; /* threads x scratch_stride bytes */
@@ -106,6 +174,8 @@ typedef void (*kt_attn_task_fn)(kt_attn_task *t, void *ctx, int64_t b, int64_t k
  * threads, each with 'extra_bytes' of the variant's own. */
 int kt_attn_work_alloc(kt_attn_work *w, kt_backend *backend, const kt_problem *p, int64_t n_splits,
                        int threads, size_t extra_bytes);
+/* Binds thread 'tid''s task over the work's scratch (kt_attn_task_bind, extra, avx512). */
+void kt_attn_work_task(kt_attn_task *t, const kt_attn_work *w, int tid, int64_t g, int64_t d);
 void kt_attn_work_free(kt_attn_work *w, kt_backend *backend);
 /* Runs 'fn' for every (b, kv head, split) on min(call->threads, w->threads) OpenMP threads,
  * then merges the partials into call->outputs[0]. */

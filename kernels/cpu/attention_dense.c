@@ -5,11 +5,12 @@
 
 #include <stdlib.h>
 
-enum { P_SPLIT, P_COUNT };
+enum { P_SPLIT, P_ISA, P_COUNT };
 
 static const kt_param_def dense_params[P_COUNT] = {
     {"split", KT_PARAM_INT, 1024, 16, 1 << 24, NULL,
      "tokens per split-KV task (fixed, so results do not depend on threads or batch)"},
+    KT_ATTN_ISA_PARAM,
 };
 
 typedef struct dense_state {
@@ -45,7 +46,9 @@ static int dense_prepare(void **out, const kt_call *call)
     *out = st;
     st->split = (int64_t)call->params[P_SPLIT].num;
     int64_t n_splits = (p->context + st->split - 1) / st->split;
-    return kt_attn_work_alloc(&st->work, call->backend, p, n_splits, call->threads, 0);
+    if ((err = kt_attn_work_alloc(&st->work, call->backend, p, n_splits, call->threads, 0)) < 0)
+        return err;
+    return kt_attn_isa_resolve(&st->work.avx512, (int)call->params[P_ISA].num);
 }
 
 static int dense_run(void *state, const kt_call *call)
@@ -69,7 +72,7 @@ const kt_variant kt_variant_cpu_attention_dense = {
     /* .op = */ "attention_decode",
     /* .name = */ "dense",
     /* .backend = */ "cpu",
-    /* .doc = */ "split-KV flash decoding, online softmax, fp32 accumulation, AVX2",
+    /* .doc = */ "split-KV flash decoding, online softmax, fp32 accumulation, AVX2 or AVX-512",
     /* .params = */ dense_params,
     /* .n_params = */ P_COUNT,
     /* .prepare = */ dense_prepare,

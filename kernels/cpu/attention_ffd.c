@@ -16,7 +16,7 @@
 #include <omp.h>
 #endif
 
-enum { P_DELTA, P_BLOCK, P_SPLIT, P_COUNT };
+enum { P_DELTA, P_BLOCK, P_SPLIT, P_ISA, P_COUNT };
 
 static const kt_param_def ffd_params[P_COUNT] = {
     {"delta", KT_PARAM_FLOAT, 5, 0, 1e6, NULL,
@@ -24,6 +24,7 @@ static const kt_param_def ffd_params[P_COUNT] = {
     {"block", KT_PARAM_INT, 128, 16, 8192, NULL, "tokens per quantisation block"},
     {"split", KT_PARAM_INT, 1024, 16, 1 << 24, NULL,
      "tokens per split-KV task, rounded up to whole blocks"},
+    KT_ATTN_ISA_PARAM,
 };
 
 typedef struct ffd_state {
@@ -44,15 +45,26 @@ typedef struct ffd_ctx {
 } ffd_ctx;
 
 /* The variant's per-thread scratch: per head weights q_c * scale_c of the current block
- * [g][d], per head code offsets [g], then 8 bounds of a head tile (32-byte aligned). */
+ * [g][d], the task's queries in scan order [g][d], the block's scales in scan order [d], per
+ * head code offsets [g], then 8 bounds of a head tile (32-byte aligned). */
 static size_t extra_bytes(int64_t g, int64_t d)
 {
-    return sizeof(float) * (size_t)(g * d + g + 16);
+    return sizeof(float) * (size_t)(3 * g * d + d + g + 16);
+}
+
+static float *extra_queries(kt_attn_task *t)
+{
+    return (float *)t->extra + t->g * t->d;
+}
+
+static float *extra_scales(kt_attn_task *t)
+{
+    return (float *)t->extra + 2 * t->g * t->d;
 }
 
 static float *extra_offsets(kt_attn_task *t)
 {
-    return (float *)t->extra + t->g * t->d;
+    return (float *)t->extra + 2 * t->g * t->d + t->d;
 }
 
 static float *extra_bound(kt_attn_task *t)
@@ -73,11 +85,142 @@ static int use_planes(int64_t d)
     return d % 64 == 0;
 }
 
-/* Channel of plane-order index 'idx': 64 channels per group, then plane m, half k, lane j. */
-static int64_t plane_channel(int64_t idx)
+/* Channel of plane-order index 'idx': 64 channels per group, then plane m, half k, lane j. The
+ * AVX-512 scan (wide) has no halves: plane m, lane j (0..15). */
+static int64_t plane_channel(int64_t idx, int wide)
 {
     int64_t q = idx / 64, m = (idx / 16) % 4, k = (idx / 8) % 2, j = idx % 8;
+    if (wide)
+        return 64 * q + 4 * (idx % 16) + m;
     return 64 * q + 32 * k + 4 * j + m;
+}
+
+#define AVX512_INLINE static inline KT_ATTN_AVX512 __attribute__((always_inline))
+
+/* The AVX-512 scan over 'rows' code rows for a tile of gt (<= 8) heads: 16 / gtp rows at a time
+ * (gtp: gt rounded up to a power of two), slot r * gtp + h of one tree reduction holding S of
+ * row r and head h. The codes decode as in code_dot: planes (d % 64 == 0) put a code into the
+ * mantissa of 1.0f (a shift and a ternary-logic op per 16 channels after one byte shuffle per
+ * 64), else x = c from a variable shift (d % 32 == 0). With 'bound' NULL writes each head's
+ * largest S into out[h]; else out[0] = 1 as soon as an S reaches bound[h] (else 0). */
+AVX512_INLINE void scan512_tile(float *out, const uint8_t *codes, int64_t rows, const float *w,
+                                const float *bound, int64_t d, const int gt, const int planes)
+{
+    const int gtp = gt <= 1 ? 1 : gt <= 2 ? 2 : gt <= 4 ? 4 : 8, nr = 16 / gtp;
+    float lanes[16], bl[16];
+    for (int i = 0; i < 16; i++)
+        bl[i] = bound && i % gtp < gt ? bound[i % gtp] : INFINITY;
+    __m512 bv = _mm512_loadu_ps(bl), best = _mm512_set1_ps(-INFINITY);
+    int32_t cv[16]; /* byte i of each 128-bit lane's copy to byte 0 of dword i, rest zero */
+    for (int i = 0; i < 16; i++)
+        cv[i] = (int32_t)(0x80808000u | (uint32_t)i);
+    const __m512i ctrl = _mm512_loadu_si512((const void *)cv);
+    const __m512i mask = _mm512_set1_epi32(0x00600000), one = _mm512_set1_epi32(0x3f800000);
+    const __m512i shifts =
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i three = _mm512_set1_epi32(3);
+    for (int64_t r0 = 0; r0 < rows; r0 += nr) {
+        __m512 a[16];
+        for (int i = 0; i < 16; i++)
+            a[i] = _mm512_setzero_ps();
+        const uint8_t *rp[16];
+        for (int r = 0; r < nr; r++)
+            rp[r] = codes + (r0 + r < rows ? r0 + r : rows - 1) * (d / 4);
+        if (planes) {
+            for (int64_t q = 0; q < d / 64; q++) {
+#pragma GCC unroll 16
+                for (int r = 0; r < nr; r++) {
+                    __m512i x = _mm512_shuffle_epi8(
+                        _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(rp[r] + 16 * q))),
+                        ctrl);
+#pragma GCC unroll 4
+                    for (int m = 0; m < 4; m++) {
+                        __m512 f = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
+                            _mm512_slli_epi32(x, 21 - 2 * m), mask, one, 0xEA));
+                        const float *wq = w + 64 * q + 16 * m;
+#pragma GCC unroll 8
+                        for (int h = 0; h < gt; h++) {
+                            int sl = kt_attn_slot16(r * gtp + h);
+                            a[sl] = _mm512_fmadd_ps(_mm512_loadu_ps(wq + h * d), f, a[sl]);
+                        }
+                    }
+                }
+            }
+        } else {
+            for (int64_t c = 0; c < d; c += 16) {
+#pragma GCC unroll 16
+                for (int r = 0; r < nr; r++) {
+                    uint32_t bits;
+                    memcpy(&bits, rp[r] + c / 4, sizeof(bits));
+                    __m512 f = _mm512_cvtepi32_ps(_mm512_and_si512(
+                        _mm512_srlv_epi32(_mm512_set1_epi32((int)bits), shifts), three));
+#pragma GCC unroll 8
+                    for (int h = 0; h < gt; h++) {
+                        int sl = kt_attn_slot16(r * gtp + h);
+                        a[sl] = _mm512_fmadd_ps(_mm512_loadu_ps(w + h * d + c), f, a[sl]);
+                    }
+                }
+            }
+        }
+        __m512 s = kt_attn_hsum16(a);
+        if (bound) {
+            if (_mm512_cmp_ps_mask(s, bv, _CMP_GE_OQ)) {
+                out[0] = 1.0f;
+                return;
+            }
+        } else {
+            best = _mm512_max_ps(best, s);
+        }
+    }
+    if (bound) {
+        out[0] = 0.0f;
+        return;
+    }
+    _mm512_storeu_ps(lanes, best);
+    for (int h = 0; h < gt; h++) {
+        out[h] = lanes[h];
+        for (int r = 1; r < nr; r++)
+            out[h] = fmaxf(out[h], lanes[r * gtp + h]);
+    }
+}
+
+AVX512_INLINE void scan512_p(float *out, const uint8_t *codes, int64_t rows, const float *w,
+                             const float *bound, int64_t d, int gt, const int planes)
+{
+    switch (gt) {
+    case 1:
+        scan512_tile(out, codes, rows, w, bound, d, 1, planes);
+        break;
+    case 2:
+        scan512_tile(out, codes, rows, w, bound, d, 2, planes);
+        break;
+    case 3:
+        scan512_tile(out, codes, rows, w, bound, d, 3, planes);
+        break;
+    case 4:
+        scan512_tile(out, codes, rows, w, bound, d, 4, planes);
+        break;
+    case 5:
+        scan512_tile(out, codes, rows, w, bound, d, 5, planes);
+        break;
+    case 6:
+        scan512_tile(out, codes, rows, w, bound, d, 6, planes);
+        break;
+    case 7:
+        scan512_tile(out, codes, rows, w, bound, d, 7, planes);
+        break;
+    default:
+        scan512_tile(out, codes, rows, w, bound, d, 8, planes);
+    }
+}
+
+static KT_ATTN_AVX512 void scan512(float *out, const uint8_t *codes, int64_t rows, const float *w,
+                                   const float *bound, int64_t d, int gt)
+{
+    if (use_planes(d))
+        scan512_p(out, codes, rows, w, bound, d, gt, 1);
+    else
+        scan512_p(out, codes, rows, w, bound, d, gt, 0);
 }
 
 /* S for heads 0..gt-1 of a tile and one code row, one per lane (lanes past gt are 0). 'gt' and
@@ -187,20 +330,36 @@ static __m256 scan(const uint8_t *codes, int64_t rows, const float *w, const flo
  * mul * S - off; returns mul. */
 static float block_weights(kt_attn_task *t, const kt_ffd_cache *c, int64_t blk, float *off)
 {
-    float *w = t->extra;
-    const float *scale = c->scales + blk * c->head_dim;
+    float *w = t->extra, *sc = extra_scales(t);
+    const float *scale = c->scales + blk * c->head_dim, *qp = extra_queries(t);
     int planes = use_planes(t->d);
+    for (int64_t i = 0; i < t->d; i++)
+        sc[i] = scale[planes ? plane_channel(i, t->wide) : i];
     for (int64_t h = 0; h < t->g; h++) {
-        const float *qs = t->qs + h * t->d;
-        float *wh = w + h * t->d, sum = 0.0f;
-        for (int64_t i = 0; i < t->d; i++) {
-            int64_t ch = planes ? plane_channel(i) : i;
-            wh[i] = qs[ch] * scale[ch];
-            sum += wh[i];
+        float *wh = w + h * t->d;
+        __m256 sum = _mm256_setzero_ps();
+        for (int64_t i = 0; i < t->d; i += 8) {
+            __m256 x = _mm256_mul_ps(_mm256_load_ps(qp + h * t->d + i), _mm256_load_ps(sc + i));
+            _mm256_store_ps(wh + i, x);
+            sum = _mm256_add_ps(sum, x);
         }
-        off[h] = (planes ? 5.5f : 1.5f) * sum;
+        float lanes[8], total = 0.0f;
+        _mm256_storeu_ps(lanes, sum);
+        for (int j = 0; j < 8; j++)
+            total += lanes[j];
+        off[h] = (planes ? 5.5f : 1.5f) * total;
     }
     return planes ? 4.0f : 1.0f;
+}
+
+/* After kt_attn_task_begin: the task's queries in the scan's channel order (extra_queries). */
+static void scan_queries(kt_attn_task *t)
+{
+    float *qp = extra_queries(t);
+    int planes = use_planes(t->d);
+    for (int64_t h = 0; h < t->g; h++)
+        for (int64_t i = 0; i < t->d; i++)
+            qp[h * t->d + i] = t->qs[h * t->d + (planes ? plane_channel(i, t->wide) : i)];
 }
 
 /* Pseudo-max thresholds of one (b, kv head): the largest approximate score of each head over
@@ -218,8 +377,11 @@ static void thresholds(kt_attn_task *t, const ffd_state *st, int64_t b, int64_t 
         float mul = block_weights(t, c, blocks[i], off), *w = t->extra;
         for (int64_t h0 = 0; h0 < t->g; h0 += 8) {
             int gt = t->g - h0 < 8 ? (int)(t->g - h0) : 8;
-            _mm256_storeu_ps(best, scan(c->codes + blocks[i] * c->block * (d / 4), c->block,
-                                        w + h0 * d, NULL, d, gt));
+            const uint8_t *codes = c->codes + blocks[i] * c->block * (d / 4);
+            if (t->wide)
+                scan512(best, codes, c->block, w + h0 * d, NULL, d, gt);
+            else
+                _mm256_storeu_ps(best, scan(codes, c->block, w + h0 * d, NULL, d, gt));
             for (int h = 0; h < gt; h++)
                 thr[h0 + h] = fmaxf(thr[h0 + h], mul * best[h] - off[h0 + h]);
         }
@@ -258,6 +420,38 @@ static void refine_rows(kt_attn_task *t, const kt_ffd_cache *c, int64_t blk, int
         memset(t->kbuf + n * d, 0, sizeof(float) * (size_t)((KT_ATTN_CHUNK - n) * d));
 }
 
+/* refine_rows on AVX-512 (t->wide: d % 32 == 0), 16 channels at a time. */
+static KT_ATTN_AVX512 void refine_rows512(kt_attn_task *t, const kt_ffd_cache *c, int64_t blk,
+                                          int64_t r0, int n)
+{
+    int64_t d = t->d;
+    const float *scale = c->scales + blk * d;
+    const __m512i shifts =
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i three = _mm512_set1_epi32(3);
+    const __m256i m7f = _mm256_set1_epi16(0x7f), m80 = _mm256_set1_epi16(0x80);
+    for (int r = 0; r < n; r++) {
+        int64_t row = blk * c->block + r0 + r;
+        const uint8_t *codes = c->codes + row * (d / 4), *res = c->residual + row * d;
+        float *k = t->kbuf + r * d;
+        for (int64_t ch = 0; ch < d; ch += 16) {
+            uint32_t bits;
+            memcpy(&bits, codes + ch / 4, sizeof(bits));
+            __m512i x =
+                _mm512_and_si512(_mm512_srlv_epi32(_mm512_set1_epi32((int)bits), shifts), three);
+            __m512 dq = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(x), _mm512_set1_ps(1.5f)),
+                                      _mm512_loadu_ps(scale + ch));
+            __m256i e = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(res + ch)));
+            __m256i h16 = _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(e, m7f), 7),
+                                          _mm256_slli_epi16(_mm256_and_si256(e, m80), 8));
+            _mm512_storeu_ps(k + ch,
+                             _mm512_fmadd_ps(_mm512_cvtph_ps(h16), _mm512_set1_ps(256.0f), dq));
+        }
+    }
+    if (n < KT_ATTN_CHUNK)
+        memset(t->kbuf + n * d, 0, sizeof(float) * (size_t)((KT_ATTN_CHUNK - n) * d));
+}
+
 /* Whether block 'blk' has a token whose approximate score reaches a head's threshold. */
 static int block_kept(kt_attn_task *t, const kt_ffd_cache *c, int64_t blk, const float *thr)
 {
@@ -268,9 +462,15 @@ static int block_kept(kt_attn_task *t, const kt_ffd_cache *c, int64_t blk, const
         int gt = t->g - h0 < 8 ? (int)(t->g - h0) : 8;
         for (int h = 0; h < 8; h++)
             bound[h] = h < gt ? (thr[h0 + h] + off[h0 + h]) / mul : INFINITY;
-        __m256 hit = scan(c->codes + blk * c->block * (d / 4), c->block, w + h0 * d, bound, d, gt);
-        if (_mm256_movemask_ps(hit))
+        const uint8_t *codes = c->codes + blk * c->block * (d / 4);
+        if (t->wide) {
+            float hit;
+            scan512(&hit, codes, c->block, w + h0 * d, bound, d, gt);
+            if (hit != 0.0f)
+                return 1;
+        } else if (_mm256_movemask_ps(scan(codes, c->block, w + h0 * d, bound, d, gt))) {
             return 1;
+        }
     }
     return 0;
 }
@@ -289,6 +489,7 @@ static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t 
     int64_t b1 = b0 + st->split_blocks < c->n_full ? b0 + st->split_blocks : c->n_full;
     const float *thr = st->thr + b * p->heads + kh * t->g;
     int64_t kept = 0;
+    scan_queries(t);
     size_t code_row = (size_t)(c->head_dim / 4), block_codes = (size_t)c->block * code_row;
     for (int64_t blk = b0; blk < b1; blk++) {
         /* each block's codes are a fresh page for the hardware prefetcher: fetch the next */
@@ -308,7 +509,10 @@ static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t 
                 kt_attn_prefetch(v + (size_t)(blk * c->block + ahead) * row_bytes,
                                  (size_t)rows * row_bytes);
             }
-            refine_rows(t, c, first + blk, r, n);
+            if (t->wide)
+                refine_rows512(t, c, first + blk, r, n);
+            else
+                refine_rows(t, c, first + blk, r, n);
             const char *vs = v + (size_t)(blk * c->block + r) * row_bytes;
             kt_attn_step(t, t->kbuf, 0, vs, p->dtype, n);
         }
@@ -345,7 +549,8 @@ static int ffd_prepare(void **out, const kt_call *call)
     if ((err = kt_attn_work_alloc(&st->work, be, p, n_splits, call->threads,
                                   extra_bytes(g, p->head_dim))) < 0 ||
         (err = kt_backend_alloc(be, (void **)&st->thr, st->thr_bytes)) < 0 ||
-        (err = kt_backend_alloc(be, (void **)&st->kept, st->kept_bytes)) < 0)
+        (err = kt_backend_alloc(be, (void **)&st->kept, st->kept_bytes)) < 0 ||
+        (err = kt_attn_isa_resolve(&st->work.avx512, (int)call->params[P_ISA].num)) < 0)
         return err;
     if (st->blocks_total > 0) {
         if ((err = kt_backend_alloc(be, (void **)&c->codes, kt_ffd_codes_bytes(c))) < 0 ||
@@ -372,9 +577,7 @@ static int ffd_run(void *state, const kt_call *call)
 #ifdef _OPENMP
             tid = omp_get_thread_num();
 #endif
-            char *scratch = w->scratch + (size_t)tid * w->scratch_stride;
-            kt_attn_task_bind(&t, scratch, g, p->head_dim);
-            t.extra = scratch + w->extra_offset;
+            kt_attn_work_task(&t, w, tid, g, p->head_dim);
             size_t q_row = (size_t)p->head_dim * kt_dtype_size(p->dtype);
 #pragma omp for schedule(dynamic, 1)
             for (int64_t i = 0; i < n_bg; i++) {
@@ -382,6 +585,7 @@ static int ffd_run(void *state, const kt_call *call)
                 kt_attn_task_begin(
                     &t, (const char *)call->inputs[0] + (size_t)(b * p->heads + kh * g) * q_row,
                     p->dtype);
+                scan_queries(&t);
                 thresholds(&t, st, b, kh, p->heads);
             }
         }

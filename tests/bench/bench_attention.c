@@ -5,7 +5,9 @@
  *
  * usage: bench_attention [THREADS] [--quick] [NAME=VALUE...]
  *   THREADS default 2; --quick: 4K and 8K only; NAME=VALUE sets an llm input param
- * Dense and the FFD arms of a point run in rotating order within each round (see time_arms).
+ * Dense and the FFD arms of a point run in rotating order within each round (see time_arms);
+ * the variants run with isa auto (AVX-512 where the CPU has it), and dense and FFD at delta 5
+ * also with isa avx2, in the same rounds, for the AVX2-to-AVX-512 comparison.
  * Prints markdown tables on stdout. */
 #include "check.h"
 #include "kernel.h"
@@ -109,7 +111,7 @@ static double read_bandwidth_gbs(int threads)
     return (double)bytes / median(t + 1, 5) / 1e9;
 }
 
-#define MAX_ARMS 4
+#define MAX_ARMS 6
 #define MAX_REPS 32
 
 /* One variant with its params at one point: its state, check and timings. */
@@ -233,8 +235,9 @@ int main(int argc, char **argv)
     const kt_dtype dtypes[] = {KT_DTYPE_BF16, KT_DTYPE_FP32};
     const double deltas[] = {5, 7, 1000}; /* 1000 keeps every block: the fp8 residual alone */
 
-    printf("| dtype | context | dense ms | K+V GB/s | of copy bw | of read bw | dense rel_l2 |\n");
-    printf("|---|---:|---:|---:|---:|---:|---:|\n");
+    printf("| dtype | context | dense ms | K+V GB/s | of copy bw | of read bw | dense rel_l2 | "
+           "avx2 ms | avx2 GB/s | avx2 of copy bw | avx2 rel_l2 |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     char ffd_rows[64][256];
     int n_ffd = 0;
     for (int di = 0; di < 2; di++) {
@@ -250,14 +253,18 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench_attention: %s\n", kt_error_last());
                 return 1;
             }
+            /* arms: 0 dense, 1 dense avx2, then ffd at each delta, then ffd delta 5 avx2 */
             arm arms[MAX_ARMS];
             memset(arms, 0, sizeof(arms));
-            int n_arms = is_ffd_point ? 4 : 1;
+            int n_arms = is_ffd_point ? 6 : 2;
             for (int a = 0; a < n_arms; a++) {
-                arms[a].v = kt_variant_find("attention_decode", "cpu", a ? "ffd" : "dense");
+                int ffd = a >= 2;
+                arms[a].v = kt_variant_find("attention_decode", "cpu", ffd ? "ffd" : "dense");
                 kt_param_defaults(arms[a].params, arms[a].v->params, arms[a].v->n_params);
-                if (a)
-                    arms[a].params[0].num = deltas[a - 1];
+                if (ffd)
+                    arms[a].params[0].num = a == 5 ? 5 : deltas[a - 2];
+                if (a == 1 || a == 5) /* isa is every attention variant's last param */
+                    arms[a].params[arms[a].v->n_params - 1].num = 1; /* avx2 */
             }
             int reps = t >= 131072 ? 7 : 15, err;
             if ((err = prepare_arms(arms, n_arms, b, inst, threads)) == KT_OK)
@@ -273,25 +280,29 @@ int main(int argc, char **argv)
             double kv_bytes = (double)(kt_tensor_bytes(&inst->problem.tensors[1]) +
                                        kt_tensor_bytes(&inst->problem.tensors[2]));
             double gbs = kv_bytes / (dense->ms * 1e-3) / 1e9;
-            printf("| %s | %lld | %.3f | %.1f | %.0f%% | %.0f%% | %.2g |\n",
+            double gbs2 = kv_bytes / (arms[1].ms * 1e-3) / 1e9;
+            printf("| %s | %lld | %.3f | %.1f | %.0f%% | %.0f%% | %.2g | %.3f | %.1f | %.0f%% | "
+                   "%.2g |\n",
                    kt_dtype_name(dtypes[di]), (long long)t, dense->ms, gbs, 100.0 * gbs / copy_gbs,
-                   100.0 * gbs / read_gbs, dense->num.rel_l2);
+                   100.0 * gbs / read_gbs, dense->num.rel_l2, arms[1].ms, gbs2,
+                   100.0 * gbs2 / copy_gbs, arms[1].num.rel_l2);
             fflush(stdout);
-            for (int a = 1; a < n_arms; a++) {
-                const arm *f = &arms[a];
+            for (int a = 2; a < n_arms; a++) {
+                const arm *f = &arms[a], *d = a == 5 ? &arms[1] : dense;
                 snprintf(ffd_rows[n_ffd++], sizeof(ffd_rows[0]),
-                         "| %s | %lld | %.0f | %.3f | %.3f | %.3f | %.2fx | %.2fx | %.2g | %.2g | "
-                         "%.0f |",
-                         kt_dtype_name(dtypes[di]), (long long)t, deltas[a - 1], f->kept, dense->ms,
-                         f->ms, dense->ms / f->ms, ffd_byte_bound(f->kept, 128, 2, 128),
-                         f->num.rel_l2, dense->num.rel_l2, f->prepare_ms);
+                         "| %s | %s | %lld | %.0f | %.3f | %.3f | %.3f | %.2fx | %.2fx | %.2g | "
+                         "%.2g | %.0f |",
+                         a == 5 ? "avx2" : "auto", kt_dtype_name(dtypes[di]), (long long)t,
+                         f->params[0].num, f->kept, d->ms, f->ms, d->ms / f->ms,
+                         ffd_byte_bound(f->kept, 128, 2, 128), f->num.rel_l2, d->num.rel_l2,
+                         f->prepare_ms);
             }
             kt_instance_free(inst, b);
         }
     }
-    printf("\n| dtype | context | delta | kept | dense ms | ffd ms | speedup | byte-model bound | "
-           "ffd rel_l2 | dense rel_l2 | quantise ms |\n");
-    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    printf("\n| isa | dtype | context | delta | kept | dense ms | ffd ms | speedup | "
+           "byte-model bound | ffd rel_l2 | dense rel_l2 | quantise ms |\n");
+    printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int i = 0; i < n_ffd; i++)
         printf("%s\n", ffd_rows[i]);
     kt_backend_close(b);

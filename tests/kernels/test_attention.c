@@ -1,7 +1,7 @@
 /* test_attention.c - the attention_decode op and its CPU variants against the float64 reference
  * on awkward shapes (T < block, T = 1, tails of 0 and block-1 tokens, GQA groups 1, 2, 7, 8,
  * head_dim 64/128/256, batch 1 and 3) in every storage type, through the runner's
- * correctness path. */
+ * correctness path, with isa avx2 and, where the CPU has it, avx512. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -47,6 +47,42 @@ static double tolerance(kt_dtype dtype)
  * so even with every block kept its scores differ from the stored keys' by a few hundredths. */
 #define FFD_ALL_BLOCKS_TOL 3e-2
 
+enum { ISA_AVX2 = 1, ISA_AVX512 = 2 }; /* the 'isa' param's choices auto|avx2|avx512 */
+
+/* Whether this CPU runs the AVX-512 paths (what kt_attn_isa_resolve asks). */
+static int cpu_has_avx512(void)
+{
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+}
+
+/* The isa values to test: avx2, then avx512 when the CPU has it (else says it skipped it). */
+static int test_isas(int *isas)
+{
+    isas[0] = ISA_AVX2;
+    if (cpu_has_avx512()) {
+        isas[1] = ISA_AVX512;
+        return 2;
+    }
+    print_message("isa avx512 skipped: this CPU has no AVX-512\n");
+    return 1;
+}
+
+/* The params of 'variant': its defaults, the first n_params - 1 (all but the trailing 'isa')
+ * from 'params' when not NULL, and isa 'isa'. */
+static void variant_params(kt_param_value *out, const char *variant, const kt_param_value *params,
+                           int isa)
+{
+    const kt_variant *v = kt_variant_find("attention_decode", "cpu", variant);
+    assert_non_null(v);
+    int at = kt_param_index(v->params, v->n_params, "isa");
+    assert_int_equal(at, v->n_params - 1);
+    kt_param_defaults(out, v->params, v->n_params);
+    if (params)
+        memcpy(out, params, sizeof(*out) * (size_t)at);
+    out[at].num = isa;
+}
+
 static kt_point make_point(const shape *s)
 {
     kt_point pt;
@@ -74,21 +110,28 @@ static void assert_clean(const kt_test_result *r, const char *what)
                  r->numerics.inputs_modified);
 }
 
+/* 'params': the variant's params but 'isa' (NULL: defaults); runs every isa of test_isas. */
 static void check_variant(const char *variant, const kt_param_value *params, double extra_tol,
                           kt_distribution dist)
 {
-    for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
-        for (size_t j = 0; j < sizeof(dtypes) / sizeof(dtypes[0]); j++) {
-            kt_point pt = make_point(&shapes[i]);
-            kt_test_result r = kt_test_run("cpu", "attention_decode", variant, &pt, dtypes[j], dist,
-                                           params, NULL, 11 + i, 2);
-            char what[256];
-            snprintf(what, sizeof(what), "%s %s %s", variant, pt.id, kt_dtype_name(dtypes[j]));
-            assert_clean(&r, what);
-            double tol = tolerance(dtypes[j]) + extra_tol;
-            if (!(r.numerics.rel_l2 <= tol) || !(r.numerics.cosine >= 1.0 - tol))
-                fail_msg("%s: rel_l2 %.3g cosine %.9f (tolerance %.3g)", what, r.numerics.rel_l2,
-                         r.numerics.cosine, tol);
+    int isas[2], n_isas = test_isas(isas);
+    for (int k = 0; k < n_isas; k++) {
+        kt_param_value pv[KT_MAX_PARAMS];
+        variant_params(pv, variant, params, isas[k]);
+        for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+            for (size_t j = 0; j < sizeof(dtypes) / sizeof(dtypes[0]); j++) {
+                kt_point pt = make_point(&shapes[i]);
+                kt_test_result r = kt_test_run("cpu", "attention_decode", variant, &pt, dtypes[j],
+                                               dist, pv, NULL, 11 + i, 2);
+                char what[256];
+                snprintf(what, sizeof(what), "%s isa %d %s %s", variant, isas[k], pt.id,
+                         kt_dtype_name(dtypes[j]));
+                assert_clean(&r, what);
+                double tol = tolerance(dtypes[j]) + extra_tol;
+                if (!(r.numerics.rel_l2 <= tol) || !(r.numerics.cosine >= 1.0 - tol))
+                    fail_msg("%s: rel_l2 %.3g cosine %.9f (tolerance %.3g)", what,
+                             r.numerics.rel_l2, r.numerics.cosine, tol);
+            }
         }
     }
 }
@@ -163,25 +206,66 @@ static float *run_output(const char *variant, const kt_point *pt, const kt_param
     return out;
 }
 
-/* Fixed splits and a fixed merge order: the same bits for 1 and 2 threads, and batch row 0 of
- * a batch of 3 equals a batch of 1 (llm inputs of row 0 do not depend on the batch size). */
+/* Fixed splits and a fixed merge order: for each isa the same bits for 1 and 2 threads, and
+ * batch row 0 of a batch of 3 equals a batch of 1 (llm inputs of row 0 do not depend on the
+ * batch size). The two isas sum in different orders, so their outputs differ in the last bits
+ * (which shows that 'isa' picks the path) while agreeing to fp32 accuracy. */
 static void test_independent_of_threads_and_batch(void **state)
 {
     (void)state;
     const char *variants[] = {"dense", "ffd"};
+    int isas[2], n_isas = test_isas(isas);
     for (int i = 0; i < 2; i++) {
-        shape s3 = {8, 2, 64, 3, 2500}, s1 = {8, 2, 64, 1, 2500};
-        kt_point p3 = make_point(&s3), p1 = make_point(&s1);
-        size_t n1, n2, n3;
-        float *a = run_output(variants[i], &p3, NULL, 1, &n1);
-        float *b = run_output(variants[i], &p3, NULL, 2, &n2);
-        float *c = run_output(variants[i], &p1, NULL, 2, &n3);
-        assert_int_equal(n1, n2);
-        assert_memory_equal(a, b, n1 * sizeof(float));
-        assert_memory_equal(a, c, n3 * sizeof(float));
-        free(a);
-        free(b);
-        free(c);
+        float *first = NULL;
+        for (int k = 0; k < n_isas; k++) {
+            kt_param_value pv[KT_MAX_PARAMS];
+            variant_params(pv, variants[i], NULL, isas[k]);
+            shape s3 = {8, 2, 64, 3, 2500}, s1 = {8, 2, 64, 1, 2500};
+            kt_point p3 = make_point(&s3), p1 = make_point(&s1);
+            size_t n1, n2, n3;
+            float *a = run_output(variants[i], &p3, pv, 1, &n1);
+            float *b = run_output(variants[i], &p3, pv, 2, &n2);
+            float *c = run_output(variants[i], &p1, pv, 2, &n3);
+            assert_int_equal(n1, n2);
+            assert_memory_equal(a, b, n1 * sizeof(float));
+            assert_memory_equal(a, c, n3 * sizeof(float));
+            if (first) {
+                double e2 = 0, r2 = 0;
+                for (size_t j = 0; j < n1; j++) {
+                    e2 += ((double)a[j] - first[j]) * ((double)a[j] - first[j]);
+                    r2 += (double)first[j] * first[j];
+                }
+                assert_true(e2 > 0);
+                assert_true(sqrt(e2 / r2) < 1e-5);
+                free(a);
+            } else {
+                first = a;
+            }
+            free(b);
+            free(c);
+        }
+        free(first);
+    }
+}
+
+/* isa avx512 on a CPU without AVX-512 is unsupported, not a silent fallback; with it, fine. */
+static void test_isa_avx512_needs_the_cpu(void **state)
+{
+    (void)state;
+    const char *variants[] = {"dense", "ffd"};
+    shape s = {8, 2, 64, 1, 300};
+    kt_point pt = make_point(&s);
+    for (int i = 0; i < 2; i++) {
+        kt_param_value pv[KT_MAX_PARAMS];
+        variant_params(pv, variants[i], NULL, ISA_AVX512);
+        kt_test_result r = kt_test_run("cpu", "attention_decode", variants[i], &pt, KT_DTYPE_FP32,
+                                       KT_DIST_NORMAL, pv, NULL, 1, 1);
+        if (cpu_has_avx512()) {
+            assert_clean(&r, variants[i]);
+        } else {
+            assert_int_equal(r.status, KT_EUNSUPPORTED);
+            assert_non_null(strstr(r.error, "avx512"));
+        }
     }
 }
 
@@ -261,6 +345,7 @@ int main(void)
         cmocka_unit_test(test_ffd_all_blocks_matches_reference),
         cmocka_unit_test(test_ffd_short_context_is_dense),
         cmocka_unit_test(test_independent_of_threads_and_batch),
+        cmocka_unit_test(test_isa_avx512_needs_the_cpu),
         cmocka_unit_test(test_shape_errors),
         cmocka_unit_test(test_llm_inputs_are_peaked),
     };

@@ -1,6 +1,6 @@
 /* test_ffd.c - the FFD key quantiser (ffd_quant.h) and the CPU 'ffd' variant against the
  * float64 same-policy reference: same quantised cache, same pseudo-max and block selection,
- * exact arithmetic on the refined keys. */
+ * exact arithmetic on the refined keys; with isa avx2 and, where the CPU has it, avx512. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -85,7 +85,21 @@ typedef struct policy_case {
     int64_t heads, kv_heads, head_dim, batch, context;
     kt_dtype dtype;
     double delta, max_rel_l2; /* against the same-policy reference */
+    int isa;                  /* the variant's 'isa' param: 1 avx2, 2 avx512 */
 } policy_case;
+
+/* The isa values to test: avx2 (1), then avx512 (2) when the CPU has it (else says so). */
+static int test_isas(int *isas)
+{
+    isas[0] = 1;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")) {
+        isas[1] = 2;
+        return 2;
+    }
+    print_message("isa avx512 skipped: this CPU has no AVX-512\n");
+    return 1;
+}
 
 /* Runs the cpu 'ffd' variant on llm inputs and compares its output with kt_ffd_reference on a
  * cache quantised from the same stored keys; the kept-block count must match exactly, and no
@@ -103,7 +117,9 @@ static void check_policy(const policy_case *pc, double *kept_fraction)
     pt.model.head_dim = pc->head_dim;
     pt.batch_size = pc->batch;
     pt.context_length = pc->context;
-    kt_param_value in[KT_MAX_PARAMS], params[3] = {{pc->delta}, {128}, {512}};
+    kt_param_value in[KT_MAX_PARAMS], params[4] = {{pc->delta}, {128}, {512}, {pc->isa}};
+    assert_int_equal(v->n_params, 4);
+    assert_int_equal(kt_param_index(v->params, v->n_params, "isa"), 3);
     kt_param_defaults(in, op->input_params, op->n_input_params);
     kt_backend *b = NULL;
     kt_instance *inst = NULL;
@@ -159,30 +175,38 @@ static void test_matches_same_policy_reference(void **state)
 {
     (void)state;
     /* the output rounding of fp16 and bf16 bounds their agreement (2^-11, 2^-8) */
-    const policy_case cases[] = {
-        {32, 8, 64, 1, 4096 + 37, KT_DTYPE_FP32, 5, 1e-5},
-        {14, 2, 128, 2, 2000, KT_DTYPE_FP32, 5, 1e-5},
-        {16, 2, 128, 1, 1024, KT_DTYPE_FP32, 7, 1e-5},
-        {8, 1, 256, 1, 1500, KT_DTYPE_FP32, 5, 1e-5},
-        {6, 2, 96, 1, 1000, KT_DTYPE_FP32, 5, 1e-5}, /* head_dim % 64 != 0: variable-shift scan */
-        {32, 8, 64, 1, 3000, KT_DTYPE_FP16, 5, 1e-3},
-        {32, 8, 64, 1, 3000, KT_DTYPE_BF16, 5, 5e-3},
+    policy_case cases[] = {
+        {32, 8, 64, 1, 4096 + 37, KT_DTYPE_FP32, 5, 1e-5, 0},
+        {14, 2, 128, 2, 2000, KT_DTYPE_FP32, 5, 1e-5, 0},
+        {16, 2, 128, 1, 1024, KT_DTYPE_FP32, 7, 1e-5, 0},
+        {8, 1, 256, 1, 1500, KT_DTYPE_FP32, 5, 1e-5, 0},
+        {6, 2, 96, 1, 1000, KT_DTYPE_FP32, 5, 1e-5,
+         0}, /* head_dim % 64 != 0: variable-shift scan */
+        {32, 8, 64, 1, 3000, KT_DTYPE_FP16, 5, 1e-3, 0},
+        {32, 8, 64, 1, 3000, KT_DTYPE_BF16, 5, 5e-3, 0},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        double kept;
-        check_policy(&cases[i], &kept);
-        /* llm inputs: sparse selection, neither nothing nor everything */
-        assert_true(kept > 0.0 && kept < 0.9);
+    int isas[2], n_isas = test_isas(isas);
+    for (int k = 0; k < n_isas; k++) {
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+            double kept;
+            cases[i].isa = isas[k];
+            check_policy(&cases[i], &kept);
+            /* llm inputs: sparse selection, neither nothing nor everything */
+            assert_true(kept > 0.0 && kept < 0.9);
+        }
     }
 }
 
 static void test_huge_delta_keeps_everything(void **state)
 {
     (void)state;
-    policy_case pc = {14, 2, 128, 1, 2000, KT_DTYPE_FP32, 1000, 1e-5};
-    double kept;
-    check_policy(&pc, &kept);
-    assert_true(kept == 1.0);
+    int isas[2], n_isas = test_isas(isas);
+    for (int k = 0; k < n_isas; k++) {
+        policy_case pc = {14, 2, 128, 1, 2000, KT_DTYPE_FP32, 1000, 1e-5, isas[k]};
+        double kept;
+        check_policy(&pc, &kept);
+        assert_true(kept == 1.0);
+    }
 }
 
 int main(void)

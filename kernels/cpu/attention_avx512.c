@@ -1,0 +1,176 @@
+/* attention_avx512.c - the AVX-512 forms of the split-KV decode step (attention_common.h): 16
+ * fp32 lanes, scores of 16 tokens per head from one tree reduction, bf16 widened in
+ * KT_ATTN_ORDER_EVENODD32 (a shift and a mask per 32 channels). Every function here carries
+ * KT_ATTN_AVX512 and runs only where kt_attn_isa_resolve found AVX-512 (t->wide). */
+#include "attention_common.h"
+
+#include <math.h>
+#include <string.h>
+
+#define AVX512_INLINE static inline KT_ATTN_AVX512 __attribute__((always_inline))
+
+/* 32 bf16 values from 'src' as fp32: the 16 even channels into *even, the odd into *odd. */
+AVX512_INLINE void bf16x32(__m512 *even, __m512 *odd, const uint16_t *src)
+{
+    __m512i x = _mm512_loadu_si512((const void *)src);
+    *even = _mm512_castsi512_ps(_mm512_slli_epi32(x, 16));
+    *odd = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32((int)0xffff0000u)));
+}
+
+KT_ATTN_AVX512 void kt_attn_rows_f32_avx512(float *dst, const void *src, kt_dtype dtype,
+                                            int64_t rows, int64_t d)
+{
+    int64_t n = rows * d;
+    if (dtype == KT_DTYPE_BF16) {
+        for (int64_t i = 0; i < n; i += 32) {
+            __m512 e, o;
+            bf16x32(&e, &o, (const uint16_t *)src + i);
+            _mm512_storeu_ps(dst + i, e);
+            _mm512_storeu_ps(dst + i + 16, o);
+        }
+    } else if (dtype == KT_DTYPE_FP16) {
+        for (int64_t i = 0; i < n; i += 16)
+            _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256(
+                                          (const __m256i *)((const uint16_t *)src + i))));
+    } else {
+        memcpy(dst, src, sizeof(float) * (size_t)n);
+    }
+    memset(dst + n, 0, sizeof(float) * (size_t)((KT_ATTN_CHUNK - rows) * d));
+}
+
+/* 2^x as exp2_ps in attention_common.c, 16 lanes. */
+AVX512_INLINE __m512 exp2_512(__m512 x)
+{
+    x = _mm512_max_ps(x, _mm512_set1_ps(-126.0f));
+    __m512 fi = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 f = _mm512_sub_ps(x, fi);
+    __m512 p = _mm512_set1_ps(1.535336188319500e-4f);
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.339887440266574e-3f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.618437357674640e-3f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550332471162809e-2f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402264791363012e-1f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931472028550421e-1f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+    __m512i e =
+        _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(fi), _mm512_set1_epi32(127)), 23);
+    return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+}
+
+/* Scores of the KT_ATTN_CHUNK (16) key rows 'k' (row stride d) against 'q', one per lane. */
+AVX512_INLINE __m512 dot16(const float *q, const float *k, int64_t d)
+{
+    __m512 a[16];
+    for (int i = 0; i < 16; i++)
+        a[i] = _mm512_setzero_ps();
+    for (int64_t c = 0; c < d; c += 16) {
+        __m512 qv = _mm512_loadu_ps(q + c);
+        for (int r = 0; r < 16; r++)
+            a[kt_attn_slot16(r)] =
+                _mm512_fmadd_ps(qv, _mm512_loadu_ps(k + r * d + c), a[kt_attn_slot16(r)]);
+    }
+    return kt_attn_hsum16(a);
+}
+
+/* acc[h] += sum_t p[h][t] v[t] for a tile of 'gt' heads and 'cb' vectors of 16 channels at a
+ * time (cb even for bf16), values converted from storage type 'dt' as they are loaded (bf16 in
+ * EVENODD32 order). gt, cb and dt are compile-time constants after inlining. */
+AVX512_INLINE void pv_tile(float *acc, const float *p, const void *v, int n, int64_t d,
+                           const int gt, const int cb, const int dt)
+{
+    for (int64_t c = 0; c < d; c += 16 * cb) {
+        __m512 a[4][4];
+        for (int h = 0; h < gt; h++)
+            for (int j = 0; j < cb; j++)
+                a[h][j] = _mm512_loadu_ps(acc + h * d + c + 16 * j);
+        for (int t = 0; t < n; t++) {
+            __m512 vt[4];
+            for (int j = 0; j < cb; j++) {
+                if (dt == KT_DTYPE_BF16 && j % 2 == 0)
+                    bf16x32(&vt[j], &vt[j + 1], (const uint16_t *)v + t * d + c + 16 * j);
+                else if (dt == KT_DTYPE_FP16)
+                    vt[j] = _mm512_cvtph_ps(_mm256_loadu_si256(
+                        (const __m256i *)((const uint16_t *)v + t * d + c + 16 * j)));
+                else if (dt == KT_DTYPE_FP32)
+                    vt[j] = _mm512_loadu_ps((const float *)v + t * d + c + 16 * j);
+            }
+            for (int h = 0; h < gt; h++) {
+                __m512 ph = _mm512_set1_ps(p[h * KT_ATTN_CHUNK + t]);
+                for (int j = 0; j < cb; j++)
+                    a[h][j] = _mm512_fmadd_ps(ph, vt[j], a[h][j]);
+            }
+        }
+        for (int h = 0; h < gt; h++)
+            for (int j = 0; j < cb; j++)
+                _mm512_storeu_ps(acc + h * d + c + 16 * j, a[h][j]);
+    }
+}
+
+AVX512_INLINE void pv_gt(float *acc, const float *p, const void *v, int n, int64_t d, const int gt,
+                         const int dt)
+{
+    if (d % 64 == 0)
+        pv_tile(acc, p, v, n, d, gt, 4, dt);
+    else
+        pv_tile(acc, p, v, n, d, gt, 2, dt);
+}
+
+AVX512_INLINE void pv_dt(float *acc, const float *p, const void *v, int n, int64_t d, int gt,
+                         const int dt)
+{
+    switch (gt) {
+    case 1:
+        pv_gt(acc, p, v, n, d, 1, dt);
+        break;
+    case 2:
+        pv_gt(acc, p, v, n, d, 2, dt);
+        break;
+    case 3:
+        pv_gt(acc, p, v, n, d, 3, dt);
+        break;
+    default:
+        pv_gt(acc, p, v, n, d, 4, dt);
+    }
+}
+
+/* Tiles of up to 4 heads by 32 or 64 channels (d % 32 == 0). */
+static KT_ATTN_AVX512 void pv(kt_attn_task *t, const void *v, kt_dtype dt, int n)
+{
+    int64_t d = t->d;
+    for (int64_t h0 = 0; h0 < t->g; h0 += 4) {
+        int gt = t->g - h0 < 4 ? (int)(t->g - h0) : 4;
+        float *acc = t->acc + h0 * d;
+        const float *p = t->p + h0 * KT_ATTN_CHUNK;
+        if (dt == KT_DTYPE_BF16)
+            pv_dt(acc, p, v, n, d, gt, KT_DTYPE_BF16);
+        else if (dt == KT_DTYPE_FP16)
+            pv_dt(acc, p, v, n, d, gt, KT_DTYPE_FP16);
+        else
+            pv_dt(acc, p, v, n, d, gt, KT_DTYPE_FP32);
+    }
+}
+
+KT_ATTN_AVX512 void kt_attn_step_avx512(kt_attn_task *t, const float *k, int k_perm, const void *v,
+                                        kt_dtype dtype, int n)
+{
+    int64_t d = t->d;
+    __mmask16 valid = (__mmask16)((1u << n) - 1u);
+    __m512 ninf = _mm512_set1_ps(-INFINITY);
+    for (int64_t h = 0; h < t->g; h++) {
+        const float *q = (k_perm ? t->qk : t->qs) + h * d;
+        __m512 s = _mm512_mask_mov_ps(ninf, valid, dot16(q, k, d));
+        float mx = _mm512_reduce_max_ps(s);
+        if (mx > t->m[h]) {
+            float alpha = exp2f(t->m[h] - mx);
+            t->l[h] *= alpha;
+            __m512 av = _mm512_set1_ps(alpha);
+            for (int64_t c = 0; c < d; c += 16)
+                _mm512_storeu_ps(t->acc + h * d + c,
+                                 _mm512_mul_ps(av, _mm512_loadu_ps(t->acc + h * d + c)));
+            t->m[h] = mx;
+        }
+        __m512 p = _mm512_maskz_mov_ps(valid, exp2_512(_mm512_sub_ps(s, _mm512_set1_ps(t->m[h]))));
+        _mm512_storeu_ps(t->p + h * KT_ATTN_CHUNK, p);
+        t->l[h] += _mm512_reduce_add_ps(p);
+    }
+    pv(t, v, dtype, n);
+}
