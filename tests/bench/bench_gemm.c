@@ -7,65 +7,19 @@
  * one shape take turns, one call each per round) with the backend's cache flush before
  * every call, as `ktrial run` does with flush_cache: true. GFLOP/s counts 2MNK;
  * GB/s counts the op's compulsory bytes (inputs read once, outputs written once). */
+#include "bench_common.h"
 #include "check.h"
 #include "kernel.h"
 
 #include <cblas.h>
 #include <omp.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 enum { MAX_REPS = 200 };
-
-/* Multithreaded memcpy of two 512 MiB buffers; GB/s counts bytes read plus bytes written. */
-static double copy_bandwidth_gbs(int threads)
-{
-    size_t bytes = (size_t)512 << 20;
-    char *a = malloc(bytes), *b = malloc(bytes);
-    if (!a || !b) {
-        free(a);
-        free(b);
-        return 0;
-    }
-    memset(a, 1, bytes);
-    memset(b, 2, bytes);
-    double best = 1e30;
-    for (int rep = 0; rep < 5; rep++) {
-        double t0 = now_s();
-#pragma omp parallel num_threads(threads)
-        {
-            int n = omp_get_num_threads(), i = omp_get_thread_num();
-            size_t part = bytes / (size_t)n, off = part * (size_t)i;
-            memcpy(b + off, a + off, i == n - 1 ? bytes - off : part);
-        }
-        double t = now_s() - t0;
-        best = t < best ? t : best;
-    }
-    free(a);
-    free(b);
-    return 2.0 * (double)bytes / best * 1e-9;
-}
 
 static double sgemm_gflops(int m, int n, int k, int threads)
 {
