@@ -240,6 +240,13 @@ static int check_resume(run_state *st)
     return 0;
 }
 
+/* threads: 0 means every online core. */
+static int resolved_threads(const kt_spec *spec)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return spec->threads > 0 ? spec->threads : (cores > 0 ? (int)cores : 1);
+}
+
 static cJSON *result_document(run_state *st, const char *status, time_t finished)
 {
     cJSON *doc = cJSON_CreateObject();
@@ -272,6 +279,7 @@ static cJSON *result_document(run_state *st, const char *status, time_t finished
     snprintf(shard, sizeof(shard), "%d/%d", st->opt.shard_index, st->opt.shard_count);
     cJSON_AddStringToObject(run, "shard", shard);
     cJSON_AddBoolToObject(run, "resumed", st->opt.resume_dir != NULL);
+    cJSON_AddNumberToObject(run, "threads", resolved_threads(st->spec));
     cJSON_AddItemToObject(doc, "provenance", prov);
 
     cJSON *decision = cJSON_AddObjectToObject(doc, "decision");
@@ -347,7 +355,7 @@ static int run_points(run_state *st)
     st->n_todo = todo;
     st->start_s = now_s();
     kt_worker_options wo = {st->spec->backend,
-                            st->spec->threads,
+                            resolved_threads(st->spec),
                             st->opt.quick,
                             fmax(120.0, 5.0 * st->spec->max_seconds_per_point),
                             &got_signal,

@@ -99,6 +99,8 @@ class RunVerdictTest(unittest.TestCase):
                 open(os.path.join(out, "spec.yaml"), "rb") as b:
             self.assertEqual(a.read(), b.read())
         doc = load_result(out)
+        self.assertEqual(doc["spec"]["parsed"]["threads"], 0)  # 0: every online core
+        self.assertEqual(doc["provenance"]["run"]["threads"], os.cpu_count())
         with open(os.path.join(out, "points.jsonl")) as f:
             lines = [json.loads(line) for line in f]
         self.assertEqual([p["id"] for p in lines], [p["id"] for p in doc["points"]])
