@@ -147,6 +147,21 @@ class RunVerdictTest(unittest.TestCase):
                     self.assertEqual(set(firsts), {0})
                 self.assertAlmostEqual(doc["candidates"][0]["geomean_speedup"], 1.25, delta=0.05)
 
+    def test_shards_split_the_matrix(self):
+        spec = sim_spec(os.path.join(self.tmp, "spec.yaml"), context_lengths=(64, 96, 128),
+                        batch_sizes=(1, 2))
+        ids = []
+        for shard in ("1/2", "2/2"):
+            out = os.path.join(self.tmp, "shard" + shard[0])
+            p = run(["run", spec, "-o", out, "--shard", shard])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            doc = validate_result(self, out)
+            self.assertEqual(doc["provenance"]["run"]["shard"], shard)
+            ids.append([pt["id"] for pt in doc["points"]])
+        self.assertEqual(ids[0], ["b1/t64", "b1/t128", "b2/t96"])
+        self.assertEqual(ids[1], ["b1/t96", "b2/t64", "b2/t128"])
+        self.assertEqual(run(["run", spec, "--shard", "3/2"]).returncode, 64)
+
     def test_bad_spec_exits_65_and_bad_flag_64(self):
         bad = os.path.join(self.tmp, "bad.yaml")
         with open(bad, "w") as f:
