@@ -1,0 +1,37 @@
+"""The README's example spec validates, and its test command is the one .ci/run runs."""
+import os
+import re
+import tempfile
+import unittest
+
+from ktrial_cli import SOURCE, run
+
+
+class ReadmeTest(unittest.TestCase):
+    def setUp(self):
+        with open(os.path.join(SOURCE, "README.md")) as f:
+            self.readme = f.read()
+
+    def test_example_spec_is_valid(self):
+        blocks = re.findall(r"```yaml\n(.*?)```", self.readme, re.S)
+        self.assertEqual(len(blocks), 1)
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+            f.write(blocks[0])
+        try:
+            p = run(["validate", "--backend", "cpu", f.name])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("ok: ", p.stdout)
+        finally:
+            os.unlink(f.name)
+
+    def test_ci_runs_the_readme_test_command(self):
+        with open(os.path.join(SOURCE, ".ci", "run")) as f:
+            ci = f.read()
+        self.assertIn("# set up, build, and run the whole test suite", self.readme)
+        self.assertIn("set up, build, and run the whole test suite", ci)
+        line = self.readme.split("# set up, build, and run the whole test suite\n")[1].split("\n")[0]
+        self.assertIn("ctest --test-dir build", line)
+
+
+if __name__ == "__main__":
+    unittest.main()
