@@ -343,8 +343,12 @@ static int run_points(run_state *st)
 {
     kt_point_result *done = NULL;
     size_t n_done = 0;
-    if (st->opt.resume_dir && kt_run_archive_load_points(&done, &n_done, st->dir) < 0)
-        n_done = 0;
+    if (st->opt.resume_dir) {
+        if (kt_run_archive_load_points(&done, &n_done, st->dir) < 0)
+            n_done = 0;
+        if (kt_run_archive_rewrite_samples(st->dir, done, n_done) < 0)
+            return -1;
+    }
     size_t n = st->matrix.n;
     st->run.points = calloc(n ? n : 1, sizeof(*st->run.points));
     if (!st->run.points)

@@ -12,6 +12,34 @@
 
 #define SAMPLES_HEADER "point,candidate,repetition,position,input_set,variant,ns,noise,throttled\n"
 
+/* Appends the rows of one point's timed calls to 'buf' (grown as needed). */
+static int format_samples(char **buf, size_t *len, size_t *cap, const kt_point_result *p)
+{
+    for (size_t k = 0; k < p->n_cands; k++) {
+        const kt_candidate_result *c = &p->cands[k];
+        for (size_t i = 0; i < c->n_pairs; i++) {
+            const kt_pair *q = &c->pairs[i];
+            for (int call = 0; call < 2; call++) {
+                int is_cand = call == 1;
+                int position = is_cand == q->candidate_first ? 0 : 1;
+                if (*cap - *len < 512) {
+                    char *bigger = realloc(*buf, *cap * 2);
+                    if (!bigger)
+                        return kt_error_set("out of memory");
+                    *buf = bigger;
+                    *cap *= 2;
+                }
+                *len += (size_t)snprintf(
+                    *buf + *len, *cap - *len, "%s,%s,%d,%d,%d,%s,%.17g,%.17g,%d\n", p->point.id,
+                    c->arm.name, q->rep, position, q->input_set,
+                    is_cand ? c->arm.name : p->baseline.name, is_cand ? q->cand_ns : q->base_ns,
+                    is_cand ? q->cand_noise : q->base_noise, q->throttled);
+            }
+        }
+    }
+    return 0;
+}
+
 static int append_samples(const char *dir, const kt_point_result *p)
 {
     char path[PATH_MAX];
@@ -22,33 +50,27 @@ static int append_samples(const char *dir, const kt_point_result *p)
         return -1;
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
-    for (size_t k = 0; buf && k < p->n_cands; k++) {
-        const kt_candidate_result *c = &p->cands[k];
-        for (size_t i = 0; i < c->n_pairs; i++) {
-            const kt_pair *q = &c->pairs[i];
-            for (int call = 0; call < 2; call++) {
-                int is_cand = call == 1;
-                int position = is_cand == q->candidate_first ? 0 : 1;
-                if (cap - len < 512) {
-                    char *bigger = realloc(buf, cap * 2);
-                    if (!bigger) {
-                        free(buf);
-                        return kt_error_set("out of memory");
-                    }
-                    buf = bigger;
-                    cap *= 2;
-                }
-                len += (size_t)snprintf(buf + len, cap - len, "%s,%s,%d,%d,%d,%s,%.17g,%.17g,%d\n",
-                                        p->point.id, c->arm.name, q->rep, position, q->input_set,
-                                        is_cand ? c->arm.name : p->baseline.name,
-                                        is_cand ? q->cand_ns : q->base_ns,
-                                        is_cand ? q->cand_noise : q->base_noise, q->throttled);
-            }
-        }
-    }
     if (!buf)
         return kt_error_set("out of memory");
-    int rc = len ? kt_archive_append(dir, "samples.csv", buf, len) : 0;
+    int rc = format_samples(&buf, &len, &cap, p);
+    if (rc == 0 && len)
+        rc = kt_archive_append(dir, "samples.csv", buf, len);
+    free(buf);
+    return rc;
+}
+
+int kt_run_archive_rewrite_samples(const char *dir, const kt_point_result *points, size_t n)
+{
+    size_t cap = 4096, len = strlen(SAMPLES_HEADER);
+    char *buf = malloc(cap);
+    if (!buf)
+        return kt_error_set("out of memory");
+    memcpy(buf, SAMPLES_HEADER, len);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = format_samples(&buf, &len, &cap, &points[i]);
+    if (rc == 0)
+        rc = kt_archive_write(dir, "samples.csv", buf, len);
     free(buf);
     return rc;
 }

@@ -9,6 +9,9 @@
 
 /* Appends the point's line to points.jsonl and its timed calls to samples.csv. */
 int kt_run_archive_point(const char *dir, const kt_point_result *p, const kt_spec *spec);
+/* Rewrites samples.csv from 'points' alone (on --resume: drops the rows of a point that was
+ * cut short between its samples and its points.jsonl line, and runs again). */
+int kt_run_archive_rewrite_samples(const char *dir, const kt_point_result *points, size_t n);
 /* Reads points.jsonl; complete lines only (a line cut by a crash is ignored). */
 int kt_run_archive_load_points(kt_point_result **out, size_t *n, const char *dir);
 

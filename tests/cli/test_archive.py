@@ -120,10 +120,17 @@ class ArchiveTest(unittest.TestCase):
             done = len(f.readlines())
         self.assertGreaterEqual(done, 1)
         self.assertLess(done, 4)
+        with open(os.path.join(cut, "samples.csv"), "a") as f:
+            f.write("b1/t999,fast,0,0,0,fast,1,0,0\n")  # rows of a point cut short
         r = run(["run", spec, "--resume", cut], cwd=self.tmp, env=self.env)
         self.assertEqual(r.returncode, p.returncode, r.stderr)
         resumed = validate_result(self, cut)
         self.assertEqual(resumed["status"], "complete")
+        with open(os.path.join(cut, "samples.csv")) as f:
+            rows = f.read().splitlines()[1:]
+        pairs = sum(c["n_pairs"] for pt in resumed["points"] for c in pt["candidates"])
+        self.assertEqual(len(rows), 2 * pairs)
+        self.assertFalse(any(r.startswith("b1/t999") for r in rows))
         self.assertEqual(verdicts(resumed), verdicts(load_result(whole)))
         speed = lambda d: [c["speedup"] for pt in d["points"] for c in pt["candidates"]]
         self.assertEqual(speed(resumed), speed(load_result(whole)))
