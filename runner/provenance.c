@@ -134,26 +134,17 @@ cJSON *kt_provenance_host_json(void)
 }
 
 #ifdef KT_HAVE_CUDA
-/* Versions of the CUDA runtime, the driver (null without one) and cuBLASLt. */
+/* Versions of the CUDA runtime (the one built against: a compile-time constant) and cuBLASLt.
+ * Nothing here may touch the driver: this runs in the parent before trial workers fork, and
+ * CUDA must first initialise in a worker. The driver's version comes from the backend's probe
+ * (provenance.device), which asks a child process. */
 static void add_cuda_versions(cJSON *o, int *ok)
 {
     char buf[32];
-    int v = 0;
     add_str(o, "cuda_compiler", kt_build_cuda_compiler(), ok);
-    if (cudaRuntimeGetVersion(&v) == cudaSuccess && v > 0) {
-        snprintf(buf, sizeof(buf), "%d.%d", v / 1000, (v % 1000) / 10);
-        add_str(o, "cuda_runtime", buf, ok);
-    } else {
-        add_str(o, "cuda_runtime", NULL, ok);
-    }
-    v = 0;
-    if (cudaDriverGetVersion(&v) == cudaSuccess && v > 0) {
-        snprintf(buf, sizeof(buf), "%d.%d", v / 1000, (v % 1000) / 10);
-        add_str(o, "cuda_driver", buf, ok);
-    } else {
-        add_str(o, "cuda_driver", NULL, ok);
-    }
-    size_t lt = cublasLtGetVersion(); /* major * 10000 + minor * 100 + patch */
+    snprintf(buf, sizeof(buf), "%d.%d", CUDART_VERSION / 1000, (CUDART_VERSION % 1000) / 10);
+    add_str(o, "cuda_runtime", buf, ok);
+    size_t lt = cublasLtGetVersion(); /* the library's own constant; no device work */
     snprintf(buf, sizeof(buf), "%zu.%zu.%zu", lt / 10000, (lt / 100) % 100, lt % 100);
     add_str(o, "cublaslt", buf, ok);
 }
