@@ -70,7 +70,8 @@ cJSON *kt_provenance_git_json(const kt_git_state *st);
 /* {hostname, os, kernel, arch, cpu_model, cores, memory_bytes}. */
 cJSON *kt_provenance_host_json(void);
 /* {ktrial_version, ktrial_commit, build_type, compiler, flags, libyaml, libgit2, cjson,
- * openblas, and with CUDA: cuda_compiler, cuda_runtime (built against), cublaslt}; the driver is in the device probe. */
+ * openblas, and with CUDA: cuda_compiler, cuda_runtime (built against), cublaslt}; the driver is in
+ * the device probe. */
 cJSON *kt_provenance_build_json(void);
 /* {backend, available, reason (null when available), info: {key: value, ...}}. */
 cJSON *kt_provenance_device_json(const char *backend, const kt_device_info *info);
