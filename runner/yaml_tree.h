@@ -2,8 +2,10 @@
  *
  * kt_yaml_load() parses with libyaml and adds the checks libyaml does not make: duplicate
  * keys, alias cycles and alias bombs (depth and node-count limits), YAML 1.1 booleans
- * (yes/no/on/off/y/n in any case, rejected with a hint to write true/false), and input over
- * a size limit. Aliases are expanded into copies, so the result is a plain tree. */
+ * (yes/no/on/off/y/n in any case, rejected with a hint to write true/false; as plain values
+ * only, since keys are strings in JSON), tags other than !!str, !, !!map and !!seq, more than
+ * one document, and input over a size limit. Aliases are expanded into copies, so the result
+ * is a plain tree; a copy's root carries the alias's place, its children their own. */
 #ifndef KT_YAML_TREE_H
 #define KT_YAML_TREE_H
 
@@ -48,11 +50,14 @@ typedef struct kt_node {
 int kt_yaml_load(kt_node **out, const char *file, const char *text, size_t len, kt_diag *diag);
 void kt_node_free(kt_node *node);
 
+/* KT_SCALAR_STRING for quoted scalars and for non-scalars. */
 kt_scalar_type kt_node_scalar_type(const kt_node *node);
 /* Value of a map key, or NULL. */
 const kt_node *kt_node_get(const kt_node *map, const char *key);
 /* Scalar conversions; return 0 on success, -1 when the scalar is not of that type or
- * overflows it. */
+ * overflows it. kt_node_int also takes a float with no fraction that fits (4.0, 1e3), as
+ * JSON Schema's "integer" does; kt_node_double takes ints, and rejects a finite literal
+ * that overflows to infinity (1e999) while accepting .inf and .nan. */
 int kt_node_int(const kt_node *node, int64_t *out);
 int kt_node_double(const kt_node *node, double *out);
 int kt_node_bool(const kt_node *node, int *out);

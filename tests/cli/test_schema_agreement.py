@@ -114,7 +114,11 @@ class SchemaAgreementTest(unittest.TestCase):
                 jsonschema.Draft7Validator.check_schema(schema)
                 schemas[schema_rel] = jsonschema.Draft7Validator(schema)
             validator = schemas[schema_rel]
-            doc = load_core12(os.path.join(SOURCE, spec_rel))
+            try:
+                doc = load_core12(os.path.join(SOURCE, spec_rel))
+            except yaml.YAMLError as e:  # PyYAML's parser is stricter than libyaml in places
+                disagreements.append(f"{spec_rel}: ktrial reads it, PyYAML does not: {e}")
+                continue
             errors = [e.message for e in validator.iter_errors(doc)]
             theirs = "reject" if errors else "accept"
             compared += 1
