@@ -44,12 +44,12 @@ AVX512_INLINE __m512 exp2_512(__m512 x)
     x = _mm512_max_ps(x, _mm512_set1_ps(-126.0f));
     __m512 fi = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m512 f = _mm512_sub_ps(x, fi);
-    __m512 p = _mm512_set1_ps(1.535336188319500e-4f);
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.339887440266574e-3f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.618437357674640e-3f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550332471162809e-2f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402264791363012e-1f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931472028550421e-1f));
+    __m512 p = _mm512_set1_ps(KT_EXP2_C5);
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(KT_EXP2_C4));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(KT_EXP2_C3));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(KT_EXP2_C2));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(KT_EXP2_C1));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(KT_EXP2_C0));
     p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
     __m512i e =
         _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(fi), _mm512_set1_epi32(127)), 23);

@@ -103,12 +103,12 @@ static inline __m256 exp2_ps(__m256 x)
     x = _mm256_max_ps(x, _mm256_set1_ps(-126.0f));
     __m256 fi = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 f = _mm256_sub_ps(x, fi); /* [-0.5, 0.5] */
-    __m256 p = _mm256_set1_ps(1.535336188319500e-4f);
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.339887440266574e-3f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.618437357674640e-3f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.550332471162809e-2f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.402264791363012e-1f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.931472028550421e-1f));
+    __m256 p = _mm256_set1_ps(KT_EXP2_C5);
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(KT_EXP2_C4));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(KT_EXP2_C3));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(KT_EXP2_C2));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(KT_EXP2_C1));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(KT_EXP2_C0));
     p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
     __m256i e =
         _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(fi), _mm256_set1_epi32(127)), 23);

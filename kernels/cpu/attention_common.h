@@ -185,4 +185,13 @@ void kt_attn_work_run(kt_attn_work *w, const kt_call *call, kt_attn_task_fn fn, 
  * at most KT_ATTN_MAX_HEAD_DIM (KT_EUNSUPPORTED), heads a multiple of kv_heads (KT_EINVAL). */
 int kt_attn_check_problem(const kt_problem *p);
 
+/* Coefficients of the Cephes exp2f polynomial on [-0.5, 0.5] (highest degree first, then 1),
+ * shared by the AVX2 and AVX-512 exp2 so both paths compute the same softmax. */
+#define KT_EXP2_C5 1.535336188319500e-4f
+#define KT_EXP2_C4 1.339887440266574e-3f
+#define KT_EXP2_C3 9.618437357674640e-3f
+#define KT_EXP2_C2 5.550332471162809e-2f
+#define KT_EXP2_C1 2.402264791363012e-1f
+#define KT_EXP2_C0 6.931472028550421e-1f
+
 #endif
