@@ -9,7 +9,7 @@
  * the variants run with isa auto (AVX-512 where the CPU has it), and dense and FFD at delta 5
  * also with isa avx2, in the same rounds, for the AVX2-to-AVX-512 comparison.
  * Prints markdown tables on stdout. */
-#include "check.h"
+#include "measure/check.h"
 #include "kernel.h"
 
 #include <math.h>

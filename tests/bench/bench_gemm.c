@@ -8,7 +8,7 @@
  * every call, as `ktrial run` does with flush_cache: true. GFLOP/s counts 2MNK;
  * GB/s counts the op's compulsory bytes (inputs read once, outputs written once). */
 #include "bench_common.h"
-#include "check.h"
+#include "measure/check.h"
 #include "kernel.h"
 
 #include <cblas.h>

@@ -7,7 +7,7 @@
  *
  * usage: bench_overhead */
 #include "kernel.h"
-#include "stats.h"
+#include "decide/stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,10 +3,10 @@
  * scenario, how often each verdict came out. The README keeps the table.
  *
  * usage: bench_validity [RUNS_PER_SCENARIO]   (default 200) */
-#include "matrix.h"
-#include "spec.h"
-#include "trial.h"
-#include "worker.h"
+#include "spec/matrix.h"
+#include "spec/spec.h"
+#include "measure/trial.h"
+#include "measure/worker.h"
 
 #include <math.h>
 #include <stdio.h>

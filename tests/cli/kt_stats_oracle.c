@@ -6,7 +6,7 @@
  *   ESTIMATE CI_LOW CI_HIGH ACHIEVED P_VALUE EXACT P_CONTINUITY
  * (P_CONTINUITY: Wilcoxon with continuity correction; NAN for two samples).
  * Exits 1 with a message on malformed input or a failing call. */
-#include "stats.h"
+#include "decide/stats.h"
 
 #include "kernel.h"
 

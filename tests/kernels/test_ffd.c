@@ -7,7 +7,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "check.h"
+#include "measure/check.h"
 #include "cpu/ffd_quant.h"
 #include "kernel.h"
 

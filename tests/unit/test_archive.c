@@ -7,8 +7,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "archive.h"
-#include "run_archive.h"
+#include "archive/archive.h"
+#include "archive/run_archive.h"
 
 #include <dirent.h>
 #include <limits.h>

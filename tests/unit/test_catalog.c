@@ -6,7 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "catalog.h"
+#include "spec/catalog.h"
 
 #include <string.h>
 

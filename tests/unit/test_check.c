@@ -9,7 +9,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "check.h"
+#include "measure/check.h"
 
 #include <math.h>
 #include <stdio.h>

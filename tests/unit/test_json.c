@@ -7,7 +7,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "json.h"
+#include "util/json.h"
 #include "kernel.h"
 
 #include <math.h>

@@ -8,7 +8,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "matrix.h"
+#include "spec/matrix.h"
 
 #include <stdlib.h>
 #include <string.h>

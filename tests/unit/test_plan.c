@@ -6,7 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "plan.h"
+#include "spec/plan.h"
 
 #include <string.h>
 

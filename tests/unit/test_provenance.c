@@ -6,7 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "provenance.h"
+#include "archive/provenance.h"
 
 #include <fcntl.h>
 #include <limits.h>

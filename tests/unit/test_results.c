@@ -8,8 +8,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "commands.h"
-#include "results.h"
+#include "cli/commands.h"
+#include "decide/results.h"
 
 #include <math.h>
 #include <stdio.h>

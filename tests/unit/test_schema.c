@@ -6,7 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "schema.h"
+#include "spec/schema.h"
 
 #include <stdlib.h>
 #include <string.h>

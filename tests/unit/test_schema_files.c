@@ -13,7 +13,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "schema.h"
+#include "spec/schema.h"
 
 #include <dirent.h>
 #include <stdio.h>

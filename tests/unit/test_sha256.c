@@ -5,7 +5,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "sha256.h"
+#include "util/sha256.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,8 +6,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "spec.h"
-#include "yaml_tree.h"
+#include "spec/spec.h"
+#include "spec/yaml_tree.h"
 
 #include <math.h>
 #include <stdio.h>

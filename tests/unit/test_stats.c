@@ -8,8 +8,8 @@
 #include <cmocka.h>
 
 #include "kernel.h"
-#include "stats.h"
-#include "stats_internal.h"
+#include "decide/stats.h"
+#include "decide/stats_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -9,9 +9,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "matrix.h"
+#include "spec/matrix.h"
 #include "sim/sim.h"
-#include "trial.h"
+#include "measure/trial.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "trial.h"
+#include "measure/trial.h"
 
 #include <math.h>
 #include <string.h>

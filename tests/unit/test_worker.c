@@ -9,9 +9,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "check.h"
-#include "matrix.h"
-#include "worker.h"
+#include "measure/check.h"
+#include "spec/matrix.h"
+#include "measure/worker.h"
 
 #include <math.h>
 #include <signal.h>

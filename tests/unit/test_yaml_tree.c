@@ -6,7 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "yaml_tree.h"
+#include "spec/yaml_tree.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,0 +1,459 @@
+/* provenance_git.c - the git state of the work tree, its patch against HEAD, and remote URLs
+ * without credentials, through libgit2. */
+#include "archive/provenance.h"
+
+#include <git2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Replaces '*dst' with a copy of 'src' (NULL stays NULL). Returns 0 or -1. */
+static int set_str(char **dst, const char *src)
+{
+    free(*dst);
+    *dst = NULL;
+    if (!src)
+        return 0;
+    *dst = strdup(src);
+    return *dst ? 0 : -1;
+}
+
+static const char *git_message(void)
+{
+    const git_error *e = git_error_last();
+    return e && e->message ? e->message : "unknown libgit2 error";
+}
+
+void kt_git_state_free(kt_git_state *st)
+{
+    if (!st)
+        return;
+    free(st->reason);
+    free(st->workdir);
+    free(st->branch);
+    free(st->describe);
+    free(st->remote_url);
+    memset(st, 0, sizeof(*st));
+}
+
+/* Says in 'reason' (malloc'd) why 'dir' did not open as a repository, for error 'rc'. */
+static char *open_failure(int rc, const char *dir)
+{
+    char *reason = NULL;
+    int n;
+    if (rc == GIT_ENOTFOUND)
+        n = asprintf(&reason, "not a git repository (or any parent): '%s'", dir);
+    else if (rc == GIT_EOWNER)
+        n = asprintf(&reason,
+                     "repository at '%s' is owned by another user (see git's safe.directory)", dir);
+    else
+        n = asprintf(&reason, "cannot open a git repository at '%s': %s", dir, git_message());
+    return n < 0 ? NULL : reason;
+}
+
+/* libgit2 1.5 reports a repository owned by another user as GIT_ENOTFOUND with this message
+ * when no safe.directory is configured at all (GIT_EOWNER only when one is). */
+static int is_libgit2_15_eowner(void)
+{
+    const git_error *e = git_error_last();
+    return e && e->message && strstr(e->message, "'safe.directory' was not found");
+}
+
+/* Opens the repository found from 'start_dir', then from ".". On failure returns the error
+ * and sets '*reason' for the more telling failure (anything but "not found" wins). */
+static int discover(git_repository **repo, char **reason, const char *start_dir)
+{
+    const char *dirs[2] = {start_dir, "."};
+    int best = 0;
+    *repo = NULL;
+    *reason = NULL;
+    for (int i = 0; i < 2; i++) {
+        if (!dirs[i])
+            continue;
+        int rc = git_repository_open_ext(repo, dirs[i], 0, NULL);
+        if (rc == GIT_ENOTFOUND && is_libgit2_15_eowner())
+            rc = GIT_EOWNER;
+        if (rc == 0) {
+            free(*reason);
+            *reason = NULL;
+            return 0;
+        }
+        if (!*reason || (best == GIT_ENOTFOUND && rc != GIT_ENOTFOUND)) {
+            free(*reason);
+            *reason = open_failure(rc, dirs[i]);
+            best = rc;
+        }
+    }
+    return best ? best : GIT_ENOTFOUND;
+}
+
+/* The branch HEAD points at, for an unborn HEAD ("refs/heads/main" -> "main"). */
+static const char *unborn_branch(git_repository *repo, git_reference **head)
+{
+    if (git_reference_lookup(head, repo, "HEAD") != 0)
+        return "HEAD";
+    const char *target = git_reference_symbolic_target(*head);
+    if (!target)
+        return "HEAD";
+    return strncmp(target, "refs/heads/", 11) == 0 ? target + 11 : target;
+}
+
+static int collect_describe(kt_git_state *out, git_commit *commit)
+{
+    git_describe_options opts;
+    git_describe_format_options fopts;
+    git_describe_result *res = NULL;
+    git_buf buf = {0};
+    git_describe_options_init(&opts, GIT_DESCRIBE_OPTIONS_VERSION);
+    git_describe_format_options_init(&fopts, GIT_DESCRIBE_FORMAT_OPTIONS_VERSION);
+    opts.describe_strategy = GIT_DESCRIBE_TAGS;
+    opts.show_commit_oid_as_fallback = 1;
+    int rc = git_describe_commit(&res, (git_object *)commit, &opts);
+    if (rc == 0)
+        rc = git_describe_format(&buf, res, &fopts);
+    if (rc == 0)
+        rc = set_str(&out->describe, buf.ptr);
+    git_buf_dispose(&buf);
+    git_describe_result_free(res);
+    return rc;
+}
+
+/* commit, short id, branch, detached, describe. */
+static int collect_head(kt_git_state *out, git_repository *repo)
+{
+    git_reference *head = NULL;
+    git_commit *commit = NULL;
+    int rc = git_repository_head(&head, repo);
+    if (rc == 0)
+        rc = git_commit_lookup(&commit, repo, git_reference_target(head));
+    if (rc != 0)
+        goto done;
+    git_oid_tostr(out->commit, sizeof(out->commit), git_commit_id(commit));
+    memcpy(out->short_id, out->commit, 7);
+    out->short_id[7] = '\0';
+    out->detached = git_repository_head_detached(repo) == 1;
+    if (!out->detached && (rc = set_str(&out->branch, git_reference_shorthand(head))) != 0)
+        goto done;
+    rc = collect_describe(out, commit);
+done:
+    git_commit_free(commit);
+    git_reference_free(head);
+    return rc;
+}
+
+/* The URL of "origin", else of the first remote in configuration order; none is not an
+ * error. Read from the configuration directly: git_remote_lookup and git_remote_list leak
+ * pcre2 match data in libgit2 1.5 (git_regexp_match on a non-match). The URL is the one
+ * configured, before any url.<base>.insteadOf rewriting. */
+static int collect_remote(kt_git_state *out, git_repository *repo)
+{
+    git_config *cfg = NULL;
+    git_config_iterator *it = NULL;
+    git_config_entry *entry;
+    const char *url = NULL;
+    int rc = git_repository_config_snapshot(&cfg, repo);
+    if (rc != 0)
+        return rc;
+    rc = git_config_get_string(&url, cfg, "remote.origin.url");
+    if (rc == GIT_ENOTFOUND && (rc = git_config_iterator_new(&it, cfg)) == 0) {
+        while ((rc = git_config_next(&entry, it)) == 0) {
+            size_t n = strlen(entry->name);
+            if (strncmp(entry->name, "remote.", 7) == 0 && n > 11 &&
+                strcmp(entry->name + n - 4, ".url") == 0) {
+                url = entry->value;
+                break;
+            }
+        }
+        rc = rc == GIT_ITEROVER ? 0 : rc;
+    }
+    if (rc == 0 && url) {
+        size_t len = strlen(url) + 1;
+        free(out->remote_url);
+        out->remote_url = malloc(len);
+        rc = out->remote_url ? kt_strip_url_credentials(out->remote_url, len, url) : -1;
+    }
+    git_config_iterator_free(it);
+    git_config_free(cfg);
+    return rc;
+}
+
+/* Counts like 'git status': a path may be both staged and unstaged; ignored paths are not
+ * listed at all. A conflicted path counts as unstaged. */
+static int collect_status(kt_git_state *out, git_repository *repo)
+{
+    git_status_options opts;
+    git_status_list *list = NULL;
+    git_status_options_init(&opts, GIT_STATUS_OPTIONS_VERSION);
+    opts.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
+    opts.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
+    int rc = git_status_list_new(&list, repo, &opts);
+    if (rc != 0)
+        return rc;
+    const unsigned staged = GIT_STATUS_INDEX_NEW | GIT_STATUS_INDEX_MODIFIED |
+                            GIT_STATUS_INDEX_DELETED | GIT_STATUS_INDEX_RENAMED |
+                            GIT_STATUS_INDEX_TYPECHANGE;
+    const unsigned unstaged = GIT_STATUS_WT_MODIFIED | GIT_STATUS_WT_DELETED |
+                              GIT_STATUS_WT_TYPECHANGE | GIT_STATUS_WT_RENAMED |
+                              GIT_STATUS_CONFLICTED;
+    out->staged = out->unstaged = out->untracked = 0;
+    size_t n = git_status_list_entrycount(list);
+    for (size_t i = 0; i < n; i++) {
+        unsigned s = git_status_byindex(list, i)->status;
+        out->staged += (s & staged) != 0;
+        out->unstaged += (s & unstaged) != 0;
+        out->untracked += (s & GIT_STATUS_WT_NEW) != 0;
+    }
+    out->dirty = out->staged + out->unstaged + out->untracked > 0;
+    git_status_list_free(list);
+    return 0;
+}
+
+/* The patch of the work tree against the tree of 'commit_hex', in 'buf'. */
+static int diff_patch(git_buf *buf, git_repository *repo, const char *commit_hex)
+{
+    git_oid oid;
+    git_commit *commit = NULL;
+    git_tree *tree = NULL;
+    git_diff *diff = NULL;
+    git_diff_options opts;
+    git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
+    opts.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
+                 GIT_DIFF_SHOW_UNTRACKED_CONTENT | GIT_DIFF_SHOW_BINARY;
+    int rc = git_oid_fromstr(&oid, commit_hex);
+    if (rc == 0)
+        rc = git_commit_lookup(&commit, repo, &oid);
+    if (rc == 0)
+        rc = git_commit_tree(&tree, commit);
+    if (rc == 0)
+        rc = git_diff_tree_to_workdir_with_index(&diff, repo, tree, &opts);
+    if (rc == 0)
+        rc = git_diff_to_buf(buf, diff, GIT_DIFF_FORMAT_PATCH);
+    git_diff_free(diff);
+    git_tree_free(tree);
+    git_commit_free(commit);
+    return rc;
+}
+
+static int blob_id(char out[41], const char *data, size_t bytes)
+{
+    git_oid oid;
+    int rc = git_odb_hash(&oid, data, bytes, GIT_OBJECT_BLOB);
+    if (rc == 0)
+        git_oid_tostr(out, 41, &oid);
+    return rc;
+}
+
+/* Everything but the availability: head, remote, status, and the patch's id when dirty. */
+static int collect_open(kt_git_state *out, git_repository *repo)
+{
+    git_buf buf = {0};
+    int rc = collect_head(out, repo);
+    if (rc == 0)
+        rc = collect_remote(out, repo);
+    if (rc == 0)
+        rc = collect_status(out, repo);
+    if (rc == 0 && out->dirty)
+        rc = diff_patch(&buf, repo, out->commit);
+    if (rc == 0 && out->dirty)
+        rc = blob_id(out->diff_blob_id, buf.ptr, buf.size);
+    out->diff_bytes = out->dirty ? buf.size : 0;
+    git_buf_dispose(&buf);
+    return rc;
+}
+
+static int unavailable(kt_git_state *out, kt_diag *diag, char *reason)
+{
+    out->available = 0;
+    free(out->reason);
+    out->reason = reason;
+    if (!reason)
+        return -1;
+    if (diag)
+        kt_diag_warning(diag, NULL, 0, 0, "git: %s; provenance has no code state", reason);
+    return 0;
+}
+
+int kt_git_state_collect(kt_git_state *out, const char *start_dir, kt_diag *diag)
+{
+    git_repository *repo = NULL;
+    git_reference *head = NULL;
+    char *reason = NULL;
+    int rc = 0;
+    memset(out, 0, sizeof(*out));
+    git_libgit2_init();
+    if (discover(&repo, &reason, start_dir) != 0) {
+        rc = unavailable(out, diag, reason);
+        goto done;
+    }
+    const char *workdir = git_repository_workdir(repo);
+    if (!workdir) {
+        rc = asprintf(&reason, "'%s' is a bare repository", git_repository_path(repo));
+        rc = unavailable(out, diag, rc < 0 ? NULL : reason);
+        goto done;
+    }
+    if (git_repository_head_unborn(repo) == 1) {
+        const char *branch = unborn_branch(repo, &head);
+        rc = asprintf(&reason, "branch '%s' of '%s' has no commits yet", branch, workdir);
+        rc = unavailable(out, diag, rc < 0 ? NULL : reason);
+        goto done;
+    }
+    if ((rc = set_str(&out->workdir, workdir)) != 0)
+        goto done;
+    out->available = 1;
+    if ((rc = collect_open(out, repo)) != 0) {
+        out->available = 0;
+        rc = -1;
+        if (asprintf(&reason, "cannot read the git state of '%s': %s", workdir, git_message()) >= 0)
+            out->reason = reason;
+    }
+done:
+    git_reference_free(head);
+    git_repository_free(repo);
+    git_libgit2_shutdown();
+    return rc;
+}
+
+int kt_git_diff(char **patch_out, size_t *bytes_out, char blob_id_out[41], const kt_git_state *st)
+{
+    git_repository *repo = NULL;
+    git_buf buf = {0};
+    int rc = -1;
+    *patch_out = NULL;
+    *bytes_out = 0;
+    if (!st->available)
+        return kt_error_set("no git state to diff: %s", st->reason ? st->reason : "unknown");
+    git_libgit2_init();
+    if (git_repository_open(&repo, st->workdir) != 0 || diff_patch(&buf, repo, st->commit) != 0 ||
+        blob_id(blob_id_out, buf.ptr, buf.size) != 0) {
+        kt_error_set("cannot diff '%s' against %s: %s", st->workdir, st->short_id, git_message());
+        goto done;
+    }
+    *patch_out = malloc(buf.size + 1);
+    if (!*patch_out) {
+        kt_error_set("out of memory for a %zu-byte patch", buf.size);
+        goto done;
+    }
+    if (buf.size)
+        memcpy(*patch_out, buf.ptr, buf.size);
+    (*patch_out)[buf.size] = '\0';
+    *bytes_out = buf.size;
+    rc = 0;
+done:
+    git_buf_dispose(&buf);
+    git_repository_free(repo);
+    git_libgit2_shutdown();
+    return rc;
+}
+
+int kt_git_diff_write(kt_git_state *st, const char *path)
+{
+    char *patch = NULL, *tmp = NULL;
+    char id[41];
+    size_t bytes = 0;
+    FILE *f = NULL;
+    int rc = -1;
+    if (kt_git_diff(&patch, &bytes, id, st) != 0)
+        return -1;
+    if (asprintf(&tmp, "%s.tmp", path) < 0) {
+        tmp = NULL;
+        kt_error_set("out of memory");
+        goto done;
+    }
+    f = fopen(tmp, "wb");
+    if (!f || fwrite(patch, 1, bytes, f) != bytes) {
+        kt_error_set("cannot write '%s': %m", tmp);
+        goto done;
+    }
+    int closed = fclose(f);
+    f = NULL;
+    if (closed != 0 || rename(tmp, path) != 0) {
+        kt_error_set("cannot write '%s': %m", path);
+        goto done;
+    }
+    memcpy(st->diff_blob_id, id, sizeof(id));
+    st->diff_bytes = bytes;
+    rc = 0;
+done:
+    if (f)
+        fclose(f);
+    if (rc != 0 && tmp)
+        remove(tmp);
+    free(tmp);
+    free(patch);
+    return rc;
+}
+
+static int str_differ(const char *a, const char *b)
+{
+    if (!a || !b)
+        return a != b;
+    return strcmp(a, b) != 0;
+}
+
+int kt_git_state_recheck(int *changed_out, kt_git_state *st)
+{
+    git_repository *repo = NULL;
+    kt_git_state now;
+    int rc = 0;
+    *changed_out = 0;
+    memset(&now, 0, sizeof(now));
+    if (!st->available)
+        return 0;
+    git_libgit2_init();
+    if (git_repository_open(&repo, st->workdir) != 0) {
+        /* the repository went away under the run: that is a change */
+        *changed_out = 1;
+        goto done;
+    }
+    if (git_repository_head_unborn(repo) == 1 || collect_head(&now, repo) != 0) {
+        *changed_out = 1;
+        goto done;
+    }
+    if (strcmp(now.commit, st->commit) != 0 || str_differ(now.branch, st->branch)) {
+        *changed_out = 1;
+        goto done;
+    }
+    /* same HEAD: compare the counts and the patch */
+    if (collect_open(&now, repo) != 0) {
+        rc = kt_error_set("cannot read the git state of '%s': %s", st->workdir, git_message());
+        goto done;
+    }
+    *changed_out = now.staged != st->staged || now.unstaged != st->unstaged ||
+                   now.untracked != st->untracked || strcmp(now.diff_blob_id, st->diff_blob_id);
+done:
+    if (rc == 0)
+        st->changed_during_run = *changed_out;
+    kt_git_state_free(&now);
+    git_repository_free(repo);
+    git_libgit2_shutdown();
+    return rc;
+}
+
+int kt_strip_url_credentials(char *out, size_t len, const char *url)
+{
+    const char *scheme_end = strstr(url, "://");
+    const char *slash = strchr(url, '/');
+    /* scp-like "user@host:path" and local paths: nothing secret can be in them */
+    if (!scheme_end || (slash && slash < scheme_end)) {
+        int n = snprintf(out, len, "%s", url);
+        return n < 0 || (size_t)n >= len ? -1 : 0;
+    }
+    const char *auth = scheme_end + 3;
+    size_t auth_len = strcspn(auth, "/?#");
+    const char *at = NULL;
+    for (const char *p = auth; p < auth + auth_len; p++)
+        if (*p == '@')
+            at = p; /* the last '@': a password may contain an unescaped one */
+    if (!at) {
+        int n = snprintf(out, len, "%s", url);
+        return n < 0 || (size_t)n >= len ? -1 : 0;
+    }
+    int is_http = (scheme_end - url == 4 && strncasecmp(url, "http", 4) == 0) ||
+                  (scheme_end - url == 5 && strncasecmp(url, "https", 5) == 0);
+    const char *colon = memchr(auth, ':', (size_t)(at - auth));
+    int user_len = is_http ? 0 : (int)((colon ? colon : at) - auth);
+    int n = snprintf(out, len, "%.*s%.*s%s%s", (int)(auth - url), url, user_len, auth,
+                     user_len ? "@" : "", at + 1);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}

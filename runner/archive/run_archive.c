@@ -1,0 +1,197 @@
+/* run_archive.c - points.jsonl, samples.csv, and reading result.json back. */
+#include "archive/run_archive.h"
+#include "archive/archive.h"
+#include "util/json.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define SAMPLES_HEADER "point,candidate,repetition,position,input_set,variant,ns,noise,throttled\n"
+
+/* Appends the rows of one point's timed calls to 'buf' (grown as needed). */
+static int format_samples(char **buf, size_t *len, size_t *cap, const kt_point_result *p)
+{
+    for (size_t k = 0; k < p->n_cands; k++) {
+        const kt_candidate_result *c = &p->cands[k];
+        for (size_t i = 0; i < c->n_pairs; i++) {
+            const kt_pair *q = &c->pairs[i];
+            for (int call = 0; call < 2; call++) {
+                int is_cand = call == 1;
+                int position = is_cand == q->candidate_first ? 0 : 1;
+                if (*cap - *len < 512) {
+                    char *bigger = realloc(*buf, *cap * 2);
+                    if (!bigger)
+                        return kt_error_set("out of memory");
+                    *buf = bigger;
+                    *cap *= 2;
+                }
+                *len += (size_t)snprintf(
+                    *buf + *len, *cap - *len, "%s,%s,%d,%d,%d,%s,%.17g,%.17g,%d\n", p->point.id,
+                    c->arm.name, q->rep, position, q->input_set,
+                    is_cand ? c->arm.name : p->baseline.name, is_cand ? q->cand_ns : q->base_ns,
+                    is_cand ? q->cand_noise : q->base_noise, q->throttled);
+            }
+        }
+    }
+    return 0;
+}
+
+static int append_samples(const char *dir, const kt_point_result *p)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/samples.csv", dir);
+    if (stat(path, &st) != 0 &&
+        kt_archive_append(dir, "samples.csv", SAMPLES_HEADER, strlen(SAMPLES_HEADER)) < 0)
+        return -1;
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    if (!buf)
+        return kt_error_set("out of memory");
+    int rc = format_samples(&buf, &len, &cap, p);
+    if (rc == 0 && len)
+        rc = kt_archive_append(dir, "samples.csv", buf, len);
+    free(buf);
+    return rc;
+}
+
+int kt_run_archive_rewrite_samples(const char *dir, const kt_point_result *points, size_t n)
+{
+    size_t cap = 4096, len = strlen(SAMPLES_HEADER);
+    char *buf = malloc(cap);
+    if (!buf)
+        return kt_error_set("out of memory");
+    memcpy(buf, SAMPLES_HEADER, len);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = format_samples(&buf, &len, &cap, &points[i]);
+    if (rc == 0)
+        rc = kt_archive_write(dir, "samples.csv", buf, len);
+    free(buf);
+    return rc;
+}
+
+int kt_run_archive_point(const char *dir, const kt_point_result *p, const kt_spec *spec)
+{
+    cJSON *json = kt_point_result_to_json(p, spec);
+    char *text = json ? cJSON_PrintUnformatted(json) : NULL;
+    cJSON_Delete(json);
+    if (!text)
+        return kt_error_set("out of memory");
+    /* samples first: a point is finished only once its points.jsonl line exists */
+    int rc = append_samples(dir, p);
+    if (rc == 0) {
+        size_t len = strlen(text);
+        text[len] = '\n';
+        rc = kt_archive_append(dir, "points.jsonl", text, len + 1);
+    }
+    free(text);
+    return rc;
+}
+
+int kt_run_archive_load_points(kt_point_result **out, size_t *n, const char *dir)
+{
+    char path[PATH_MAX], *text;
+    size_t len;
+    snprintf(path, sizeof(path), "%s/points.jsonl", dir);
+    *out = NULL;
+    *n = 0;
+    if (kt_read_file(&text, &len, path, (size_t)1 << 31) < 0)
+        return -1;
+    size_t cap = 16;
+    kt_point_result *points = calloc(cap, sizeof(*points));
+    char *line = text;
+    while (points && line < text + len) {
+        char *nl = strchr(line, '\n');
+        if (!nl)
+            break; /* cut short by a crash: that point runs again */
+        *nl = '\0';
+        cJSON *json = cJSON_Parse(line);
+        if (json) {
+            if (*n == cap) {
+                kt_point_result *bigger = realloc(points, 2 * cap * sizeof(*points));
+                if (!bigger) {
+                    cJSON_Delete(json);
+                    break;
+                }
+                points = bigger;
+                cap *= 2;
+            }
+            if (kt_point_result_from_json(&points[*n], json) == 0)
+                (*n)++;
+            else
+                kt_point_result_free(&points[*n]);
+            cJSON_Delete(json);
+        }
+        line = nl + 1;
+    }
+    free(text);
+    *out = points;
+    return points ? 0 : kt_error_set("out of memory");
+}
+
+int kt_run_archive_load_result(cJSON **out, const char *path)
+{
+    char file[PATH_MAX], *text;
+    size_t len;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        snprintf(file, sizeof(file), "%s/result.json", path);
+    else
+        snprintf(file, sizeof(file), "%s", path);
+    if (kt_read_file(&text, &len, file, (size_t)1 << 31) < 0)
+        return -1;
+    *out = cJSON_Parse(text);
+    free(text);
+    if (!*out)
+        return kt_error_set("'%s' is not valid JSON", file);
+    return 0;
+}
+
+int kt_run_result_from_json(kt_run_result *run, const cJSON *doc)
+{
+    memset(run, 0, sizeof(*run));
+    const cJSON *points = cJSON_GetObjectItemCaseSensitive(doc, "points"), *p;
+    const cJSON *cands = cJSON_GetObjectItemCaseSensitive(doc, "candidates"), *c;
+    char buf[32];
+    if (!cJSON_IsArray(points) || !cJSON_IsArray(cands))
+        return kt_error_set("not a ktrial result: 'points' or 'candidates' missing");
+    int np = cJSON_GetArraySize(points), nc = cJSON_GetArraySize(cands);
+    run->points = calloc(np > 0 ? (size_t)np : 1, sizeof(*run->points));
+    run->cands = calloc(nc > 0 ? (size_t)nc : 1, sizeof(*run->cands));
+    if (!run->points || !run->cands)
+        return kt_error_set("out of memory");
+    cJSON_ArrayForEach(p, points)
+    {
+        if (kt_point_result_from_json(&run->points[run->n_points++], p) < 0)
+            return kt_error_set("malformed point %d in result", (int)run->n_points - 1);
+        run->point_errors += run->points[run->n_points - 1].error[0] != 0;
+    }
+    cJSON_ArrayForEach(c, cands)
+    {
+        kt_candidate_verdict *cv = &run->cands[run->n_cands++];
+        kt_json_get_str(c, "name", cv->name, sizeof(cv->name));
+        kt_json_get_str(c, "variant", cv->variant, sizeof(cv->variant));
+        int v = kt_verdict_parse(kt_json_get_str(c, "verdict", buf, sizeof(buf)));
+        if (v < 0)
+            return kt_error_set("malformed candidate verdict in result");
+        cv->verdict = (kt_verdict)v;
+        const cJSON *counts = cJSON_GetObjectItemCaseSensitive(c, "points");
+        cv->keep = (int)kt_json_get_real(counts, "keep", 0);
+        cv->reject = (int)kt_json_get_real(counts, "reject", 0);
+        cv->inconclusive = (int)kt_json_get_real(counts, "inconclusive", 0);
+        cv->geomean_speedup = kt_json_get_real(c, "geomean_speedup", NAN);
+        kt_json_get_str(c, "reason", cv->reason, sizeof(cv->reason));
+    }
+    const cJSON *decision = cJSON_GetObjectItemCaseSensitive(doc, "decision");
+    int v = kt_verdict_parse(kt_json_get_str(decision, "verdict", buf, sizeof(buf)));
+    run->verdict = v < 0 ? KT_VERDICT_INCONCLUSIVE : (kt_verdict)v;
+    for (size_t i = 0; i < run->n_points; i++)
+        for (size_t k = 0; k < run->points[i].n_cands; k++)
+            run->order_warnings += run->points[i].cands[k].order_warning;
+    return 0;
+}

@@ -1,0 +1,546 @@
+/* cmd_run.c - 'ktrial run': validate, run every point in a supervised worker, archive as we
+ * go, print the summary, exit with the verdict. */
+#include "archive/archive.h"
+#include "cli/commands.h"
+#include "util/json.h"
+#include "spec/matrix.h"
+#include "archive/provenance.h"
+#include "decide/results.h"
+#include "archive/run_archive.h"
+#include "util/sha256.h"
+#include "spec/spec.h"
+#include "spec/spec_json.h"
+#include "util/version.h"
+#include "measure/worker.h"
+
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct run_options {
+    const char *spec_path;
+    const char *out_dir;
+    const char *backend;
+    const char *resume_dir;
+    int quick, require_clean, force, json;
+    int shard_index, shard_count; /* 1-based index of count */
+} run_options;
+
+typedef struct run_state {
+    run_options opt;
+    kt_spec *spec;
+    kt_matrix matrix;
+    kt_git_state git;
+    char dir[PATH_MAX];
+    char spec_sha[65];
+    time_t started;
+    kt_run_result run;
+    int interrupted;
+    int argc;
+    char **argv;
+    /* progress */
+    int tty;
+    size_t point_index, n_todo;
+    const char *current_id;
+    double start_s;
+} run_state;
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    got_signal = 1;
+}
+
+static int parse_shard(run_options *o, const char *s)
+{
+    if (sscanf(s, "%d/%d", &o->shard_index, &o->shard_count) != 2 || o->shard_count < 1 ||
+        o->shard_index < 1 || o->shard_index > o->shard_count)
+        return -1;
+    return 0;
+}
+
+static int parse_args(run_options *o, int argc, char **argv)
+{
+    memset(o, 0, sizeof(*o));
+    o->shard_index = o->shard_count = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            if (!next)
+                return kt_usage_error("run", "'%s' needs a folder", a);
+            o->out_dir = argv[++i];
+        } else if (strcmp(a, "--backend") == 0) {
+            if (!next)
+                return kt_usage_error("run", "'--backend' needs cpu, cuda, sim or auto");
+            o->backend = argv[++i];
+        } else if (strcmp(a, "--resume") == 0) {
+            if (!next)
+                return kt_usage_error("run", "'--resume' needs a run folder");
+            o->resume_dir = argv[++i];
+        } else if (strcmp(a, "--shard") == 0) {
+            if (!next || parse_shard(o, argv[++i]) < 0)
+                return kt_usage_error("run", "'--shard' needs I/N with 1 <= I <= N");
+        } else if (strcmp(a, "--quick") == 0) {
+            o->quick = 1;
+        } else if (strcmp(a, "--require-clean") == 0) {
+            o->require_clean = 1;
+        } else if (strcmp(a, "--force") == 0) {
+            o->force = 1;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = 1;
+        } else if (a[0] == '-') {
+            return kt_usage_error("run", "unknown option '%s'", a);
+        } else if (!o->spec_path) {
+            o->spec_path = a;
+        } else {
+            return kt_usage_error("run", "unexpected argument '%s' (one spec per run)", a);
+        }
+    }
+    if (!o->spec_path)
+        return kt_usage_error("run", "no spec given");
+    if (o->backend && strcmp(o->backend, "cpu") != 0 && strcmp(o->backend, "cuda") != 0 &&
+        strcmp(o->backend, "sim") != 0 && strcmp(o->backend, "auto") != 0)
+        return kt_usage_error("run", "unknown backend '%s' (cpu, cuda, sim or auto)", o->backend);
+    return 0;
+}
+
+/* Says why the backend cannot run, or notes the fallback 'auto' took. */
+static void flush_diag(kt_diag *diag)
+{
+    kt_diag_print(diag, stderr);
+    kt_diag_free(diag);
+    kt_diag_init(diag);
+}
+
+static int check_backend(const kt_spec *spec)
+{
+    const kt_backend_iface *iface = kt_backend_find(spec->backend);
+    if (!iface) {
+        fprintf(stderr, "error: backend '%s' is not built into this ktrial%s\n", spec->backend,
+                strcmp(spec->backend, "cuda") == 0 ? " (configure with -DKT_CUDA=ON)" : "");
+        return KT_EXIT_UNAVAILABLE;
+    }
+    kt_device_info info;
+    if (iface->probe(&info) < 0 || !info.available) {
+        fprintf(stderr, "error: backend '%s' is unavailable: %s\n", spec->backend, info.reason);
+        return KT_EXIT_UNAVAILABLE;
+    }
+    if (strcmp(spec->backend_requested, "auto") == 0 && strcmp(spec->backend, "cpu") == 0) {
+        const kt_backend_iface *cuda = kt_backend_find("cuda");
+        kt_device_info ci;
+        if (!cuda)
+            fprintf(stderr, "notice: backend auto: this ktrial was built without CUDA; "
+                            "using the cpu backend\n");
+        else if (cuda->probe(&ci) < 0 || !ci.available)
+            fprintf(stderr, "notice: backend auto: %s; using the cpu backend\n", ci.reason);
+    }
+    return 0;
+}
+
+static void spec_dir(char *out, size_t len, const char *spec_path)
+{
+    char copy[PATH_MAX];
+    snprintf(copy, sizeof(copy), "%s", spec_path);
+    snprintf(out, len, "%s", dirname(copy));
+}
+
+static int refuse_dirty(const kt_git_state *git)
+{
+    if (!git->available)
+        fprintf(stderr, "error: --require-clean: cannot tell whether the tree is clean: %s\n",
+                git->reason ? git->reason : "no git repository");
+    else
+        fprintf(stderr,
+                "error: --require-clean: the work tree '%s' is dirty (%d staged, %d unstaged, "
+                "%d untracked); commit or stash the changes\n",
+                git->workdir ? git->workdir : ".", git->staged, git->unstaged, git->untracked);
+    return KT_EXIT_DATAERR;
+}
+
+static int choose_folder(run_state *st)
+{
+    if (st->opt.resume_dir) {
+        snprintf(st->dir, sizeof(st->dir), "%s", st->opt.resume_dir);
+        return 0;
+    }
+    if (!kt_archive_name_ok(st->spec->name)) { /* the schema checks it too: never trust one */
+        fprintf(stderr, "error: spec name '%s' is not [a-z0-9._-]+\n", st->spec->name);
+        return KT_EXIT_DATAERR;
+    }
+    if (st->opt.out_dir) {
+        snprintf(st->dir, sizeof(st->dir), "%s", st->opt.out_dir);
+    } else {
+        char stamp[32];
+        struct tm tm;
+        gmtime_r(&st->started, &tm);
+        strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+        snprintf(st->dir, sizeof(st->dir), "results/%s-%s-%s%s", stamp, st->spec->name,
+                 st->git.available ? st->git.short_id : "nogit",
+                 st->git.available && st->git.dirty ? "-dirty" : "");
+    }
+    char probe[PATH_MAX];
+    struct stat sb;
+    snprintf(probe, sizeof(probe), "%s/points.jsonl", st->dir);
+    if (stat(probe, &sb) == 0) {
+        fprintf(stderr, "error: '%s' already holds a run; continue it with --resume '%s'\n",
+                st->dir, st->dir);
+        return KT_EXIT_DATAERR;
+    }
+    if (kt_archive_mkdirs(st->dir) < 0) {
+        fprintf(stderr, "error: %s\n", kt_error_last());
+        return KT_EXIT_IOERR;
+    }
+    return 0;
+}
+
+/* --resume: the same spec bytes and the same code, unless --force. */
+static int check_resume(run_state *st)
+{
+    cJSON *doc = NULL;
+    if (kt_run_archive_load_result(&doc, st->dir) < 0) {
+        fprintf(stderr, "error: cannot resume '%s': %s\n", st->dir, kt_error_last());
+        return KT_EXIT_DATAERR;
+    }
+    char sha[80], commit[48];
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(doc, "spec");
+    const cJSON *prov = cJSON_GetObjectItemCaseSensitive(doc, "provenance");
+    const cJSON *git = cJSON_GetObjectItemCaseSensitive(prov, "git");
+    kt_json_get_str(spec, "sha256", sha, sizeof(sha));
+    kt_json_get_str(git, "commit", commit, sizeof(commit));
+    cJSON_Delete(doc);
+    int bad = 0;
+    if (strcmp(sha, st->spec_sha) != 0) {
+        fprintf(stderr,
+                "%s: the spec differs from the one '%s' was started with (sha256 %.12s, "
+                "now %.12s)\n",
+                st->opt.force ? "warning" : "error", st->dir, sha, st->spec_sha);
+        bad = 1;
+    }
+    const char *now = st->git.available ? st->git.commit : "";
+    if (strcmp(commit, now) != 0) {
+        fprintf(stderr, "%s: the code is at commit '%s', the run was started at '%s'\n",
+                st->opt.force ? "warning" : "error", now[0] ? now : "(no git)",
+                commit[0] ? commit : "(no git)");
+        bad = 1;
+    }
+    if (bad && !st->opt.force) {
+        fprintf(stderr, "hint: use --force to resume anyway\n");
+        return KT_EXIT_DATAERR;
+    }
+    return 0;
+}
+
+/* threads: 0 means every online core. */
+static int resolved_threads(const kt_spec *spec)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return spec->threads > 0 ? spec->threads : (cores > 0 ? (int)cores : 1);
+}
+
+static cJSON *result_document(run_state *st, const char *status, time_t finished)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddNumberToObject(doc, "schema_version", KT_RESULT_SCHEMA_VERSION);
+    cJSON *tool = cJSON_AddObjectToObject(doc, "tool");
+    cJSON_AddStringToObject(tool, "name", "ktrial");
+    cJSON_AddStringToObject(tool, "version", kt_version());
+    cJSON_AddStringToObject(tool, "commit", kt_build_commit());
+    cJSON_AddStringToObject(doc, "status", status);
+    cJSON *spec = cJSON_AddObjectToObject(doc, "spec");
+    cJSON_AddStringToObject(spec, "path", st->spec->path);
+    cJSON_AddStringToObject(spec, "sha256", st->spec_sha);
+    cJSON_AddNumberToObject(spec, "bytes", (double)st->spec->len);
+    cJSON_AddItemToObject(spec, "parsed", kt_spec_to_json(st->spec));
+
+    cJSON *prov = kt_provenance_json(&st->git);
+    kt_device_info info;
+    const kt_backend_iface *iface = kt_backend_find(st->spec->backend);
+    iface->probe(&info);
+    cJSON_AddItemToObject(prov, "device", kt_provenance_device_json(st->spec->backend, &info));
+    cJSON *run = kt_provenance_add_run(prov, st->started, finished, st->argc, st->argv);
+    cJSON *seeds = cJSON_AddObjectToObject(run, "seeds");
+    kt_json_add_real(seeds, "inputs", (double)st->spec->seed);
+    cJSON_AddStringToObject(seeds, "derivation",
+                            "per point: mix(inputs.seed, hash(point id)); input set s and the "
+                            "order coin mix that with s and a constant");
+    cJSON_AddBoolToObject(run, "quick", st->opt.quick);
+    cJSON_AddNumberToObject(run, "quick_max_repetitions", KT_QUICK_MAX_REPETITIONS);
+    char shard[32];
+    snprintf(shard, sizeof(shard), "%d/%d", st->opt.shard_index, st->opt.shard_count);
+    cJSON_AddStringToObject(run, "shard", shard);
+    cJSON_AddBoolToObject(run, "resumed", st->opt.resume_dir != NULL);
+    cJSON_AddNumberToObject(run, "threads", resolved_threads(st->spec));
+    cJSON_AddItemToObject(doc, "provenance", prov);
+
+    cJSON *decision = cJSON_AddObjectToObject(doc, "decision");
+    cJSON_AddStringToObject(decision, "verdict", kt_verdict_name(st->run.verdict));
+    cJSON_AddStringToObject(decision, "aggregate", kt_aggregate_name(st->spec->aggregate));
+    kt_json_add_real(decision, "min_speedup", st->spec->min_speedup);
+    kt_json_add_real(decision, "confidence", st->spec->confidence);
+    cJSON_AddNumberToObject(decision, "point_errors", st->run.point_errors);
+    cJSON_AddNumberToObject(decision, "order_warnings", st->run.order_warnings);
+    cJSON_AddNumberToObject(decision, "exit_code",
+                            st->interrupted ? KT_EXIT_INTERRUPTED : kt_run_exit_code(&st->run));
+    cJSON *points = cJSON_AddArrayToObject(doc, "points");
+    for (size_t i = 0; i < st->run.n_points; i++)
+        cJSON_AddItemToArray(points, kt_point_result_to_json(&st->run.points[i], st->spec));
+    cJSON_AddItemToObject(doc, "candidates", kt_candidate_verdicts_to_json(&st->run));
+    return doc;
+}
+
+static int write_result(run_state *st, const char *status, time_t finished)
+{
+    cJSON *doc = result_document(st, status, finished);
+    char *text = doc ? kt_json_print(doc) : NULL;
+    cJSON_Delete(doc);
+    if (!text)
+        return kt_error_set("out of memory");
+    int rc = kt_archive_write(st->dir, "result.json", text, strlen(text));
+    free(text);
+    return rc;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void show_progress(void *ctx, int reps, int max_reps)
+{
+    run_state *st = ctx;
+    double elapsed = now_s() - st->start_s;
+    double per_point = st->point_index ? elapsed / (double)st->point_index : 0;
+    double eta = per_point * (double)(st->n_todo - st->point_index);
+    fprintf(stderr, "\r\033[Kpoint %zu/%zu  %-32.32s  pairs %d/%d  %.0fs elapsed",
+            st->point_index + 1, st->n_todo, st->current_id ? st->current_id : "", reps, max_reps,
+            elapsed);
+    if (st->point_index)
+        fprintf(stderr, "  ETA %.0fs", eta);
+    fflush(stderr);
+}
+
+static int already_done(const kt_point_result *done, size_t n_done, const char *id)
+{
+    for (size_t i = 0; i < n_done; i++)
+        if (strcmp(done[i].point.id, id) == 0)
+            return (int)i;
+    return -1;
+}
+
+static int run_points(run_state *st)
+{
+    kt_point_result *done = NULL;
+    size_t n_done = 0;
+    if (st->opt.resume_dir) {
+        if (kt_run_archive_load_points(&done, &n_done, st->dir) < 0)
+            n_done = 0;
+        if (kt_run_archive_rewrite_samples(st->dir, done, n_done) < 0)
+            return -1;
+    }
+    size_t n = st->matrix.n;
+    st->run.points = calloc(n ? n : 1, sizeof(*st->run.points));
+    if (!st->run.points)
+        return kt_error_set("out of memory");
+    size_t todo = 0;
+    for (size_t i = 0; i < n; i++)
+        todo += (int)(i % (size_t)st->opt.shard_count) == st->opt.shard_index - 1;
+    st->n_todo = todo;
+    st->start_s = now_s();
+    kt_worker_options wo = {st->spec->backend,
+                            resolved_threads(st->spec),
+                            st->opt.quick,
+                            fmax(120.0, 5.0 * st->spec->max_seconds_per_point),
+                            &got_signal,
+                            st->tty ? show_progress : NULL,
+                            st};
+    int rc = 0;
+    for (size_t i = 0; i < n && !st->interrupted; i++) {
+        if ((int)(i % (size_t)st->opt.shard_count) != st->opt.shard_index - 1)
+            continue;
+        const kt_point *pt = &st->matrix.points[i];
+        kt_point_result *slot = &st->run.points[st->run.n_points];
+        int d = already_done(done, n_done, pt->id);
+        if (d >= 0) {
+            *slot = done[d];
+            memset(&done[d], 0, sizeof(done[d]));
+            st->run.n_points++;
+            st->point_index++;
+            continue;
+        }
+        st->current_id = pt->id;
+        if (st->tty)
+            show_progress(st, 0, st->spec->max_repetitions);
+        if (kt_worker_run_point(slot, st->spec, pt, &wo) < 0) {
+            rc = kt_error_set("point '%s': %s", pt->id, kt_error_last());
+            break;
+        }
+        st->run.n_points++;
+        st->point_index++;
+        if (got_signal || strcmp(slot->stop_reason, "interrupted") == 0) {
+            st->interrupted = 1; /* measured, kept in result.json, but not in points.jsonl:
+                                  * --resume measures this point again from the start */
+            break;
+        }
+        if (kt_run_archive_point(st->dir, slot, st->spec) < 0) {
+            rc = -1;
+            break;
+        }
+    }
+    if (st->tty)
+        fprintf(stderr, "\r\033[K");
+    for (size_t i = 0; i < n_done; i++)
+        kt_point_result_free(&done[i]);
+    free(done);
+    return rc;
+}
+
+static int start_archive(run_state *st)
+{
+    if (!st->opt.resume_dir &&
+        kt_archive_write(st->dir, "spec.yaml", st->spec->bytes, st->spec->len) < 0)
+        return -1;
+    if (st->git.available && st->git.dirty) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/git.diff", st->dir);
+        if (kt_git_diff_write(&st->git, path) < 0)
+            return -1;
+    }
+    return st->opt.resume_dir ? 0 : write_result(st, "running", 0);
+}
+
+static int finish(run_state *st)
+{
+    int changed = 0;
+    if (st->git.available)
+        kt_git_state_recheck(&changed, &st->git);
+    if (changed)
+        fprintf(stderr, "warning: the git state changed during the run (recorded as "
+                        "changed_during_run)\n");
+    kt_run_aggregate(&st->run, st->spec);
+    if (write_result(st, st->interrupted ? "interrupted" : "complete", time(NULL)) < 0) {
+        fprintf(stderr, "error: %s\n", kt_error_last());
+        return KT_EXIT_IOERR;
+    }
+    if (st->opt.json) {
+        char path[PATH_MAX], *text;
+        size_t len;
+        snprintf(path, sizeof(path), "%s/result.json", st->dir);
+        if (kt_read_file(&text, &len, path, (size_t)1 << 31) == 0) {
+            fwrite(text, 1, len, stdout);
+            fputc('\n', stdout);
+            free(text);
+        }
+    } else {
+        kt_print_summary(stdout, &st->run, st->spec->baseline.name,
+                         kt_aggregate_name(st->spec->aggregate), st->spec->min_speedup);
+        if (st->opt.quick)
+            printf("note: --quick capped repetitions at %d; verdicts may be INCONCLUSIVE where "
+                   "a full run would decide\n",
+                   KT_QUICK_MAX_REPETITIONS);
+        printf("archive: %s\n", st->dir);
+    }
+    if (st->interrupted) {
+        size_t archived = st->run.n_points - (st->run.n_points > 0);
+        fprintf(stderr,
+                "interrupted: %zu of %zu points archived; continue with: ktrial run %s "
+                "--resume %s\n",
+                archived, st->n_todo, st->opt.spec_path, st->dir);
+        return KT_EXIT_INTERRUPTED;
+    }
+    return kt_run_exit_code(&st->run);
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_state st;
+    memset(&st, 0, sizeof(st));
+    int rc = parse_args(&st.opt, argc, argv);
+    if (rc)
+        return rc;
+    st.argc = argc;
+    st.argv = argv;
+    st.started = time(NULL);
+    st.tty = isatty(STDOUT_FILENO) && isatty(STDERR_FILENO) && !st.opt.json;
+
+    if (st.opt.backend && strcmp(st.opt.backend, "auto") != 0 && !kt_backend_find(st.opt.backend)) {
+        fprintf(stderr, "error: backend '%s' is not built into this ktrial%s\n", st.opt.backend,
+                strcmp(st.opt.backend, "cuda") == 0 ? " (configure with -DKT_CUDA=ON)" : "");
+        return KT_EXIT_UNAVAILABLE;
+    }
+    kt_diag diag;
+    kt_diag_init(&diag);
+    kt_spec_options so = {st.opt.backend, st.opt.force};
+    if (kt_spec_load(&st.spec, st.opt.spec_path, &so, &diag) < 0 || diag.n_errors) {
+        kt_diag_print(&diag, stderr);
+        kt_diag_free(&diag);
+        kt_spec_free(st.spec);
+        return KT_EXIT_DATAERR;
+    }
+    if ((rc = check_backend(st.spec)) != 0)
+        goto done;
+    if (kt_matrix_expand(&st.matrix, st.spec, &diag) < 0) {
+        rc = KT_EXIT_DATAERR;
+        goto done;
+    }
+    flush_diag(&diag); /* warnings */
+
+    char dir[PATH_MAX];
+    spec_dir(dir, sizeof(dir), st.opt.spec_path);
+    kt_git_state_collect(&st.git, dir, &diag);
+    flush_diag(&diag);
+    if (st.opt.require_clean && (!st.git.available || st.git.dirty)) {
+        rc = refuse_dirty(&st.git);
+        goto done;
+    }
+    kt_sha256_hex(st.spec_sha, st.spec->bytes, st.spec->len);
+    if ((rc = choose_folder(&st)) != 0)
+        goto done;
+    if (st.opt.resume_dir && (rc = check_resume(&st)) != 0)
+        goto done;
+    if (start_archive(&st) < 0) {
+        fprintf(stderr, "error: %s\n", kt_error_last());
+        rc = KT_EXIT_IOERR;
+        goto done;
+    }
+    if (!st.opt.json && st.tty)
+        fprintf(stderr, "%s: %zu point%s, %zu candidate%s, backend %s%s\n", st.spec->name,
+                st.matrix.n, st.matrix.n == 1 ? "" : "s", st.spec->n_candidates,
+                st.spec->n_candidates == 1 ? "" : "s", st.spec->backend,
+                st.opt.quick ? " (--quick)" : "");
+
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    int points_rc = run_points(&st);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (points_rc < 0) {
+        fprintf(stderr, "error: %s\n", kt_error_last());
+        int io = strstr(kt_error_last(), "cannot write") != NULL;
+        io |= write_result(&st, "failed", time(NULL)) < 0;
+        rc = io ? KT_EXIT_IOERR : KT_EXIT_SOFTWARE;
+        goto done;
+    }
+    rc = finish(&st);
+done:
+    flush_diag(&diag);
+    kt_run_result_free(&st.run);
+    kt_matrix_free(&st.matrix);
+    kt_git_state_free(&st.git);
+    kt_spec_free(st.spec);
+    return rc;
+}

@@ -1,0 +1,70 @@
+/* cmd_show.c - 'ktrial show RESULT': the summary of an archived run, as 'run' printed it,
+ * and its provenance in a few lines. */
+#include "cli/commands.h"
+#include "util/json.h"
+#include "decide/results.h"
+#include "archive/run_archive.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void print_provenance(const cJSON *doc)
+{
+    char a[256], b[256], c[256], d[64];
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(doc, "spec");
+    const cJSON *prov = cJSON_GetObjectItemCaseSensitive(doc, "provenance");
+    const cJSON *git = cJSON_GetObjectItemCaseSensitive(prov, "git");
+    const cJSON *host = cJSON_GetObjectItemCaseSensitive(prov, "host");
+    const cJSON *device = cJSON_GetObjectItemCaseSensitive(prov, "device");
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(prov, "run");
+    printf("spec:    %s (sha256 %.12s, status %s)\n", kt_json_get_str(spec, "path", a, sizeof(a)),
+           kt_json_get_str(spec, "sha256", b, sizeof(b)),
+           kt_json_get_str(doc, "status", d, sizeof(d)));
+    if (kt_json_get_bool(git, "available", 0)) {
+        int dirty = kt_json_get_bool(git, "dirty", 0);
+        printf("git:     %s on %s%s%s\n", kt_json_get_str(git, "commit", a, sizeof(a)),
+               kt_json_get_str(git, "branch", b, sizeof(b))[0] ? b : "(detached)",
+               dirty ? ", dirty, diff " : "",
+               dirty ? kt_json_get_str(git, "diff_blob_id", c, sizeof(c)) : "");
+    } else {
+        printf("git:     none (%s)\n", kt_json_get_str(git, "reason", a, sizeof(a)));
+    }
+    printf("host:    %s, %s, %d cores\n", kt_json_get_str(host, "hostname", a, sizeof(a)),
+           kt_json_get_str(host, "cpu_model", b, sizeof(b)),
+           (int)kt_json_get_real(host, "cores", 0));
+    const cJSON *info = cJSON_GetObjectItemCaseSensitive(device, "info");
+    printf("device:  %s (%s)\n", kt_json_get_str(device, "backend", a, sizeof(a)),
+           kt_json_get_str(info, "name", b, sizeof(b)));
+    printf("run:     %s to %s\n", kt_json_get_str(run, "start_utc", a, sizeof(a)),
+           kt_json_get_str(run, "end_utc", b, sizeof(b))[0] ? b : "(unfinished)");
+}
+
+int cmd_show(int argc, char **argv)
+{
+    if (argc != 2 || argv[1][0] == '-')
+        return kt_usage_error("show", argc < 2 ? "no result given" : "expected one RESULT");
+    cJSON *doc = NULL;
+    kt_run_result run;
+    memset(&run, 0, sizeof(run));
+    int rc = KT_EXIT_KEEP;
+    if (kt_run_archive_load_result(&doc, argv[1]) < 0 || kt_run_result_from_json(&run, doc) < 0) {
+        fprintf(stderr, "error: %s\n", kt_error_last());
+        rc = KT_EXIT_DATAERR;
+        goto done;
+    }
+    char baseline[64] = "baseline", aggregate[16];
+    const cJSON *parsed =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "spec"), "parsed");
+    kt_json_get_str(cJSON_GetObjectItemCaseSensitive(parsed, "baseline"), "name", baseline,
+                    sizeof(baseline));
+    const cJSON *decision = cJSON_GetObjectItemCaseSensitive(doc, "decision");
+    kt_json_get_str(decision, "aggregate", aggregate, sizeof(aggregate));
+    kt_print_summary(stdout, &run, baseline, aggregate,
+                     kt_json_get_real(decision, "min_speedup", 1.0));
+    printf("\n");
+    print_provenance(doc);
+done:
+    kt_run_result_free(&run);
+    cJSON_Delete(doc);
+    return rc;
+}

@@ -1,0 +1,131 @@
+/* main.c - the command table and the dispatcher. */
+#include "cli/commands.h"
+#include "util/suggest.h"
+#include "util/version.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static int cmd_help(int argc, char **argv);
+
+static const kt_command commands[] = {
+    {"run", cmd_run,
+     "SPEC [-o DIR] [--backend cpu|cuda|sim|auto] [--quick] [--resume DIR] [--shard I/N] "
+     "[--require-clean] [--force] [--json]",
+     "run an experiment, archive it, and exit with its verdict"},
+    {"validate", cmd_validate, "SPEC... [--plan] [--backend B]",
+     "check specs without running them"},
+    {"models", cmd_models, "", "list the model catalog"},
+    {"kernels", cmd_kernels, "[--backend B]", "list ops, variants per backend, and their params"},
+    {"show", cmd_show, "RESULT", "print the summary of an archived run"},
+    {"compare", cmd_compare, "OLD NEW [--threshold F] [--json]",
+     "compare two runs of one experiment at two code states"},
+    {"env", cmd_env, "[--json]", "print the provenance a run would record"},
+    {"help", cmd_help, "[COMMAND]", "show help for ktrial or one command"},
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+const kt_command *kt_command_find(const char *name)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+void kt_command_print_help(const kt_command *cmd)
+{
+    printf("usage: ktrial %s %s\n\n%s\n", cmd->name, cmd->usage, cmd->help);
+}
+
+int kt_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int kt_usage_error(const char *name, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "error: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    const kt_command *cmd = kt_command_find(name);
+    if (cmd)
+        fprintf(stderr, "usage: ktrial %s %s\n", cmd->name, cmd->usage);
+    return KT_EXIT_USAGE;
+}
+
+static void print_overview(FILE *out)
+{
+    fprintf(out, "usage: ktrial <command> [options]\n\n"
+                 "decide, with evidence, whether a candidate kernel should replace a baseline\n\n"
+                 "commands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(out, "   %-10s %s\n", commands[i].name, commands[i].help);
+    fprintf(out, "\n'ktrial help <command>' or 'ktrial <command> --help' for a command's options\n"
+                 "exit codes: 0 keep/success, 1 reject/regression, 2 inconclusive, 64 usage,\n"
+                 "65 bad input, 69 backend unavailable, 70 internal failure, 74 i/o error,\n"
+                 "130 interrupted\n");
+}
+
+static int unknown_command(const char *name)
+{
+    const char *names[N_COMMANDS];
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        names[i] = commands[i].name;
+    fprintf(stderr, "ktrial: '%s' is not a ktrial command. See 'ktrial --help'.\n", name);
+    const char *guess = kt_suggest(name, names, N_COMMANDS);
+    if (guess)
+        fprintf(stderr, "\nThe most similar command is\n\t%s\n", guess);
+    return KT_EXIT_USAGE;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+    if (argc < 2 || kt_wants_help(argc, argv)) {
+        print_overview(stdout);
+        return KT_EXIT_KEEP;
+    }
+    const kt_command *cmd = kt_command_find(argv[1]);
+    if (!cmd)
+        return unknown_command(argv[1]);
+    kt_command_print_help(cmd);
+    return KT_EXIT_KEEP;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_overview(stderr);
+        return KT_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+        print_overview(stdout);
+        return KT_EXIT_KEEP;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+        printf("ktrial %s (commit %s)\n", kt_version(), kt_build_commit());
+        return KT_EXIT_KEEP;
+    }
+    if (name[0] == '-')
+        return kt_usage_error("help", "unknown option '%s'", name);
+    const kt_command *cmd = kt_command_find(name);
+    if (!cmd)
+        return unknown_command(name);
+    if (kt_wants_help(argc - 1, argv + 1) && cmd->fn != cmd_help) {
+        kt_command_print_help(cmd);
+        return KT_EXIT_KEEP;
+    }
+    return cmd->fn(argc - 1, argv + 1);
+}

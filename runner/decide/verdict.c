@@ -1,0 +1,201 @@
+/* verdict.c - from measurements to KEEP / REJECT / INCONCLUSIVE, with reasons in words. */
+#include "measure/trial.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *kt_verdict_name(kt_verdict v)
+{
+    static const char *const names[] = {"KEEP", "REJECT", "INCONCLUSIVE"};
+    return names[v];
+}
+
+int kt_verdict_parse(const char *name)
+{
+    for (int v = KT_VERDICT_KEEP; v <= KT_VERDICT_INCONCLUSIVE; v++)
+        if (strcmp(name, kt_verdict_name((kt_verdict)v)) == 0)
+            return v;
+    return -1;
+}
+
+static void add_reason(kt_candidate_result *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void add_reason(kt_candidate_result *c, const char *fmt, ...)
+{
+    if (c->n_reasons >= (int)(sizeof(c->reasons) / sizeof(c->reasons[0])))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->reasons[c->n_reasons++], sizeof(c->reasons[0]), fmt, ap);
+    va_end(ap);
+}
+
+static double worst_rel_l2(const kt_arm_result *a)
+{
+    double worst = 0;
+    for (int s = 0; s < a->n_sets; s++)
+        worst = fmax(worst, a->numerics[s].rel_l2);
+    return worst;
+}
+
+/* Numerics and memory limits; returns the number of limits broken (each with a reason). */
+static int check_limits(kt_candidate_result *c, const kt_arm_result *base, const kt_spec *spec,
+                        const char *id)
+{
+    const kt_numerics_limits *lim = &spec->numerics;
+    const kt_arm_result *a = &c->arm;
+    int broken = 0;
+    for (int s = 0; s < a->n_sets; s++) {
+        const kt_numerics *n = &a->numerics[s];
+        if (!isnan(lim->max_rel_l2) && n->rel_l2 > lim->max_rel_l2) {
+            add_reason(c, "rel_l2 %.3g above max_rel_l2 %.3g on input set %d at %s", n->rel_l2,
+                       lim->max_rel_l2, s, id);
+            broken++;
+        }
+        if (!isnan(lim->min_cosine) && n->cosine < lim->min_cosine) {
+            add_reason(c, "cosine %.6f below min_cosine %.6f on input set %d at %s", n->cosine,
+                       lim->min_cosine, s, id);
+            broken++;
+        }
+        if (!isnan(lim->max_abs) && n->max_abs > lim->max_abs) {
+            add_reason(c, "max_abs %.3g above max_abs %.3g on input set %d at %s", n->max_abs,
+                       lim->max_abs, s, id);
+            broken++;
+        }
+    }
+    /* The baseline's own error, floored at the storage type's unit roundoff, so a baseline
+     * that happens to be exact does not make every candidate fail the ratio. */
+    double floor = kt_dtype_unit_roundoff(spec->dtype);
+    double base_err = fmax(worst_rel_l2(base), floor);
+    c->worst_rel_l2 = worst_rel_l2(a);
+    c->error_ratio = c->worst_rel_l2 / base_err;
+    if (!isnan(lim->max_error_vs_baseline) && c->error_ratio > lim->max_error_vs_baseline) {
+        add_reason(c,
+                   "rel_l2 %.3g is %.3gx the baseline's %.3g, above max_error_vs_baseline %.3g "
+                   "at %s",
+                   c->worst_rel_l2, c->error_ratio, base_err, lim->max_error_vs_baseline, id);
+        broken++;
+    }
+    if (lim->bitwise_repeatable && a->repeatable == 0) {
+        add_reason(c,
+                   "outputs differ between two runs on the same input at %s "
+                   "(bitwise_repeatable)",
+                   id);
+        broken++;
+    }
+    c->memory_ratio = base->bytes > 0 ? a->bytes / base->bytes : NAN;
+    if (!isnan(spec->max_memory_ratio) && c->memory_ratio > spec->max_memory_ratio) {
+        add_reason(c, "memory %.0f bytes is %.3gx the baseline's %.0f, above max_ratio %.3g at %s",
+                   a->bytes, c->memory_ratio, base->bytes, spec->max_memory_ratio, id);
+        broken++;
+    }
+    return broken;
+}
+
+static void describe_times(kt_candidate_result *c)
+{
+    size_t n = c->n_pairs;
+    double *b = malloc((n ? n : 1) * sizeof(double));
+    double *x = malloc((n ? n : 1) * sizeof(double));
+    if (!b || !x) {
+        free(b);
+        free(x);
+        return;
+    }
+    c->noisy_pairs = 0;
+    for (size_t i = 0; i < n; i++) {
+        b[i] = c->pairs[i].base_ns;
+        x[i] = c->pairs[i].cand_ns;
+        if (c->pairs[i].base_noise > 0 || c->pairs[i].cand_noise > 0 || c->pairs[i].throttled)
+            c->noisy_pairs++;
+    }
+    kt_stats_summary(&c->base_time, b, n);
+    kt_stats_summary(&c->cand_time, x, n);
+    free(b);
+    free(x);
+}
+
+/* Do pairs where the candidate ran first differ from the others? Mann-Whitney on d. */
+static void order_effect(kt_candidate_result *c, const double *d)
+{
+    size_t n = c->n_pairs, n1 = 0, n0 = 0;
+    double *first = malloc((n ? n : 1) * sizeof(double));
+    double *second = malloc((n ? n : 1) * sizeof(double));
+    c->order_p = NAN;
+    c->order_shift = NAN;
+    c->order_warning = 0;
+    if (first && second) {
+        for (size_t i = 0; i < n; i++) {
+            if (c->pairs[i].candidate_first)
+                first[n1++] = d[i];
+            else
+                second[n0++] = d[i];
+        }
+        if (n1 >= 3 && n0 >= 3) {
+            kt_shift s;
+            kt_stats_two_sample(&s, first, n1, second, n0, 0.95);
+            c->order_p = s.p_value;
+            c->order_shift = s.estimate;
+            c->order_warning = s.p_value < KT_ORDER_WARN_P;
+        }
+    }
+    free(first);
+    free(second);
+}
+
+void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline,
+                           const kt_spec *spec, const kt_point *point, double confidence)
+{
+    const char *id = point->id;
+    c->n_reasons = 0;
+    c->confidence_used = confidence;
+    c->speedup = c->ci_low = c->ci_high = NAN;
+    memset(&c->shift, 0, sizeof(c->shift));
+    describe_times(c);
+
+    if (c->arm.failed) {
+        c->verdict = KT_VERDICT_REJECT;
+        add_reason(c, "%s at %s", c->arm.failure, id);
+        return;
+    }
+    int broken = check_limits(c, baseline, spec, id);
+
+    size_t n = c->n_pairs;
+    double *d = malloc((n ? n : 1) * sizeof(double));
+    if (d) {
+        for (size_t i = 0; i < n; i++)
+            d[i] = log(c->pairs[i].base_ns) - log(c->pairs[i].cand_ns);
+        kt_stats_signed_rank(&c->shift, d, n, confidence);
+        order_effect(c, d);
+        free(d);
+    }
+    if (n >= 1) {
+        c->speedup = exp(c->shift.estimate);
+        c->ci_low = exp(c->shift.ci_low);
+        c->ci_high = exp(c->shift.ci_high);
+    }
+    double target = spec->min_speedup;
+    int slow = n >= 1 && c->ci_high < target;
+    int fast = n >= 1 && c->ci_low >= target;
+    if (slow)
+        add_reason(c, "speedup %.3f [%.3f, %.3f] below %.3g at %s", c->speedup, c->ci_low,
+                   c->ci_high, target, id);
+    if (broken || slow) {
+        c->verdict = KT_VERDICT_REJECT;
+    } else if (fast) {
+        c->verdict = KT_VERDICT_KEEP;
+        add_reason(c, "speedup %.3f [%.3f, %.3f] at or above %.3g at %s", c->speedup, c->ci_low,
+                   c->ci_high, target, id);
+    } else {
+        c->verdict = KT_VERDICT_INCONCLUSIVE;
+        if (n >= 1)
+            add_reason(c, "speedup %.3f [%.3f, %.3f] includes %.3g after %zu pairs at %s",
+                       c->speedup, c->ci_low, c->ci_high, target, n, id);
+        else
+            add_reason(c, "no timed pairs at %s", id);
+    }
+}

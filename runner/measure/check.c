@@ -1,0 +1,261 @@
+/* check.c - problem instances and output correctness against float64. */
+#include "measure/check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const uint32_t poison_fp32 = 0x7fc0deadu;
+static const uint16_t poison_fp16 = 0x7e5au;
+static const uint16_t poison_bf16 = 0x7fdau;
+
+uint64_t kt_hash_bytes(const void *data, size_t bytes)
+{
+    const unsigned char *p = data;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ bytes;
+    size_t i = 0;
+    for (; i + 8 <= bytes; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    for (; i < bytes; i++)
+        h = (h ^ p[i]) * 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 29);
+}
+
+static void fill_poison(void *dst, kt_dtype dtype, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (dtype == KT_DTYPE_FP16)
+            ((uint16_t *)dst)[i] = poison_fp16;
+        else if (dtype == KT_DTYPE_BF16)
+            ((uint16_t *)dst)[i] = poison_bf16;
+        else
+            ((uint32_t *)dst)[i] = poison_fp32;
+    }
+}
+
+static int is_poison(const void *src, kt_dtype dtype, size_t i)
+{
+    if (dtype == KT_DTYPE_FP16)
+        return ((const uint16_t *)src)[i] == poison_fp16;
+    if (dtype == KT_DTYPE_BF16)
+        return ((const uint16_t *)src)[i] == poison_bf16;
+    return ((const uint32_t *)src)[i] == poison_fp32;
+}
+
+static uint64_t hash_inputs(const kt_problem *p, void *const *inputs)
+{
+    uint64_t h = 0;
+    for (int i = 0; i < p->n_inputs; i++)
+        h = kt_seed_mix(h, kt_hash_bytes(inputs[i], kt_tensor_bytes(&p->tensors[i])));
+    return h;
+}
+
+int kt_instance_create(kt_instance **out, kt_backend *backend, const kt_op *op,
+                       const kt_point *point, kt_dtype dtype, kt_distribution dist,
+                       const kt_param_value *input_params, uint64_t seed)
+{
+    kt_instance *inst = calloc(1, sizeof(*inst));
+    int err;
+    if (!inst)
+        return kt_error_code(KT_ENOMEM, "out of memory");
+    if ((err = op->shape(&inst->problem, point, dtype)) < 0)
+        goto fail;
+    kt_problem *p = &inst->problem;
+    for (int i = 0; i < p->n_inputs + p->n_outputs; i++) {
+        size_t bytes = kt_tensor_bytes(&p->tensors[i]);
+        int is_input = i < p->n_inputs;
+        void **host = is_input ? &inst->host_inputs[i] : &inst->host_outputs[i - p->n_inputs];
+        void **dev = is_input ? &inst->dev_inputs[i] : &inst->dev_outputs[i - p->n_inputs];
+        *host = malloc(bytes);
+        if (!*host) {
+            err = kt_error_code(KT_ENOMEM, "cannot allocate %zu bytes for '%s'", bytes,
+                                p->tensors[i].name);
+            goto fail;
+        }
+        if ((err = kt_backend_alloc(backend, dev, bytes)) < 0)
+            goto fail;
+        inst->bytes += bytes;
+        if (!is_input) {
+            size_t n = (size_t)kt_tensor_elems(&p->tensors[i]);
+            inst->reference[i - p->n_inputs] = malloc(n * sizeof(double));
+            if (!inst->reference[i - p->n_inputs]) {
+                err = kt_error_code(KT_ENOMEM, "out of memory");
+                goto fail;
+            }
+        }
+    }
+    kt_input_config cfg = {dist, seed, input_params};
+    if ((err = op->generate(p, inst->host_inputs, &cfg)) < 0)
+        goto fail;
+    if ((err = op->reference(p, (const void *const *)inst->host_inputs, inst->reference)) < 0)
+        goto fail;
+    inst->input_hash = hash_inputs(p, inst->host_inputs);
+    for (int i = 0; i < p->n_inputs; i++) {
+        err = kt_backend_upload(backend, inst->dev_inputs[i], inst->host_inputs[i],
+                                kt_tensor_bytes(&p->tensors[i]));
+        if (err < 0)
+            goto fail;
+    }
+    *out = inst;
+    return KT_OK;
+fail:
+    kt_instance_free(inst, backend);
+    return err;
+}
+
+void kt_instance_free(kt_instance *inst, kt_backend *backend)
+{
+    if (!inst)
+        return;
+    const kt_problem *p = &inst->problem;
+    for (int i = 0; i < KT_MAX_TENSORS; i++) {
+        int is_input = i < p->n_inputs;
+        int is_output = !is_input && i < p->n_inputs + p->n_outputs;
+        if (is_input) {
+            free(inst->host_inputs[i]);
+            kt_backend_free(backend, inst->dev_inputs[i], kt_tensor_bytes(&p->tensors[i]));
+        } else if (is_output) {
+            int o = i - p->n_inputs;
+            free(inst->host_outputs[o]);
+            free(inst->reference[o]);
+            kt_backend_free(backend, inst->dev_outputs[o], kt_tensor_bytes(&p->tensors[i]));
+        }
+    }
+    free(inst);
+}
+
+kt_call kt_instance_call(const kt_instance *inst, kt_backend *backend, const kt_param_value *params,
+                         int threads)
+{
+    kt_call call;
+    memset(&call, 0, sizeof(call));
+    call.backend = backend;
+    call.problem = &inst->problem;
+    call.params = params;
+    call.inputs = (const void *const *)inst->dev_inputs;
+    call.outputs = (void *const *)inst->dev_outputs;
+    call.threads = threads > 0 ? threads : 1;
+    call.pair_position = -1;
+    return call;
+}
+
+int kt_instance_poison_outputs(kt_instance *inst, kt_backend *backend)
+{
+    const kt_problem *p = &inst->problem;
+    for (int o = 0; o < p->n_outputs; o++) {
+        const kt_tensor *t = &p->tensors[p->n_inputs + o];
+        fill_poison(inst->host_outputs[o], t->dtype, (size_t)kt_tensor_elems(t));
+        int err = kt_backend_upload(backend, inst->dev_outputs[o], inst->host_outputs[o],
+                                    kt_tensor_bytes(t));
+        if (err < 0)
+            return err;
+    }
+    return KT_OK;
+}
+
+int kt_instance_download_outputs(kt_instance *inst, kt_backend *backend)
+{
+    const kt_problem *p = &inst->problem;
+    for (int o = 0; o < p->n_outputs; o++) {
+        const kt_tensor *t = &p->tensors[p->n_inputs + o];
+        int err = kt_backend_download(backend, inst->host_outputs[o], inst->dev_outputs[o],
+                                      kt_tensor_bytes(t));
+        if (err < 0)
+            return err;
+    }
+    return KT_OK;
+}
+
+int kt_instance_inputs_intact(kt_instance *inst, kt_backend *backend, int *intact)
+{
+    const kt_problem *p = &inst->problem;
+    void *copies[KT_MAX_TENSORS] = {0};
+    int err = KT_OK;
+    for (int i = 0; i < p->n_inputs && err == KT_OK; i++) {
+        size_t bytes = kt_tensor_bytes(&p->tensors[i]);
+        copies[i] = malloc(bytes);
+        if (!copies[i])
+            err = kt_error_code(KT_ENOMEM, "out of memory");
+        else
+            err = kt_backend_download(backend, copies[i], inst->dev_inputs[i], bytes);
+    }
+    if (err == KT_OK)
+        *intact = hash_inputs(p, copies) == inst->input_hash;
+    for (int i = 0; i < p->n_inputs; i++)
+        free(copies[i]);
+    return err;
+}
+
+void kt_numerics_compare(kt_numerics *out, const kt_instance *inst)
+{
+    const kt_problem *p = &inst->problem;
+    memset(out, 0, sizeof(*out));
+    double ref_max = 0;
+    for (int o = 0; o < p->n_outputs; o++) {
+        int64_t n = kt_tensor_elems(&p->tensors[p->n_inputs + o]);
+        for (int64_t i = 0; i < n; i++)
+            ref_max = fmax(ref_max, fabs(inst->reference[o][i]));
+    }
+    double floor = ref_max > 0 ? 1e-3 * ref_max : 1e-300;
+    double err2 = 0, ref2 = 0, out2 = 0, dot = 0;
+    for (int o = 0; o < p->n_outputs; o++) {
+        const kt_tensor *t = &p->tensors[p->n_inputs + o];
+        int64_t n = kt_tensor_elems(t);
+        const double *ref = inst->reference[o];
+        out->elems += n;
+        for (int64_t i = 0; i < n; i++) {
+            if (is_poison(inst->host_outputs[o], t->dtype, (size_t)i)) {
+                out->unwritten++;
+                continue;
+            }
+            double y = kt_dtype_load(inst->host_outputs[o], t->dtype, (size_t)i);
+            if (!isfinite(y)) {
+                out->nonfinite++;
+                continue;
+            }
+            double e = fabs(y - ref[i]);
+            out->max_abs = fmax(out->max_abs, e);
+            out->max_rel = fmax(out->max_rel, e / fmax(fabs(ref[i]), floor));
+            err2 += e * e;
+            ref2 += ref[i] * ref[i];
+            out2 += y * y;
+            dot += y * ref[i];
+        }
+    }
+    out->rel_l2 = ref2 > 0 ? sqrt(err2 / ref2) : (err2 > 0 ? INFINITY : 0);
+    out->cosine = ref2 > 0 && out2 > 0 ? dot / sqrt(ref2 * out2) : 0;
+}
+
+int kt_outputs_identical(const kt_instance *inst, void *const *a, void *const *b)
+{
+    const kt_problem *p = &inst->problem;
+    for (int o = 0; o < p->n_outputs; o++)
+        if (memcmp(a[o], b[o], kt_tensor_bytes(&p->tensors[p->n_inputs + o])) != 0)
+            return 0;
+    return 1;
+}
+
+int kt_check_call(kt_numerics *out, kt_instance *inst, const kt_variant *variant, void *state,
+                  const kt_call *call)
+{
+    int err, intact = 1;
+    memset(out, 0, sizeof(*out));
+    if ((err = kt_instance_poison_outputs(inst, call->backend)) < 0)
+        return err;
+    kt_error_clear();
+    if ((err = variant->run(state, call)) < 0)
+        return err;
+    if ((err = kt_backend_synchronize(call->backend)) < 0)
+        return err;
+    if ((err = kt_instance_download_outputs(inst, call->backend)) < 0)
+        return err;
+    kt_numerics_compare(out, inst);
+    if ((err = kt_instance_inputs_intact(inst, call->backend, &intact)) < 0)
+        return err;
+    out->inputs_modified = !intact;
+    return KT_OK;
+}

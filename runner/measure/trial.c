@@ -1,0 +1,524 @@
+/* trial.c - one matrix point: correctness, warmup, paired repetitions, looks, verdicts. */
+#include "measure/trial.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct point_run {
+    const kt_spec *spec;
+    const kt_point *point;
+    kt_backend *backend;
+    const kt_trial_hooks *hooks;
+    kt_point_result *out;
+    int n_sets;
+    kt_instance *inst[KT_MAX_SETS];
+    void *state[1 + 16][KT_MAX_SETS]; /* [arm][set]; arm 0 is the baseline */
+    kt_rng order_rng;
+} point_run;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int kt_trial_looks(int *looks, int max_looks, int min_reps, int max_reps)
+{
+    int n = 0;
+    if (max_reps < 1)
+        max_reps = 1;
+    if (min_reps < 1)
+        min_reps = 1;
+    if (min_reps > max_reps)
+        min_reps = max_reps;
+    for (double x = min_reps; n < max_looks - 1 && (int)ceil(x) < max_reps; x *= 1.5) {
+        int v = (int)ceil(x);
+        if (n == 0 || v > looks[n - 1])
+            looks[n++] = v;
+    }
+    looks[n++] = max_reps;
+    return n;
+}
+
+static const kt_arm *spec_arm(const point_run *r, int arm)
+{
+    return arm == 0 ? &r->spec->baseline : &r->spec->candidates[arm - 1];
+}
+
+static kt_arm_result *arm_result(point_run *r, int arm)
+{
+    return arm == 0 ? &r->out->baseline : &r->out->cands[arm - 1].arm;
+}
+
+static void step(const point_run *r, int arm, const char *what)
+{
+    if (r->hooks && r->hooks->on_step)
+        r->hooks->on_step(r->hooks->ctx, arm, what);
+}
+
+static void fail_arm(kt_arm_result *res, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void fail_arm(kt_arm_result *res, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    res->failed = 1;
+    vsnprintf(res->failure, sizeof(res->failure), fmt, ap);
+    va_end(ap);
+}
+
+static kt_call arm_call(const point_run *r, int arm, int set)
+{
+    kt_call call =
+        kt_instance_call(r->inst[set], r->backend, spec_arm(r, arm)->params, r->backend->threads);
+    call.seed = kt_seed_mix(r->spec->seed, (uint64_t)arm);
+    return call;
+}
+
+/* Checks one set's output: every element written, finite, inputs untouched. */
+static int output_acceptable(kt_arm_result *res, int set)
+{
+    const kt_numerics *n = &res->numerics[set];
+    if (n->unwritten > 0)
+        fail_arm(res, "left %lld of %lld output elements unwritten on input set %d",
+                 (long long)n->unwritten, (long long)n->elems, set);
+    else if (n->nonfinite > 0)
+        fail_arm(res, "produced %lld NaN or Inf output elements on input set %d",
+                 (long long)n->nonfinite, set);
+    else if (n->inputs_modified)
+        fail_arm(res, "wrote into its inputs on input set %d", set);
+    return !res->failed;
+}
+
+/* Second run on the same input, compared bit for bit with the first. */
+static int check_repeatable(point_run *r, int arm, int set, int *same)
+{
+    kt_instance *inst = r->inst[set];
+    const kt_problem *p = &inst->problem;
+    void *first[KT_MAX_TENSORS] = {0};
+    int err = KT_OK;
+    for (int o = 0; o < p->n_outputs && err == KT_OK; o++) {
+        size_t bytes = kt_tensor_bytes(&p->tensors[p->n_inputs + o]);
+        first[o] = malloc(bytes);
+        if (!first[o])
+            err = kt_error_code(KT_ENOMEM, "out of memory");
+        else
+            memcpy(first[o], inst->host_outputs[o], bytes);
+    }
+    if (err == KT_OK) {
+        kt_numerics again;
+        kt_call call = arm_call(r, arm, set);
+        err = kt_check_call(&again, inst, spec_arm(r, arm)->variant, r->state[arm][set], &call);
+        if (err == KT_OK)
+            *same = kt_outputs_identical(inst, first, inst->host_outputs);
+    }
+    for (int o = 0; o < p->n_outputs; o++)
+        free(first[o]);
+    return err;
+}
+
+/* Prepare and check one arm on every input set; failures are recorded, not returned. */
+static void prepare_and_check(point_run *r, int arm)
+{
+    kt_arm_result *res = arm_result(r, arm);
+    const kt_arm *a = spec_arm(r, arm);
+    const kt_variant *v = a->variant;
+    snprintf(res->name, sizeof(res->name), "%s", a->name);
+    snprintf(res->variant, sizeof(res->variant), "%s", v->name);
+    res->n_sets = r->n_sets;
+    res->repeatable = r->spec->numerics.bitwise_repeatable ? 1 : -1;
+    double variant_bytes = 0;
+    for (int s = 0; s < r->n_sets && !res->failed; s++) {
+        kt_call call = arm_call(r, arm, s);
+        size_t before = r->backend->bytes_current;
+        kt_backend_reset_peak(r->backend);
+        step(r, arm, "prepare");
+        double t0 = now_s();
+        kt_error_clear();
+        if (v->prepare(&r->state[arm][s], &call) < 0) {
+            fail_arm(res, "prepare failed: %s (input set %d)", kt_error_last(), s);
+            break;
+        }
+        if (s == 0)
+            res->prepare_ns = (now_s() - t0) * 1e9;
+        step(r, arm, "correctness");
+        if (kt_check_call(&res->numerics[s], r->inst[s], v, r->state[arm][s], &call) < 0) {
+            fail_arm(res, "run failed: %s (input set %d)", kt_error_last(), s);
+            break;
+        }
+        if (!output_acceptable(res, s))
+            break;
+        if (res->repeatable == 1) {
+            int same = 0;
+            if (check_repeatable(r, arm, s, &same) < 0) {
+                fail_arm(res, "run failed: %s (input set %d)", kt_error_last(), s);
+                break;
+            }
+            if (!same)
+                res->repeatable = 0;
+        }
+        variant_bytes = fmax(variant_bytes, (double)(r->backend->bytes_peak - before));
+    }
+    res->variant_bytes = variant_bytes;
+    res->bytes = (double)r->inst[0]->bytes + variant_bytes;
+    if (!res->failed && v->metrics) {
+        kt_metric m[KT_MAX_METRICS];
+        int n = v->metrics(r->state[arm][0], m, KT_MAX_METRICS);
+        for (int i = 0; i < n && i < KT_MAX_METRICS; i++) {
+            snprintf(res->metric_names[i], sizeof(res->metric_names[i]), "%s", m[i].name);
+            snprintf(res->metric_units[i], sizeof(res->metric_units[i]), "%s",
+                     m[i].unit ? m[i].unit : "");
+            res->metric_values[i] = m[i].value;
+        }
+        res->n_metrics = n > 0 ? (n < KT_MAX_METRICS ? n : KT_MAX_METRICS) : 0;
+    }
+}
+
+/* One timed call of 'arm' on 'set' as call 'position' (0 or 1) of its pair. */
+static int timed_call(point_run *r, int arm, int set, int position, kt_timing *t)
+{
+    kt_call call = arm_call(r, arm, set);
+    call.pair_position = position;
+    int err;
+    if (r->spec->flush_cache && (err = kt_backend_flush_cache(r->backend)) < 0)
+        return err;
+    if ((err = kt_backend_timer_start(r->backend)) < 0)
+        return err;
+    kt_error_clear();
+    int run_err = spec_arm(r, arm)->variant->run(r->state[arm][set], &call);
+    if ((err = kt_backend_timer_stop(r->backend, t)) < 0)
+        return err;
+    return run_err;
+}
+
+static int warmup(point_run *r, int arm)
+{
+    step(r, arm, "warmup");
+    for (int w = 0; w < r->spec->warmup; w++) {
+        kt_call call = arm_call(r, arm, w % r->n_sets);
+        if (spec_arm(r, arm)->variant->run(r->state[arm][w % r->n_sets], &call) < 0)
+            return KT_ERROR;
+    }
+    return kt_backend_synchronize(r->backend);
+}
+
+static int candidate_first(point_run *r, int rep)
+{
+    switch (r->spec->order) {
+    case KT_ORDER_ALTERNATE: /* ABBA: base-cand, cand-base, cand-base, base-cand */
+        return rep % 4 == 1 || rep % 4 == 2;
+    default: /* random; grouped runs never form pairs here */
+        return (int)(kt_rng_next(&r->order_rng) >> 63);
+    }
+}
+
+/* One pair for candidate 'k' (0-based); returns <0 when the candidate failed. */
+static int run_pair(point_run *r, int k, int rep)
+{
+    kt_candidate_result *c = &r->out->cands[k];
+    kt_pair *p = &c->pairs[c->n_pairs];
+    int set = rep % r->n_sets;
+    int cand_first = candidate_first(r, rep);
+    kt_timing tb, tc;
+    int err;
+    /* each call names its arm first, so a crash is blamed on the right one */
+    if (cand_first) {
+        step(r, k + 1, "repetitions");
+        if ((err = timed_call(r, k + 1, set, 0, &tc)) < 0)
+            goto cand_failed;
+        step(r, 0, "repetitions");
+        if ((err = timed_call(r, 0, set, 1, &tb)) < 0)
+            goto base_failed;
+    } else {
+        step(r, 0, "repetitions");
+        if ((err = timed_call(r, 0, set, 0, &tb)) < 0)
+            goto base_failed;
+        step(r, k + 1, "repetitions");
+        if ((err = timed_call(r, k + 1, set, 1, &tc)) < 0)
+            goto cand_failed;
+    }
+    p->rep = rep;
+    p->input_set = set;
+    p->candidate_first = cand_first;
+    p->base_ns = tb.time_ns;
+    p->cand_ns = tc.time_ns;
+    p->base_noise = tb.noise;
+    p->cand_noise = tc.noise;
+    p->throttled = tb.throttled || tc.throttled;
+    c->n_pairs++;
+    return KT_OK;
+cand_failed:
+    fail_arm(&c->arm, "run failed in a timed repetition: %s (input set %d)", kt_error_last(), set);
+    return err;
+base_failed:
+    snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' failed in a timed repetition: %s",
+             r->spec->baseline.name, kt_error_last());
+    return err;
+}
+
+static int interrupted(const point_run *r)
+{
+    return r->hooks && r->hooks->interrupted && *r->hooks->interrupted;
+}
+
+/* Grouped design (comparison only): every baseline call, then every call of each candidate;
+ * pairs are formed by repetition index; no early stopping. */
+static void run_grouped(point_run *r, int reps)
+{
+    size_t K = r->out->n_cands;
+    double *base = calloc((size_t)reps, sizeof(double));
+    double *noise = calloc((size_t)reps, sizeof(double));
+    if (!base || !noise) {
+        snprintf(r->out->error, sizeof(r->out->error), "out of memory");
+        goto done;
+    }
+    kt_timing t;
+    step(r, 0, "repetitions");
+    for (int rep = 0; rep < reps && !interrupted(r); rep++) {
+        if (timed_call(r, 0, rep % r->n_sets, -1, &t) < 0) {
+            snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' failed: %s",
+                     r->spec->baseline.name, kt_error_last());
+            goto done;
+        }
+        base[rep] = t.time_ns;
+        noise[rep] = t.noise;
+    }
+    for (size_t k = 0; k < K; k++) {
+        kt_candidate_result *c = &r->out->cands[k];
+        if (c->arm.failed)
+            continue;
+        step(r, (int)k + 1, "repetitions");
+        for (int rep = 0; rep < reps && !interrupted(r); rep++) {
+            if (timed_call(r, (int)k + 1, rep % r->n_sets, -1, &t) < 0) {
+                fail_arm(&c->arm, "run failed in a timed repetition: %s (input set %d)",
+                         kt_error_last(), rep % r->n_sets);
+                break;
+            }
+            kt_pair *p = &c->pairs[c->n_pairs++];
+            p->rep = rep;
+            p->input_set = rep % r->n_sets;
+            p->base_ns = base[rep];
+            p->base_noise = noise[rep];
+            p->cand_ns = t.time_ns;
+            p->cand_noise = t.noise;
+        }
+    }
+done:
+    free(base);
+    free(noise);
+}
+
+/* Interleaved designs with looks; returns the stop reason. */
+static const char *run_paired(point_run *r, int min_reps, int max_reps, double confidence,
+                              const int *looks, int n_looks, double start_s)
+{
+    size_t K = r->out->n_cands;
+    int active[16] = {0}, order[16];
+    for (size_t k = 0; k < K; k++)
+        active[k] = !r->out->cands[k].arm.failed;
+    int look = 0;
+    for (int rep = 0; rep < max_reps; rep++) {
+        int n_active = 0;
+        for (size_t k = 0; k < K; k++)
+            if (active[k])
+                order[n_active++] = (int)k;
+        if (n_active == 0)
+            return "decided";
+        for (int i = n_active - 1; i > 0; i--) { /* seeded shuffle of candidate order */
+            int j = (int)(kt_rng_next(&r->order_rng) % (uint64_t)(i + 1));
+            int t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        for (int i = 0; i < n_active; i++) {
+            if (run_pair(r, order[i], rep) < 0) {
+                if (r->out->error[0])
+                    return "failed";
+                active[order[i]] = 0;
+            }
+        }
+        if (interrupted(r))
+            return "interrupted";
+        if (look < n_looks && rep + 1 == looks[look]) {
+            look++;
+            for (size_t k = 0; k < K; k++) {
+                kt_candidate_result *c = &r->out->cands[k];
+                if (!active[k])
+                    continue;
+                kt_candidate_evaluate(c, &r->out->baseline, r->spec, r->point, confidence);
+                c->looks = look;
+                /* A suspected order effect postpones stopping: the verdict then rests on
+                 * every pair, and the order check gets the power to confirm or clear it. */
+                int suspect = c->order_p < KT_ORDER_SUSPECT_P;
+                if (c->verdict != KT_VERDICT_INCONCLUSIVE && !suspect) {
+                    active[k] = 0;
+                    c->stopped_early = rep + 1 < max_reps;
+                }
+            }
+            if (r->hooks && r->hooks->on_progress)
+                r->hooks->on_progress(r->hooks->ctx, rep + 1, max_reps);
+        }
+        /* min_repetitions is a floor: a verdict on fewer pairs would not mean anything */
+        if (rep + 1 >= min_reps && now_s() - start_s > r->spec->max_seconds_per_point)
+            return "max_seconds";
+    }
+    return "max_repetitions";
+}
+
+static void apply_skips(point_run *r)
+{
+    const kt_trial_hooks *h = r->hooks;
+    if (!h || !h->skip)
+        return;
+    for (size_t k = 0; k < r->out->n_cands; k++) {
+        if (!h->skip[k])
+            continue;
+        kt_arm_result *res = &r->out->cands[k].arm;
+        const kt_arm *a = &r->spec->candidates[k];
+        snprintf(res->name, sizeof(res->name), "%s", a->name);
+        snprintf(res->variant, sizeof(res->variant), "%s", a->variant->name);
+        res->failed = 1;
+        snprintf(res->failure, sizeof(res->failure), "%s",
+                 h->skip_reason ? h->skip_reason[k] : "skipped");
+    }
+}
+
+static void release_all(point_run *r)
+{
+    for (size_t arm = 0; arm <= r->out->n_cands; arm++) {
+        const kt_variant *v = spec_arm(r, (int)arm)->variant;
+        for (int s = 0; s < r->n_sets; s++)
+            if (r->state[arm][s])
+                v->release(r->state[arm][s], r->backend);
+    }
+    for (int s = 0; s < r->n_sets; s++)
+        kt_instance_free(r->inst[s], r->backend);
+}
+
+static uint64_t point_seed(const kt_spec *spec, const kt_point *point)
+{
+    return kt_seed_mix(spec->seed, kt_hash_bytes(point->id, strlen(point->id)));
+}
+
+int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point *point,
+                       kt_backend *backend, const kt_trial_hooks *hooks)
+{
+    double start = now_s();
+    memset(out, 0, sizeof(*out));
+    out->point = *point;
+    out->n_cands = spec->n_candidates;
+    out->cands = calloc(spec->n_candidates ? spec->n_candidates : 1, sizeof(*out->cands));
+    if (!out->cands || spec->n_candidates > 16 || spec->input_sets > KT_MAX_SETS)
+        return kt_error_code(KT_EINVAL, "too many candidates or input sets");
+    point_run *r = calloc(1, sizeof(*r));
+    if (!r)
+        return kt_error_code(KT_ENOMEM, "out of memory");
+    r->spec = spec;
+    r->point = point;
+    r->backend = backend;
+    r->hooks = hooks;
+    r->out = out;
+    r->n_sets = spec->input_sets;
+    uint64_t seed = point_seed(spec, point);
+    kt_rng_seed(&r->order_rng, kt_seed_mix(seed, 0x6f72646572ull));
+
+    int max_reps = spec->max_repetitions;
+    if (hooks && hooks->quick && max_reps > KT_QUICK_MAX_REPETITIONS)
+        max_reps = KT_QUICK_MAX_REPETITIONS;
+    int min_reps = spec->min_repetitions < max_reps ? spec->min_repetitions : max_reps;
+    for (size_t k = 0; k < out->n_cands; k++) {
+        out->cands[k].pairs = calloc((size_t)max_reps, sizeof(kt_pair));
+        if (!out->cands[k].pairs) {
+            free(r);
+            return kt_error_code(KT_ENOMEM, "out of memory");
+        }
+    }
+
+    for (int s = 0; s < r->n_sets; s++) {
+        if (kt_instance_create(&r->inst[s], backend, spec->op, point, spec->dtype,
+                               spec->distribution, spec->input_params,
+                               kt_seed_mix(seed, (uint64_t)s)) < 0) {
+            snprintf(out->error, sizeof(out->error), "cannot set up input set %d: %s", s,
+                     kt_error_last());
+            r->n_sets = s;
+            goto finish;
+        }
+    }
+    out->flops = r->inst[0]->problem.flops;
+    out->bytes = r->inst[0]->problem.bytes;
+
+    prepare_and_check(r, 0);
+    if (out->baseline.failed) {
+        snprintf(out->error, sizeof(out->error), "baseline '%s' failed: %s", spec->baseline.name,
+                 out->baseline.failure);
+        goto finish;
+    }
+    apply_skips(r);
+    for (size_t k = 0; k < out->n_cands; k++)
+        if (!out->cands[k].arm.failed)
+            prepare_and_check(r, (int)k + 1);
+
+    if (warmup(r, 0) < 0) {
+        snprintf(out->error, sizeof(out->error), "baseline '%s' failed in warmup: %s",
+                 spec->baseline.name, kt_error_last());
+        goto finish;
+    }
+    for (size_t k = 0; k < out->n_cands; k++)
+        if (!out->cands[k].arm.failed && warmup(r, (int)k + 1) < 0)
+            fail_arm(&out->cands[k].arm, "run failed in warmup: %s", kt_error_last());
+
+    int looks[KT_MAX_LOOKS];
+    int n_looks = spec->order == KT_ORDER_GROUPED
+                      ? (looks[0] = max_reps, 1)
+                      : kt_trial_looks(looks, KT_MAX_LOOKS, min_reps, max_reps);
+    double confidence = 1.0 - (1.0 - spec->confidence) / n_looks;
+    const char *stop;
+    if (spec->order == KT_ORDER_GROUPED) {
+        run_grouped(r, max_reps);
+        stop = out->error[0] ? "failed" : "max_repetitions";
+    } else {
+        /* the time budget covers the timed pairs, not set-up and correctness checks */
+        stop = run_paired(r, min_reps, max_reps, confidence, looks, n_looks, now_s());
+    }
+    snprintf(out->stop_reason, sizeof(out->stop_reason), "%s", stop);
+    for (size_t k = 0; k < out->n_cands; k++) {
+        kt_candidate_result *c = &out->cands[k];
+        kt_candidate_evaluate(c, &out->baseline, spec, point, confidence);
+        if (c->looks == 0)
+            c->looks = n_looks;
+        if ((int)c->n_pairs > out->repetitions)
+            out->repetitions = (int)c->n_pairs;
+    }
+finish:
+    if (out->error[0]) {
+        snprintf(out->stop_reason, sizeof(out->stop_reason), "failed");
+        for (size_t k = 0; k < out->n_cands; k++) {
+            kt_candidate_result *c = &out->cands[k];
+            c->verdict = KT_VERDICT_INCONCLUSIVE;
+            c->n_reasons = 1;
+            snprintf(c->reasons[0], sizeof(c->reasons[0]), "not measured: %s at %s", out->error,
+                     point->id);
+        }
+    }
+    release_all(r);
+    free(r);
+    out->elapsed_s = now_s() - start;
+    return KT_OK;
+}
+
+void kt_point_result_free(kt_point_result *r)
+{
+    if (!r)
+        return;
+    for (size_t k = 0; k < r->n_cands; k++)
+        free(r->cands[k].pairs);
+    free(r->cands);
+    r->cands = NULL;
+    r->n_cands = 0;
+}

@@ -1,0 +1,126 @@
+/* trial.h - the measurements and decisions of one matrix point.
+ *
+ * For each candidate, correctness first (every input set, against float64), then warmup,
+ * then paired repetitions: each pair runs the baseline and the candidate back to back on one
+ * input set, in an order set by a seeded coin (random), ABBA (alternate) or, for comparison
+ * only, all baseline calls before all candidate calls (grouped). Looks at a fixed schedule
+ * decide each candidate with a Bonferroni-adjusted confidence. */
+#ifndef KT_TRIAL_H
+#define KT_TRIAL_H
+
+#include "measure/check.h"
+#include "spec/spec.h"
+#include "decide/stats.h"
+
+#include <stddef.h>
+
+#define KT_MAX_SETS  64
+#define KT_MAX_LOOKS 64
+
+typedef enum { KT_VERDICT_KEEP = 0, KT_VERDICT_REJECT, KT_VERDICT_INCONCLUSIVE } kt_verdict;
+
+const char *kt_verdict_name(kt_verdict v);
+/* Parses "KEEP" | "REJECT" | "INCONCLUSIVE"; returns -1 when unknown. */
+int kt_verdict_parse(const char *name);
+
+/* One timed pair: the baseline and one candidate back to back on one input set. */
+typedef struct kt_pair {
+    int rep;
+    int input_set;
+    int candidate_first;
+    double base_ns, cand_ns;
+    double base_noise, cand_noise;
+    int throttled; /* either call was flagged by the backend */
+} kt_pair;
+
+/* What is known of one variant at one point, apart from timing. */
+typedef struct kt_arm_result {
+    char name[KT_NAME_MAX];
+    char variant[KT_NAME_MAX];
+    int failed;        /* could not run, crashed, wrote nothing, NaN, or wrote its inputs */
+    char failure[512]; /* the reason, a sentence */
+    int n_sets;
+    kt_numerics numerics[KT_MAX_SETS];
+    int repeatable;       /* -1 not checked, 0 no, 1 bit-identical on every set */
+    double bytes;         /* inputs + outputs + the variant's own peak allocation */
+    double variant_bytes; /* the variant's own peak allocation */
+    double prepare_ns;    /* untimed preprocessing, wall clock, input set 0 */
+    int n_metrics;
+    char metric_names[KT_MAX_METRICS][32];
+    char metric_units[KT_MAX_METRICS][16];
+    double metric_values[KT_MAX_METRICS];
+} kt_arm_result;
+
+typedef struct kt_candidate_result {
+    kt_arm_result arm;
+    kt_pair *pairs;
+    size_t n_pairs;
+    /* statistics over the pairs, d_i = ln(base_i) - ln(cand_i) */
+    kt_shift shift;
+    double speedup, ci_low, ci_high; /* exp of the HL estimate and its interval */
+    double confidence_used;          /* per-look confidence after the Bonferroni adjustment */
+    int looks;                       /* looks taken */
+    int stopped_early;               /* decided before max_repetitions */
+    kt_summary base_time, cand_time; /* of the ns in its pairs */
+    double order_p;                  /* Mann-Whitney of d: candidate-first vs baseline-first */
+    double order_shift;              /* HL shift of d between those groups (log units) */
+    int order_warning;
+    int noisy_pairs; /* pairs with a nonzero noise signal or a throttle flag */
+    double worst_rel_l2;
+    double error_ratio; /* worst candidate rel_l2 / worst baseline rel_l2 */
+    double memory_ratio;
+    kt_verdict verdict;
+    char reasons[8][320];
+    int n_reasons;
+} kt_candidate_result;
+
+typedef struct kt_point_result {
+    kt_point point;
+    double flops, bytes; /* of one call, from the op */
+    char error[512];     /* set when the point itself could not be set up */
+    kt_arm_result baseline;
+    kt_candidate_result *cands;
+    size_t n_cands;
+    int repetitions; /* largest number of pairs any candidate got */
+    double elapsed_s;
+    char stop_reason[32]; /* "decided" | "max_repetitions" | "max_seconds" | "failed" */
+} kt_point_result;
+
+/* The look schedule from min to max repetitions (geometric, factor 1.5, always ending at
+ * max). Returns the number of looks written into 'looks'. */
+int kt_trial_looks(int *looks, int max_looks, int min_reps, int max_reps);
+
+typedef struct kt_trial_hooks {
+    /* Called before each risky step of an arm ("prepare", "correctness", "repetitions"),
+     * so a supervisor can name the culprit if the process dies. May be NULL. */
+    void (*on_step)(void *ctx, int arm, const char *step);
+    /* Called after each look with the number of pairs so far. May be NULL. */
+    void (*on_progress)(void *ctx, int reps, int max_reps);
+    void *ctx;
+    /* Candidates to skip (1 = skip, with 'skip_reason'), e.g. after a crash. May be NULL. */
+    const int *skip;
+    char (*skip_reason)[320];
+    /* Set asynchronously (SIGINT); the point stops after the current pair. May be NULL. */
+    volatile int *interrupted;
+    int quick; /* --quick: cap repetitions */
+} kt_trial_hooks;
+
+/* Runs one point on an open backend. Fills 'out' (free with kt_point_result_free). Returns 0,
+ * or a negative code for a failure of the harness itself (not of a variant). */
+int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point *point,
+                       kt_backend *backend, const kt_trial_hooks *hooks);
+void kt_point_result_free(kt_point_result *r);
+
+/* Recomputes statistics and the verdict of candidate 'c' at 'confidence' (per look). */
+void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline,
+                           const kt_spec *spec, const kt_point *point, double confidence);
+
+/* Order-effect p-values: below SUSPECT a point keeps measuring instead of stopping early;
+ * below WARN (after the last look) the result carries a warning. */
+#define KT_ORDER_SUSPECT_P 0.05
+#define KT_ORDER_WARN_P    0.01
+
+/* --quick's cap on repetitions. */
+#define KT_QUICK_MAX_REPETITIONS 20
+
+#endif

@@ -1,0 +1,298 @@
+/* worker.c - a child process per point, supervised through a pipe. */
+#include "measure/worker.h"
+#include "util/json.h"
+#include "decide/results.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct worker_ctx {
+    int fd;
+    volatile sig_atomic_t *interrupted;
+} worker_ctx;
+
+static volatile sig_atomic_t child_interrupted;
+
+static void child_on_signal(int sig)
+{
+    (void)sig;
+    child_interrupted = 1;
+}
+
+uint64_t kt_point_seed(const kt_spec *spec, const kt_point *point)
+{
+    return kt_seed_mix(spec->seed, kt_hash_bytes(point->id, strlen(point->id)));
+}
+
+static void send_line(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void send_line(int fd, const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if (n > 0 && write(fd, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1) < 0)
+        return; /* the supervisor is gone; nothing left to tell */
+}
+
+static void child_step(void *ctx, int arm, const char *what)
+{
+    send_line(((worker_ctx *)ctx)->fd, "step %d %s\n", arm, what);
+}
+
+static void child_progress(void *ctx, int reps, int max_reps)
+{
+    send_line(((worker_ctx *)ctx)->fd, "progress %d %d\n", reps, max_reps);
+}
+
+/* The child: open the backend, run the point, send its JSON. Never returns. */
+static void child_main(int fd, const kt_spec *spec, const kt_point *point,
+                       const kt_worker_options *opts, const int *skip, char (*skip_reason)[320])
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    /* a crash must kill the worker, whatever handlers the parent had installed */
+    static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    sa.sa_handler = SIG_DFL;
+    for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+        sigaction(fatal[i], &sa, NULL);
+    sa.sa_handler = child_on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    worker_ctx ctx = {fd, &child_interrupted};
+    kt_trial_hooks hooks = {child_step, child_progress, &ctx,
+                            skip,       skip_reason,    (volatile int *)&child_interrupted,
+                            opts->quick};
+    kt_backend *backend = NULL;
+    if (kt_backend_open(&backend, opts->backend, opts->threads, kt_point_seed(spec, point)) < 0) {
+        send_line(fd, "error %s\n", kt_error_last());
+        _exit(3);
+    }
+    kt_point_result res;
+    if (kt_trial_run_point(&res, spec, point, backend, &hooks) < 0) {
+        send_line(fd, "error %s\n", kt_error_last());
+        _exit(3);
+    }
+    if (child_interrupted)
+        snprintf(res.stop_reason, sizeof(res.stop_reason), "interrupted");
+    cJSON *json = kt_point_result_to_json(&res, spec);
+    char *text = json ? cJSON_PrintUnformatted(json) : NULL;
+    if (!text) {
+        send_line(fd, "error out of memory\n");
+        _exit(3);
+    }
+    size_t len = strlen(text);
+    send_line(fd, "result %zu\n", len);
+    for (size_t off = 0; off < len;) {
+        ssize_t n = write(fd, text + off, len - off);
+        if (n <= 0)
+            _exit(4);
+        off += (size_t)n;
+    }
+    kt_backend_close(backend);
+    _exit(0);
+}
+
+typedef struct supervision {
+    int last_arm;
+    char last_step[32];
+    char error[512];
+    char *result; /* the JSON text once complete */
+    int hung;
+} supervision;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Consumes complete lines (and the result payload) from 'buf'; returns bytes consumed. */
+static size_t parse_messages(supervision *s, char *buf, size_t len, const kt_worker_options *opts)
+{
+    size_t used = 0;
+    while (used < len) {
+        char *nl = memchr(buf + used, '\n', len - used);
+        if (!nl)
+            break;
+        *nl = '\0';
+        char *line = buf + used;
+        size_t line_len = (size_t)(nl - line) + 1;
+        int arm, reps, max;
+        size_t payload;
+        char what[32];
+        if (sscanf(line, "step %d %31s", &arm, what) == 2) {
+            s->last_arm = arm;
+            snprintf(s->last_step, sizeof(s->last_step), "%s", what);
+        } else if (sscanf(line, "progress %d %d", &reps, &max) == 2) {
+            if (opts->on_progress)
+                opts->on_progress(opts->ctx, reps, max);
+        } else if (strncmp(line, "error ", 6) == 0) {
+            snprintf(s->error, sizeof(s->error), "%s", line + 6);
+        } else if (sscanf(line, "result %zu", &payload) == 1) {
+            if (len - used - line_len < payload) {
+                *nl = '\n'; /* wait for the whole payload */
+                break;
+            }
+            s->result = strndup(nl + 1, payload);
+            used += line_len + payload;
+            continue;
+        }
+        used += line_len;
+    }
+    return used;
+}
+
+/* Runs one attempt; returns the child's wait status (or -1 when it could not start). */
+static int supervise(supervision *s, const kt_spec *spec, const kt_point *point,
+                     const kt_worker_options *opts, const int *skip, char (*skip_reason)[320])
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return kt_error_set("cannot create a pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return kt_error_set("cannot fork a worker: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        child_main(fds[1], spec, point, opts, skip, skip_reason);
+    }
+    close(fds[1]);
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    double last_message = now_s();
+    int forwarded = 0;
+    while (buf) {
+        if (opts->interrupted && *opts->interrupted && !forwarded) {
+            kill(pid, SIGINT);
+            forwarded = 1;
+        }
+        struct pollfd pfd = {fds[0], POLLIN, 0};
+        int ready = poll(&pfd, 1, 250);
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready == 0) {
+            if (now_s() - last_message > opts->hang_timeout_s) {
+                s->hung = 1;
+                kill(pid, SIGKILL);
+                break;
+            }
+            continue;
+        }
+        if (len == cap) {
+            char *bigger = realloc(buf, cap * 2);
+            if (!bigger)
+                break;
+            buf = bigger;
+            cap *= 2;
+        }
+        ssize_t n = read(fds[0], buf + len, cap - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        last_message = now_s();
+        len += (size_t)n;
+        size_t used = parse_messages(s, buf, len, opts);
+        memmove(buf, buf + used, len - used);
+        len -= used;
+    }
+    free(buf);
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return status;
+}
+
+static void describe_death(char *out, size_t len, int status, const supervision *s,
+                           double timeout_s)
+{
+    if (s->hung)
+        snprintf(out, len, "hung: no progress for %.3g s during %s, killed", timeout_s,
+                 s->last_step);
+    else if (WIFSIGNALED(status))
+        snprintf(out, len, "crashed with signal %d (%s) during %s", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)), s->last_step);
+    else
+        snprintf(out, len, "worker exited with status %d during %s%s%s", WEXITSTATUS(status),
+                 s->last_step, s->error[0] ? ": " : "", s->error);
+}
+
+int kt_worker_run_point(kt_point_result *out, const kt_spec *spec, const kt_point *point,
+                        const kt_worker_options *opts)
+{
+    size_t K = spec->n_candidates;
+    int *skip = calloc(K ? K : 1, sizeof(int));
+    char(*reasons)[320] = calloc(K ? K : 1, sizeof(*reasons));
+    int rc = KT_OK;
+    if (!skip || !reasons) {
+        rc = kt_error_code(KT_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t attempt = 0; attempt <= K + 1; attempt++) {
+        supervision s;
+        memset(&s, 0, sizeof(s));
+        s.last_arm = -1;
+        snprintf(s.last_step, sizeof(s.last_step), "start-up");
+        int status = supervise(&s, spec, point, opts, skip, reasons);
+        if (status < 0 && !s.result) {
+            rc = status;
+            goto done;
+        }
+        if (s.result) {
+            cJSON *json = cJSON_Parse(s.result);
+            free(s.result);
+            rc = json && kt_point_result_from_json(out, json) == 0
+                     ? KT_OK
+                     : kt_error_set("the worker sent a malformed result");
+            cJSON_Delete(json);
+            goto done;
+        }
+        char death[320];
+        describe_death(death, sizeof(death), status, &s, opts->hang_timeout_s);
+        if (s.last_arm <= 0 || (size_t)s.last_arm > K || skip[s.last_arm - 1] ||
+            (opts->interrupted && *opts->interrupted)) {
+            /* the baseline, the harness, or an interrupted worker: the point is lost */
+            memset(out, 0, sizeof(*out));
+            out->point = *point;
+            snprintf(out->error, sizeof(out->error), "%s %s",
+                     s.last_arm == 0 ? "baseline" : "worker", death);
+            snprintf(out->stop_reason, sizeof(out->stop_reason), "failed");
+            out->n_cands = K;
+            out->cands = calloc(K ? K : 1, sizeof(*out->cands));
+            for (size_t k = 0; out->cands && k < K; k++) {
+                kt_candidate_result *c = &out->cands[k];
+                snprintf(c->arm.name, sizeof(c->arm.name), "%s", spec->candidates[k].name);
+                snprintf(c->arm.variant, sizeof(c->arm.variant), "%s",
+                         spec->candidates[k].variant->name);
+                c->verdict = KT_VERDICT_INCONCLUSIVE;
+                c->n_reasons = 1;
+                snprintf(c->reasons[0], sizeof(c->reasons[0]), "not measured: %s at %s", out->error,
+                         point->id);
+            }
+            goto done;
+        }
+        skip[s.last_arm - 1] = 1;
+        snprintf(reasons[s.last_arm - 1], sizeof(reasons[0]), "%s", death);
+    }
+    rc = kt_error_set("the worker kept failing at '%s'", point->id);
+done:
+    free(skip);
+    free(reasons);
+    return rc;
+}

@@ -1,0 +1,32 @@
+/* plan.h - what an experiment will cost before it runs: calls and seconds per matrix point.
+ *
+ * The estimate is an upper bound: every candidate is assumed to need max_repetitions pairs
+ * (the adaptive stop usually ends sooner), capped per point at max_seconds_per_point plus one
+ * pair, since the trial loop stops there. */
+#ifndef KT_PLAN_H
+#define KT_PLAN_H
+
+#include "spec/matrix.h"
+#include "spec/spec.h"
+
+typedef struct kt_plan {
+    double *point_seconds; /* per matrix point, in matrix order */
+    size_t n;
+    double calls_per_point; /* every arm together, uncapped upper bound */
+    double total_seconds;
+} kt_plan;
+
+/* Estimated seconds of one call of 'arm' for 'problem' on the spec's backend:
+ * sim: the arm's median_us param (100 us when it has none); cpu: the roofline
+ * max(flops / (8e9 * threads), bytes / 8e9) + 20 us; cuda: max(flops / 3e14, bytes / 3e12)
+ * + 5 us. */
+double kt_plan_call_seconds(const kt_spec *spec, const kt_arm *arm, const kt_problem *problem);
+/* Calls of all arms at one point: (1 + K) * sets for correctness (twice that with
+ * bitwise_repeatable) + (1 + K) * warmup + 2 * K * max_repetitions, K = candidates. */
+double kt_plan_calls_per_point(const kt_spec *spec);
+/* Fills 'out' for every point of 'm'. Returns 0, or a negative KT_E* code with the message
+ * in kt_error_last() (an op that cannot shape a point, out of memory). */
+int kt_plan_estimate(kt_plan *out, const kt_spec *spec, const kt_matrix *m);
+void kt_plan_free(kt_plan *plan);
+
+#endif

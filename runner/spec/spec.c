@@ -1,0 +1,220 @@
+/* spec.c - loading an experiment spec: size limit, YAML, the embedded JSON Schema, then the
+ * meaning checks of spec_meaning.c; one stage's problems are all reported, and a failed stage
+ * stops the ones after it. */
+#include "spec/spec.h"
+#include "spec/embedded.h"
+#include "spec/schema.h"
+#include "spec/spec_meaning.h"
+#include "spec/yaml_tree.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+const char *kt_order_name(kt_order o)
+{
+    switch (o) {
+    case KT_ORDER_ALTERNATE:
+        return "alternate";
+    case KT_ORDER_GROUPED:
+        return "grouped";
+    default:
+        return "random";
+    }
+}
+
+const char *kt_aggregate_name(kt_aggregate a)
+{
+    return a == KT_AGGREGATE_GEOMEAN ? "geomean" : "all";
+}
+
+void kt_spec_free(kt_spec *spec)
+{
+    if (!spec)
+        return;
+    free(spec->path);
+    free(spec->bytes);
+    free(spec->description);
+    free(spec->models);
+    free(spec->batch_sizes);
+    free(spec->context_lengths);
+    free(spec->phases);
+    free(spec->roles);
+    free(spec->exclude);
+    free(spec->include);
+    free(spec->candidates);
+    kt_node_free(spec->root);
+    free(spec);
+}
+
+/* Checks 'root' against the embedded experiment schema; returns the number of violations
+ * (reported into 'diag'), or -1 when the embedded schema cannot be used. */
+static int check_schema(const kt_node *root, const char *path, kt_diag *diag)
+{
+    cJSON *schema =
+        cJSON_ParseWithLength(kt_embedded_experiment_schema, kt_embedded_experiment_schema_len);
+    if (!schema)
+        return kt_diag_error(diag, path, 0, 0, "internal error: the embedded schema is not JSON");
+    int n = kt_schema_validate(schema, root, path, diag);
+    if (n < 0)
+        kt_diag_error(diag, path, 0, 0, "internal error: the embedded schema is unusable");
+    cJSON_Delete(schema);
+    return n;
+}
+
+int kt_spec_parse(kt_spec **out, const char *path, const char *bytes, size_t len,
+                  const kt_spec_options *opts, kt_diag *diag)
+{
+    static const kt_spec_options no_options = {NULL, 0};
+    int rc = -1;
+    size_t errors_before = diag->n_errors;
+    *out = NULL;
+    if (!opts)
+        opts = &no_options;
+    if (len > KT_SPEC_MAX_BYTES)
+        return kt_diag_error(diag, path, 0, 0, "spec is %zu bytes; the limit is %d", len,
+                             KT_SPEC_MAX_BYTES);
+
+    kt_spec *spec = calloc(1, sizeof(*spec));
+    if (!spec)
+        return kt_diag_error(diag, path, 0, 0, "out of memory");
+    spec->path = strdup(path);
+    spec->bytes = malloc(len + 1);
+    if (!spec->path || !spec->bytes) {
+        kt_diag_error(diag, path, 0, 0, "out of memory");
+        goto done;
+    }
+    memcpy(spec->bytes, bytes, len);
+    spec->bytes[len] = '\0';
+    spec->len = len;
+
+    if (kt_yaml_load(&spec->root, path, spec->bytes, len, diag) < 0 ||
+        diag->n_errors > errors_before)
+        goto done;
+    if (check_schema(spec->root, path, diag) != 0 || diag->n_errors > errors_before)
+        goto done;
+    kt_spec_check_meaning(spec, opts, diag);
+    if (diag->n_errors > errors_before)
+        goto done;
+    *out = spec;
+    spec = NULL;
+    rc = 0;
+done:
+    kt_spec_free(spec);
+    kt_diag_sort(diag);
+    return rc;
+}
+
+int kt_spec_load(kt_spec **out, const char *path, const kt_spec_options *opts, kt_diag *diag)
+{
+    int rc = -1;
+    char *bytes = NULL;
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return kt_diag_error(diag, path, 0, 0, "cannot open: %s", strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0) {
+        kt_diag_error(diag, path, 0, 0, "cannot stat: %s", strerror(errno));
+        goto done;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        kt_diag_error(diag, path, 0, 0, "not a regular file");
+        goto done;
+    }
+    if (st.st_size > KT_SPEC_MAX_BYTES) {
+        kt_diag_error(diag, path, 0, 0, "spec is %lld bytes; the limit is %d",
+                      (long long)st.st_size, KT_SPEC_MAX_BYTES);
+        goto done;
+    }
+    /* Read one byte past the limit in case the file grew since fstat. */
+    bytes = malloc(KT_SPEC_MAX_BYTES + 2);
+    if (!bytes) {
+        kt_diag_error(diag, path, 0, 0, "out of memory");
+        goto done;
+    }
+    size_t len = fread(bytes, 1, KT_SPEC_MAX_BYTES + 1, f);
+    if (ferror(f)) {
+        kt_diag_error(diag, path, 0, 0, "cannot read: %s", strerror(errno));
+        goto done;
+    }
+    rc = kt_spec_parse(out, path, bytes, len, opts, diag);
+done:
+    free(bytes);
+    fclose(f);
+    return rc;
+}
+
+const kt_node *kt_spec_node(const kt_spec *spec, const char *dotted_path)
+{
+    const kt_node *node = spec ? spec->root : NULL;
+    char key[128];
+    const char *p = dotted_path;
+    while (node && *p) {
+        const char *dot = strchr(p, '.');
+        size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        if (n >= sizeof(key))
+            return NULL;
+        memcpy(key, p, n);
+        key[n] = '\0';
+        node = kt_node_get(node, key);
+        p = dot ? dot + 1 : p + n;
+    }
+    return node;
+}
+
+/* True when 'op' has at least one variant on 'backend'. */
+static int op_runs_on(const kt_op *op, const char *backend)
+{
+    for (int i = 0; i < kt_variant_count(); i++) {
+        const kt_variant *v = kt_variant_at(i);
+        if (strcmp(v->op, op->name) == 0 && strcmp(v->backend, backend) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int cuda_answers(void)
+{
+    const kt_backend_iface *cuda = kt_backend_find("cuda");
+    if (!cuda)
+        return 0;
+    kt_device_info info;
+    memset(&info, 0, sizeof(info));
+    return cuda->probe(&info) == KT_OK && info.available;
+}
+
+int kt_spec_resolve_backend(char *out, size_t out_len, const kt_op *op, const char *requested,
+                            char *why, size_t why_len)
+{
+    static const char *const known[] = {"auto", "cpu", "cuda", "sim"};
+    int found = 0;
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+        found |= strcmp(requested, known[i]) == 0;
+    if (!found) {
+        snprintf(why, why_len, "unknown backend '%s' (choose auto, cpu, cuda or sim)", requested);
+        return -1;
+    }
+    const char *name = requested;
+    if (strcmp(requested, "auto") == 0)
+        name = op->backend_only ? op->backend_only : cuda_answers() ? "cuda" : "cpu";
+    if (op->backend_only && strcmp(name, op->backend_only) != 0) {
+        snprintf(why, why_len, "op '%s' runs only on backend '%s', not '%s'", op->name,
+                 op->backend_only, name);
+        return -1;
+    }
+    if (!kt_backend_find(name)) {
+        snprintf(why, why_len, "backend '%s' is not built into this ktrial%s", name,
+                 strcmp(name, "cuda") == 0 ? " (configure with -DKT_CUDA=ON)" : "");
+        return -1;
+    }
+    if (!op_runs_on(op, name)) {
+        snprintf(why, why_len, "op '%s' has no variants on backend '%s'", op->name, name);
+        return -1;
+    }
+    snprintf(out, out_len, "%s", name);
+    return 0;
+}
