@@ -1,0 +1,348 @@
+/* result_json.c - a point's results as JSON and back (points.jsonl and result.json share
+ * it), and the per-candidate verdicts as JSON. */
+#include "archive/result_json.h"
+#include "util/json.h"
+#include "spec/spec_json.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static cJSON *summary_json(const kt_summary *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "n", (double)s->n);
+    kt_json_add_real(o, "median_ns", s->median);
+    kt_json_add_real(o, "mean_ns", s->mean);
+    kt_json_add_real(o, "p10_ns", s->p10);
+    kt_json_add_real(o, "p90_ns", s->p90);
+    kt_json_add_real(o, "min_ns", s->min);
+    kt_json_add_real(o, "max_ns", s->max);
+    kt_json_add_real(o, "mad_ns", s->mad);
+    cJSON_AddNumberToObject(o, "outliers_mild", (double)s->outliers_mild);
+    cJSON_AddNumberToObject(o, "outliers_severe", (double)s->outliers_severe);
+    return o;
+}
+
+static void summary_from_json(kt_summary *s, const cJSON *o)
+{
+    memset(s, 0, sizeof(*s));
+    s->n = (size_t)kt_json_get_real(o, "n", 0);
+    s->median = kt_json_get_real(o, "median_ns", NAN);
+    s->mean = kt_json_get_real(o, "mean_ns", NAN);
+    s->p10 = kt_json_get_real(o, "p10_ns", NAN);
+    s->p90 = kt_json_get_real(o, "p90_ns", NAN);
+    s->min = kt_json_get_real(o, "min_ns", NAN);
+    s->max = kt_json_get_real(o, "max_ns", NAN);
+    s->mad = kt_json_get_real(o, "mad_ns", NAN);
+    s->outliers_mild = (size_t)kt_json_get_real(o, "outliers_mild", 0);
+    s->outliers_severe = (size_t)kt_json_get_real(o, "outliers_severe", 0);
+}
+
+static cJSON *arm_json(const kt_arm_result *a, const kt_arm *spec_arm)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", a->name);
+    cJSON_AddStringToObject(o, "variant", a->variant);
+    if (spec_arm)
+        cJSON_AddItemToObject(o, "params",
+                              kt_params_to_json(spec_arm->variant->params,
+                                                spec_arm->variant->n_params, spec_arm->params));
+    cJSON_AddBoolToObject(o, "failed", a->failed);
+    kt_json_add_str_or_null(o, "failure", a->failed ? a->failure : NULL);
+    cJSON *sets = cJSON_AddArrayToObject(o, "numerics");
+    for (int s = 0; s < a->n_sets; s++) {
+        const kt_numerics *n = &a->numerics[s];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddNumberToObject(x, "input_set", s);
+        cJSON_AddNumberToObject(x, "elems", (double)n->elems);
+        cJSON_AddNumberToObject(x, "unwritten", (double)n->unwritten);
+        cJSON_AddNumberToObject(x, "nonfinite", (double)n->nonfinite);
+        kt_json_add_real(x, "max_abs", n->max_abs);
+        kt_json_add_real(x, "max_rel", n->max_rel);
+        kt_json_add_real(x, "rel_l2", n->rel_l2);
+        kt_json_add_real(x, "cosine", n->cosine);
+        cJSON_AddBoolToObject(x, "inputs_modified", n->inputs_modified);
+        cJSON_AddItemToArray(sets, x);
+    }
+    if (a->repeatable < 0)
+        cJSON_AddNullToObject(o, "repeatable");
+    else
+        cJSON_AddBoolToObject(o, "repeatable", a->repeatable);
+    kt_json_add_real(o, "bytes", a->bytes);
+    kt_json_add_real(o, "variant_bytes", a->variant_bytes);
+    kt_json_add_real(o, "prepare_ns", a->prepare_ns);
+    cJSON *m = cJSON_AddObjectToObject(o, "metrics");
+    for (int i = 0; i < a->n_metrics; i++) {
+        cJSON *x = cJSON_AddObjectToObject(m, a->metric_names[i]);
+        kt_json_add_real(x, "value", a->metric_values[i]);
+        cJSON_AddStringToObject(x, "unit", a->metric_units[i]);
+    }
+    return o;
+}
+
+static void arm_from_json(kt_arm_result *a, const cJSON *o)
+{
+    memset(a, 0, sizeof(*a));
+    kt_json_get_str(o, "name", a->name, sizeof(a->name));
+    kt_json_get_str(o, "variant", a->variant, sizeof(a->variant));
+    a->failed = kt_json_get_bool(o, "failed", 0);
+    kt_json_get_str(o, "failure", a->failure, sizeof(a->failure));
+    const cJSON *sets = cJSON_GetObjectItemCaseSensitive(o, "numerics"), *x;
+    cJSON_ArrayForEach(x, sets)
+    {
+        if (a->n_sets >= KT_MAX_SETS)
+            break;
+        kt_numerics *n = &a->numerics[a->n_sets++];
+        n->elems = (int64_t)kt_json_get_real(x, "elems", 0);
+        n->unwritten = (int64_t)kt_json_get_real(x, "unwritten", 0);
+        n->nonfinite = (int64_t)kt_json_get_real(x, "nonfinite", 0);
+        n->max_abs = kt_json_get_real(x, "max_abs", NAN);
+        n->max_rel = kt_json_get_real(x, "max_rel", NAN);
+        n->rel_l2 = kt_json_get_real(x, "rel_l2", NAN);
+        n->cosine = kt_json_get_real(x, "cosine", NAN);
+        n->inputs_modified = kt_json_get_bool(x, "inputs_modified", 0);
+    }
+    const cJSON *rep = cJSON_GetObjectItemCaseSensitive(o, "repeatable");
+    a->repeatable = cJSON_IsBool(rep) ? cJSON_IsTrue(rep) : -1;
+    a->bytes = kt_json_get_real(o, "bytes", NAN);
+    a->variant_bytes = kt_json_get_real(o, "variant_bytes", NAN);
+    a->prepare_ns = kt_json_get_real(o, "prepare_ns", NAN);
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "metrics");
+    cJSON_ArrayForEach(x, m)
+    {
+        if (a->n_metrics >= KT_MAX_METRICS)
+            break;
+        int i = a->n_metrics++;
+        snprintf(a->metric_names[i], sizeof(a->metric_names[i]), "%s", x->string);
+        a->metric_values[i] = kt_json_get_real(x, "value", NAN);
+        kt_json_get_str(x, "unit", a->metric_units[i], sizeof(a->metric_units[i]));
+    }
+}
+
+static cJSON *axes_json(const kt_point *p, unsigned axes)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (axes & KT_AXIS_MODEL)
+        cJSON_AddStringToObject(o, "model", p->model.name);
+    if (axes & KT_AXIS_PHASE)
+        cJSON_AddStringToObject(o, "phase", kt_phase_name(p->phase));
+    if (axes & KT_AXIS_ROLE)
+        cJSON_AddStringToObject(o, "role", kt_role_name(p->role));
+    if (axes & KT_AXIS_BATCH)
+        cJSON_AddNumberToObject(o, "batch_size", (double)p->batch_size);
+    if (axes & KT_AXIS_CONTEXT)
+        cJSON_AddNumberToObject(o, "context_length", (double)p->context_length);
+    return o;
+}
+
+static void axes_from_json(kt_point *p, const cJSON *o)
+{
+    char buf[64];
+    kt_json_get_str(o, "model", p->model.name, sizeof(p->model.name));
+    p->phase = strcmp(kt_json_get_str(o, "phase", buf, sizeof(buf)), "prefill") == 0
+                   ? KT_PHASE_PREFILL
+                   : KT_PHASE_DECODE;
+    kt_json_get_str(o, "role", buf, sizeof(buf));
+    for (int r = KT_ROLE_QKV; r <= KT_ROLE_DOWN; r++)
+        if (strcmp(buf, kt_role_name((kt_role)r)) == 0)
+            p->role = (kt_role)r;
+    p->batch_size = (int64_t)kt_json_get_real(o, "batch_size", 0);
+    p->context_length = (int64_t)kt_json_get_real(o, "context_length", 0);
+}
+
+static cJSON *pairs_json(const kt_candidate_result *c)
+{
+    /* compact rows: [rep, input_set, candidate_first, base_ns, cand_ns, base_noise,
+     * cand_noise, throttled] */
+    cJSON *rows = cJSON_CreateArray();
+    for (size_t i = 0; i < c->n_pairs; i++) {
+        const kt_pair *p = &c->pairs[i];
+        cJSON *row = cJSON_CreateArray();
+        cJSON_AddItemToArray(row, cJSON_CreateNumber(p->rep));
+        cJSON_AddItemToArray(row, cJSON_CreateNumber(p->input_set));
+        cJSON_AddItemToArray(row, cJSON_CreateNumber(p->candidate_first));
+        cJSON_AddItemToArray(row, kt_json_real(p->base_ns));
+        cJSON_AddItemToArray(row, kt_json_real(p->cand_ns));
+        cJSON_AddItemToArray(row, kt_json_real(p->base_noise));
+        cJSON_AddItemToArray(row, kt_json_real(p->cand_noise));
+        cJSON_AddItemToArray(row, cJSON_CreateNumber(p->throttled));
+        cJSON_AddItemToArray(rows, row);
+    }
+    return rows;
+}
+
+static int pairs_from_json(kt_candidate_result *c, const cJSON *rows)
+{
+    int n = cJSON_GetArraySize(rows);
+    c->pairs = calloc(n > 0 ? (size_t)n : 1, sizeof(kt_pair));
+    if (!c->pairs)
+        return -1;
+    const cJSON *row;
+    cJSON_ArrayForEach(row, rows)
+    {
+        if (cJSON_GetArraySize(row) != 8)
+            return -1;
+        kt_pair *p = &c->pairs[c->n_pairs++];
+        p->rep = (int)kt_json_real_value(cJSON_GetArrayItem(row, 0), 0);
+        p->input_set = (int)kt_json_real_value(cJSON_GetArrayItem(row, 1), 0);
+        p->candidate_first = (int)kt_json_real_value(cJSON_GetArrayItem(row, 2), 0);
+        p->base_ns = kt_json_real_value(cJSON_GetArrayItem(row, 3), NAN);
+        p->cand_ns = kt_json_real_value(cJSON_GetArrayItem(row, 4), NAN);
+        p->base_noise = kt_json_real_value(cJSON_GetArrayItem(row, 5), 0);
+        p->cand_noise = kt_json_real_value(cJSON_GetArrayItem(row, 6), 0);
+        p->throttled = (int)kt_json_real_value(cJSON_GetArrayItem(row, 7), 0);
+    }
+    return 0;
+}
+
+static cJSON *candidate_json(const kt_candidate_result *c, const kt_arm *spec_arm)
+{
+    cJSON *o = arm_json(&c->arm, spec_arm);
+    cJSON_AddNumberToObject(o, "n_pairs", (double)c->n_pairs);
+    kt_json_add_real(o, "speedup", c->speedup);
+    cJSON *ci = cJSON_AddArrayToObject(o, "ci");
+    cJSON_AddItemToArray(ci, kt_json_real(c->ci_low));
+    cJSON_AddItemToArray(ci, kt_json_real(c->ci_high));
+    kt_json_add_real(o, "confidence", c->confidence_used);
+    kt_json_add_real(o, "ci_coverage", c->shift.achieved);
+    kt_json_add_real(o, "p_value", c->shift.p_value);
+    cJSON_AddBoolToObject(o, "exact", c->shift.exact);
+    cJSON_AddNumberToObject(o, "looks", c->looks);
+    cJSON_AddBoolToObject(o, "stopped_early", c->stopped_early);
+    cJSON *ord = cJSON_AddObjectToObject(o, "order_effect");
+    kt_json_add_real(ord, "p_value", c->order_p);
+    kt_json_add_real(ord, "shift", c->order_shift);
+    cJSON_AddBoolToObject(ord, "warning", c->order_warning);
+    cJSON_AddNumberToObject(o, "noisy_pairs", c->noisy_pairs);
+    cJSON *times = cJSON_AddObjectToObject(o, "times");
+    cJSON_AddItemToObject(times, "baseline", summary_json(&c->base_time));
+    cJSON_AddItemToObject(times, "candidate", summary_json(&c->cand_time));
+    kt_json_add_real(o, "worst_rel_l2", c->worst_rel_l2);
+    kt_json_add_real(o, "error_ratio", c->error_ratio);
+    kt_json_add_real(o, "memory_ratio", c->memory_ratio);
+    cJSON_AddStringToObject(o, "verdict", kt_verdict_name(c->verdict));
+    cJSON *reasons = cJSON_AddArrayToObject(o, "reasons");
+    for (int i = 0; i < c->n_reasons; i++)
+        cJSON_AddItemToArray(reasons, cJSON_CreateString(c->reasons[i]));
+    cJSON *codes = cJSON_AddArrayToObject(o, "reason_codes");
+    for (int i = 0; i < c->n_reasons; i++)
+        cJSON_AddItemToArray(codes, cJSON_CreateString(kt_reason_code_name(c->reason_codes[i])));
+    cJSON_AddItemToObject(o, "pairs", pairs_json(c));
+    return o;
+}
+
+static int candidate_from_json(kt_candidate_result *c, const cJSON *o)
+{
+    char buf[32];
+    arm_from_json(&c->arm, o);
+    c->speedup = kt_json_get_real(o, "speedup", NAN);
+    const cJSON *ci = cJSON_GetObjectItemCaseSensitive(o, "ci");
+    c->ci_low = kt_json_real_value(cJSON_GetArrayItem(ci, 0), NAN);
+    c->ci_high = kt_json_real_value(cJSON_GetArrayItem(ci, 1), NAN);
+    c->confidence_used = kt_json_get_real(o, "confidence", NAN);
+    c->shift.achieved = kt_json_get_real(o, "ci_coverage", NAN);
+    c->shift.p_value = kt_json_get_real(o, "p_value", NAN);
+    c->shift.exact = kt_json_get_bool(o, "exact", 0);
+    c->shift.estimate = log(c->speedup);
+    c->shift.ci_low = log(c->ci_low);
+    c->shift.ci_high = log(c->ci_high);
+    c->looks = (int)kt_json_get_real(o, "looks", 0);
+    c->stopped_early = kt_json_get_bool(o, "stopped_early", 0);
+    const cJSON *ord = cJSON_GetObjectItemCaseSensitive(o, "order_effect");
+    c->order_p = kt_json_get_real(ord, "p_value", NAN);
+    c->order_shift = kt_json_get_real(ord, "shift", NAN);
+    c->order_warning = kt_json_get_bool(ord, "warning", 0);
+    c->noisy_pairs = (int)kt_json_get_real(o, "noisy_pairs", 0);
+    const cJSON *times = cJSON_GetObjectItemCaseSensitive(o, "times");
+    summary_from_json(&c->base_time, cJSON_GetObjectItemCaseSensitive(times, "baseline"));
+    summary_from_json(&c->cand_time, cJSON_GetObjectItemCaseSensitive(times, "candidate"));
+    c->worst_rel_l2 = kt_json_get_real(o, "worst_rel_l2", NAN);
+    c->error_ratio = kt_json_get_real(o, "error_ratio", NAN);
+    c->memory_ratio = kt_json_get_real(o, "memory_ratio", NAN);
+    int v = kt_verdict_parse(kt_json_get_str(o, "verdict", buf, sizeof(buf)));
+    if (v < 0)
+        return -1;
+    c->verdict = (kt_verdict)v;
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(o, "reasons"))
+    {
+        if (c->n_reasons < 8 && cJSON_IsString(r))
+            snprintf(c->reasons[c->n_reasons++], sizeof(c->reasons[0]), "%s", r->valuestring);
+    }
+    int i = 0;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(o, "reason_codes"))
+    {
+        if (i < c->n_reasons && cJSON_IsString(r))
+            c->reason_codes[i++] = kt_reason_code_parse(r->valuestring);
+    }
+    return pairs_from_json(c, cJSON_GetObjectItemCaseSensitive(o, "pairs"));
+}
+
+cJSON *kt_point_result_to_json(const kt_point_result *p, const kt_spec *spec)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", p->point.id);
+    cJSON_AddItemToObject(o, "axes", axes_json(&p->point, spec->op->axes));
+    kt_json_add_real(o, "flops", p->flops);
+    kt_json_add_real(o, "bytes", p->bytes);
+    kt_json_add_str_or_null(o, "error", p->error);
+    cJSON_AddNumberToObject(o, "repetitions", p->repetitions);
+    kt_json_add_real(o, "elapsed_s", p->elapsed_s);
+    cJSON_AddStringToObject(o, "stop_reason", p->stop_reason);
+    cJSON_AddItemToObject(o, "baseline", arm_json(&p->baseline, &spec->baseline));
+    cJSON *cands = cJSON_AddArrayToObject(o, "candidates");
+    for (size_t k = 0; k < p->n_cands; k++)
+        cJSON_AddItemToArray(cands, candidate_json(&p->cands[k], &spec->candidates[k]));
+    return o;
+}
+
+int kt_point_result_from_json(kt_point_result *out, const cJSON *o)
+{
+    memset(out, 0, sizeof(*out));
+    if (!cJSON_IsObject(o))
+        return -1;
+    kt_json_get_str(o, "id", out->point.id, sizeof(out->point.id));
+    axes_from_json(&out->point, cJSON_GetObjectItemCaseSensitive(o, "axes"));
+    out->flops = kt_json_get_real(o, "flops", NAN);
+    out->bytes = kt_json_get_real(o, "bytes", NAN);
+    kt_json_get_str(o, "error", out->error, sizeof(out->error));
+    out->repetitions = (int)kt_json_get_real(o, "repetitions", 0);
+    out->elapsed_s = kt_json_get_real(o, "elapsed_s", NAN);
+    kt_json_get_str(o, "stop_reason", out->stop_reason, sizeof(out->stop_reason));
+    arm_from_json(&out->baseline, cJSON_GetObjectItemCaseSensitive(o, "baseline"));
+    const cJSON *cands = cJSON_GetObjectItemCaseSensitive(o, "candidates"), *c;
+    int n = cJSON_GetArraySize(cands);
+    out->cands = calloc(n > 0 ? (size_t)n : 1, sizeof(*out->cands));
+    if (!out->cands || !out->point.id[0])
+        return -1;
+    cJSON_ArrayForEach(c, cands)
+    {
+        if (candidate_from_json(&out->cands[out->n_cands++], c) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+cJSON *kt_candidate_verdicts_to_json(const kt_run_result *run)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t k = 0; k < run->n_cands; k++) {
+        const kt_candidate_verdict *cv = &run->cands[k];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", cv->name);
+        cJSON_AddStringToObject(o, "variant", cv->variant);
+        cJSON_AddStringToObject(o, "verdict", kt_verdict_name(cv->verdict));
+        cJSON *counts = cJSON_AddObjectToObject(o, "points");
+        cJSON_AddNumberToObject(counts, "keep", cv->keep);
+        cJSON_AddNumberToObject(counts, "reject", cv->reject);
+        cJSON_AddNumberToObject(counts, "inconclusive", cv->inconclusive);
+        kt_json_add_real(o, "geomean_speedup", cv->geomean_speedup);
+        cJSON *ci = cJSON_AddArrayToObject(o, "geomean_ci");
+        cJSON_AddItemToArray(ci, kt_json_real(cv->geomean_low));
+        cJSON_AddItemToArray(ci, kt_json_real(cv->geomean_high));
+        cJSON_AddStringToObject(o, "reason", cv->reason);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
