@@ -18,6 +18,7 @@ enum {
     P_EXTRA_BYTES,
     P_SLEEP_US,
     P_FAIL_AFTER,
+    P_PREPARE_MS,
     P_COUNT
 };
 enum { FAIL_NONE, FAIL_ERROR, FAIL_NAN, FAIL_UNWRITTEN, FAIL_CRASH };
@@ -40,6 +41,8 @@ static const kt_param_def lognormal_params[P_COUNT] = {
      "real time each call sleeps, microseconds (for interruption tests; not timed)"},
     {"fail_after", KT_PARAM_INT, 0, 0, 1e9, NULL,
      "calls that succeed before 'fail' applies (0: from the first; to fail in timed pairs)"},
+    {"prepare_ms", KT_PARAM_FLOAT, 0, 0, 1e6, NULL,
+     "real time prepare sleeps, milliseconds (a one-time setup cost, for thresholds.setup)"},
 };
 
 typedef struct lognormal_state {
@@ -63,6 +66,12 @@ static int lognormal_prepare(void **out, const kt_call *call)
     if (!st)
         return kt_error_code(KT_ENOMEM, "out of memory");
     *out = st;
+    double prepare_ms = call->params[P_PREPARE_MS].num;
+    if (prepare_ms > 0) {
+        struct timespec ts = {(time_t)(prepare_ms / 1e3), (long)(fmod(prepare_ms, 1e3) * 1e6)};
+        while (nanosleep(&ts, &ts) != 0)
+            ;
+    }
     st->extra_bytes = (size_t)call->params[P_EXTRA_BYTES].num;
     if (st->extra_bytes) {
         int err = kt_backend_alloc(call->backend, &st->extra, st->extra_bytes);

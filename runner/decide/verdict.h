@@ -24,9 +24,11 @@ typedef enum kt_reason_code {
     KT_REASON_SLOWER = 9,            /* the speedup interval lies below min_speedup */
     KT_REASON_FASTER = 10,           /* the speedup interval lies at or above min_speedup */
     KT_REASON_UNDECIDED = 11,        /* the interval includes min_speedup */
-    KT_REASON_NO_PAIRS = 12          /* nothing was timed */
+    KT_REASON_NO_PAIRS = 12,         /* nothing was timed */
+    KT_REASON_SETUP = 13,            /* above thresholds.setup */
+    KT_REASON_ENERGY = 14            /* above thresholds.energy.max_ratio */
 } kt_reason_code;
-#define KT_REASON_CODE_COUNT 13
+#define KT_REASON_CODE_COUNT 15
 
 /* "failed", "rel_l2", ..., or "unknown" for a number out of range. */
 const char *kt_reason_code_name(kt_reason_code code);
