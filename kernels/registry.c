@@ -25,15 +25,15 @@ static const kt_backend_iface *const backends[] = {
 };
 
 static const kt_variant *const variants[] = {
-    &kt_variant_sim_lognormal,        &kt_variant_cpu_gemm_blas,
-    &kt_variant_cpu_gemm_tiled,       &kt_variant_cpu_gemm_deterministic,
-    &kt_variant_cpu_swiglu_unfused,   &kt_variant_cpu_swiglu_fused,
-    &kt_variant_cpu_attention_dense,  &kt_variant_cpu_attention_ffd,
-    &kt_variant_cpu_decoder_layer,
+    &kt_variant_sim_lognormal,          &kt_variant_sim_decoder_layer,
+    &kt_variant_cpu_gemm_blas,          &kt_variant_cpu_gemm_tiled,
+    &kt_variant_cpu_gemm_deterministic, &kt_variant_cpu_swiglu_unfused,
+    &kt_variant_cpu_swiglu_fused,       &kt_variant_cpu_attention_dense,
+    &kt_variant_cpu_attention_ffd,      &kt_variant_cpu_decoder_layer,
 #ifdef KT_HAVE_CUDA
-    &kt_variant_cuda_gemm_cublaslt,   &kt_variant_cuda_gemm_deterministic,
-    &kt_variant_cuda_attention_dense, &kt_variant_cuda_attention_ffd,
-    &kt_variant_cuda_swiglu_unfused,  &kt_variant_cuda_swiglu_fused,
+    &kt_variant_cuda_gemm_cublaslt,     &kt_variant_cuda_gemm_deterministic,
+    &kt_variant_cuda_attention_dense,   &kt_variant_cuda_attention_ffd,
+    &kt_variant_cuda_swiglu_unfused,    &kt_variant_cuda_swiglu_fused,
 #endif
 };
 

@@ -6,9 +6,6 @@
 
 #include "decoder_kernels.h"
 
-/* Stages of the profile, in the order they are reported. */
-enum { KT_DLS_NORM, KT_DLS_PROJ, KT_DLS_ROPE, KT_DLS_ATTN, KT_DLS_MLP, KT_DLS_RES, KT_DLS_COUNT };
-
 /* fusion: none runs the chosen stage variants (separate kernels through their vtables); own,
  * mlp and layer run the layer's own kernels with one region per stage, the MLP block merged
  * into one region, or the whole step in one persistent region. */
@@ -45,8 +42,6 @@ typedef struct kt_dl_state {
     double timer_ns; /* measured cost of one clock read */
     int timer_reads; /* clock reads per call */
 } kt_dl_state;
-
-extern const char *const kt_dl_stage_names[KT_DLS_COUNT];
 
 /* RoPE + KV append arguments for block l, with activations (qkv in, q out) in 'act_dt'. */
 kt_dlk_rope_args kt_dl_rope_of(kt_dl_state *st, const kt_call *call, int64_t l, kt_dtype act_dt);

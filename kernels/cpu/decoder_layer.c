@@ -43,9 +43,6 @@ static const kt_param_def layer_params[P_COUNT] = {
     {"gemm.isa", KT_PARAM_ENUM, 0, 0, 0, "auto|avx2|avx512", "passed to the gemm variant (tiled)"},
 };
 
-const char *const kt_dl_stage_names[KT_DLS_COUNT] = {"norm",      "projections", "rope_kv",
-                                                     "attention", "mlp",         "residual"};
-
 double kt_dl_now_ns(void)
 {
     struct timespec ts;

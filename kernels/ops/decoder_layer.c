@@ -40,6 +40,9 @@ static const kt_param_def dl_input_params[IP_COUNT] = {
      "llm: logit boost of the newest cached token, decaying into the past"},
 };
 
+const char *const kt_dl_stage_names[KT_DLS_COUNT] = {"norm",      "projections", "rope_kv",
+                                                     "attention", "mlp",         "residual"};
+
 void kt_dl_dims_of(kt_dl_dims *m, const kt_problem *p)
 {
     m->b = p->batch;

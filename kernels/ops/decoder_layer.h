@@ -32,6 +32,13 @@ enum {
     KT_DL_N_OUTPUTS
 };
 
+/* The stages of the step's profile (kt_stage_profile), in the order every variant reports
+ * them: both RMSNorms; the QKV and O projections; RoPE + KV append; attention; the MLP
+ * (gate/up, silu*mul, down); the residual adds (fused into the projections' epilogues where a
+ * variant does so, then 0). */
+enum { KT_DLS_NORM, KT_DLS_PROJ, KT_DLS_ROPE, KT_DLS_ATTN, KT_DLS_MLP, KT_DLS_RES, KT_DLS_COUNT };
+extern const char *const kt_dl_stage_names[KT_DLS_COUNT];
+
 #define KT_DL_RMS_EPS    1e-5
 #define KT_DL_ROPE_THETA 500000.0
 
