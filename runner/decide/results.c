@@ -78,6 +78,9 @@ static cJSON *arm_json(const kt_arm_result *a, const kt_arm *spec_arm)
         kt_json_add_real(x, "value", a->metric_values[i]);
         cJSON_AddStringToObject(x, "unit", a->metric_units[i]);
     }
+    cJSON *profile = kt_stage_stats_to_json(&a->stages);
+    if (profile)
+        cJSON_AddItemToObject(o, "profile", profile);
     return o;
 }
 
@@ -118,6 +121,7 @@ static void arm_from_json(kt_arm_result *a, const cJSON *o)
         a->metric_values[i] = kt_json_get_real(x, "value", NAN);
         kt_json_get_str(x, "unit", a->metric_units[i], sizeof(a->metric_units[i]));
     }
+    kt_stage_stats_from_json(&a->stages, cJSON_GetObjectItemCaseSensitive(o, "profile"));
 }
 
 static cJSON *axes_json(const kt_point *p, unsigned axes)
@@ -283,8 +287,13 @@ cJSON *kt_point_result_to_json(const kt_point_result *p, const kt_spec *spec)
     cJSON_AddStringToObject(o, "stop_reason", p->stop_reason);
     cJSON_AddItemToObject(o, "baseline", arm_json(&p->baseline, &spec->baseline));
     cJSON *cands = cJSON_AddArrayToObject(o, "candidates");
-    for (size_t k = 0; k < p->n_cands; k++)
-        cJSON_AddItemToArray(cands, candidate_json(&p->cands[k], &spec->candidates[k]));
+    for (size_t k = 0; k < p->n_cands; k++) {
+        cJSON *c = candidate_json(&p->cands[k], &spec->candidates[k]);
+        cJSON *stages = kt_stage_compare_json(&p->baseline.stages, &p->cands[k].arm.stages);
+        if (stages)
+            cJSON_AddItemToObject(c, "stage_speedups", stages);
+        cJSON_AddItemToArray(cands, c);
+    }
     return o;
 }
 
@@ -517,6 +526,7 @@ void kt_print_summary(FILE *out, const kt_run_result *run, const char *baseline_
             if (c->verdict != KT_VERDICT_KEEP)
                 for (int r = 0; r < c->n_reasons; r++)
                     fprintf(out, "    %s\n", c->reasons[r]);
+            kt_stage_print(out, &p->baseline.stages, baseline_name, &c->arm.stages, c->arm.name);
         }
         if (p->error[0])
             fprintf(out, "    error: %s\n", p->error);

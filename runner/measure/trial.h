@@ -11,6 +11,7 @@
 #include "measure/check.h"
 #include "spec/spec.h"
 #include "decide/stats.h"
+#include "decide/profile.h"
 
 #include <stddef.h>
 
@@ -49,6 +50,7 @@ typedef struct kt_arm_result {
     char metric_names[KT_MAX_METRICS][32];
     char metric_units[KT_MAX_METRICS][16];
     double metric_values[KT_MAX_METRICS];
+    kt_stage_stats stages; /* per-stage profile of the timed calls (staged variants only) */
 } kt_arm_result;
 
 typedef struct kt_candidate_result {
