@@ -181,6 +181,24 @@ static float dot_f32(const float *a, const float *b, int64_t d)
     return s;
 }
 
+/* out[j] = q[j] . k for the 4 query rows at q (stride d): one horizontal reduction for all 4. */
+static void dot4(float *out, const float *q, const float *k, int64_t d)
+{
+    __m256 a[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                   _mm256_setzero_ps()};
+    int64_t c = 0;
+    for (; c + 8 <= d; c += 8) {
+        __m256 kv = _mm256_loadu_ps(k + c);
+        for (int j = 0; j < 4; j++)
+            a[j] = _mm256_fmadd_ps(_mm256_loadu_ps(q + j * d + c), kv, a[j]);
+    }
+    __m256 s = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
+    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1)));
+    for (; c < d; c++)
+        for (int j = 0; j < 4; j++)
+            out[j] += q[j * d + c] * k[c];
+}
+
 /* One task: tokens [t0, t1) of (b, kh) for the G heads; part = G x (max, sum, out[d]). */
 static void attn_task(const kt_dlk_attn_args *a, float *part, float *scratch, int64_t b, int64_t kh,
                       int64_t t0, int64_t t1)
@@ -200,7 +218,14 @@ static void attn_task(const kt_dlk_attn_args *a, float *part, float *scratch, in
         int n = t1 - c0 < CHUNK ? (int)(t1 - c0) : CHUNK;
         for (int tt = 0; tt < n; tt++) {
             load_row(krow, a->k_cache, a->dt, head + (size_t)((c0 + tt) * d), d);
-            for (int64_t h = 0; h < g; h++)
+            int64_t h = 0;
+            for (; h + 4 <= g; h += 4) {
+                float dots[4];
+                dot4(dots, q + h * d, krow, d);
+                for (int j = 0; j < 4; j++)
+                    s[(h + j) * CHUNK + tt] = dots[j] * scale;
+            }
+            for (; h < g; h++)
                 s[h * CHUNK + tt] = dot_f32(q + h * d, krow, d) * scale;
         }
         for (int64_t h = 0; h < g; h++) {
