@@ -321,6 +321,13 @@ typedef struct kt_stage_profile {
     double ns[KT_MAX_STAGES];
 } kt_stage_profile;
 
+/* The registry's lookups, for variants made of other variants (decoder_layer): the runner
+ * passes them in, so no kernel refers to the registry that lists it. */
+typedef struct kt_lookup {
+    const struct kt_op *(*op)(const char *name);
+    const struct kt_variant *(*variant)(const char *op, const char *backend, const char *name);
+} kt_lookup;
+
 /* Everything a variant receives for one prepare or run. */
 typedef struct kt_call {
     kt_backend *backend;
@@ -332,6 +339,7 @@ typedef struct kt_call {
     int pair_position;            /* 0: first call of a pair, 1: second; -1: not in a pair */
     uint64_t seed;                /* for variants that draw random numbers (sim) */
     kt_stage_profile *profile;    /* NULL, or where a staged variant records its stages */
+    const kt_lookup *lookup;      /* the registry's lookups (kt_registry_lookup), or NULL */
 } kt_call;
 
 typedef struct kt_metric {
@@ -372,6 +380,8 @@ const kt_backend_iface *kt_backend_find(const char *name);
 int kt_variant_count(void);
 const kt_variant *kt_variant_at(int i);
 const kt_variant *kt_variant_find(const char *op, const char *backend, const char *name);
+/* kt_op_find and kt_variant_find, for kt_call.lookup. */
+extern const kt_lookup kt_registry_lookup;
 
 #ifdef __cplusplus
 }

@@ -101,3 +101,5 @@ int kt_backend_open(kt_backend **out, const char *name, int threads, uint64_t se
         return kt_error_code(KT_EINVAL, "unknown backend '%s'", name);
     return kt_backend_open_iface(out, iface, threads, seed);
 }
+
+const kt_lookup kt_registry_lookup = {kt_op_find, kt_variant_find};

@@ -6,6 +6,8 @@
 
 #include "decoder_kernels.h"
 
+#include <time.h>
+
 /* fusion: none runs the chosen stage variants (separate kernels through their vtables); own,
  * mlp and layer run the layer's own kernels with one region per stage, the MLP block merged
  * into one region, or the whole step in one persistent region. */
@@ -44,10 +46,35 @@ typedef struct kt_dl_state {
 } kt_dl_state;
 
 /* RoPE + KV append arguments for block l, with activations (qkv in, q out) in 'act_dt'. */
-kt_dlk_rope_args kt_dl_rope_of(kt_dl_state *st, const kt_call *call, int64_t l, kt_dtype act_dt);
+static inline kt_dlk_rope_args kt_dl_rope_of(kt_dl_state *st, const kt_call *call, int64_t l,
+                                             kt_dtype act_dt)
+{
+    const kt_dl_dims *m = &st->m;
+    size_t size = kt_dtype_size(st->dt);
+    size_t cache = (size_t)(l * m->b * m->hkv * (m->t + 1) * m->d) * size;
+    size_t nw = kt_dl_off_new(m, l) * size;
+    kt_dlk_rope_args r = {m,
+                          st->dt,
+                          st->qkv_buf,
+                          act_dt,
+                          st->q,
+                          act_dt,
+                          (char *)st->k_work + cache,
+                          (char *)st->v_work + cache,
+                          (char *)call->outputs[KT_DL_KNEW] + nw,
+                          (char *)call->outputs[KT_DL_VNEW] + nw,
+                          st->cosv,
+                          st->sinv};
+    return r;
+}
 
 /* Monotonic clock in ns (clock_gettime through the vDSO). */
-double kt_dl_now_ns(void);
+static inline double kt_dl_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
 
 /* fusion none: prepares the stage variants of every block (attention lazily, see
  * kt_dl_run_stages), and runs one step through them. 'prepare' is 1 on the untimed pass made in

@@ -6,7 +6,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 enum {
     P_FUSION,
@@ -43,34 +42,6 @@ static const kt_param_def layer_params[P_COUNT] = {
     {"gemm.isa", KT_PARAM_ENUM, 0, 0, 0, "auto|avx2|avx512", "passed to the gemm variant (tiled)"},
 };
 
-double kt_dl_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-kt_dlk_rope_args kt_dl_rope_of(kt_dl_state *st, const kt_call *call, int64_t l, kt_dtype act_dt)
-{
-    const kt_dl_dims *m = &st->m;
-    size_t size = kt_dtype_size(st->dt);
-    size_t cache = (size_t)(l * m->b * m->hkv * (m->t + 1) * m->d) * size;
-    size_t nw = kt_dl_off_new(m, l) * size;
-    kt_dlk_rope_args r = {m,
-                          st->dt,
-                          st->qkv_buf,
-                          act_dt,
-                          st->q,
-                          act_dt,
-                          (char *)st->k_work + cache,
-                          (char *)st->v_work + cache,
-                          (char *)call->outputs[KT_DL_KNEW] + nw,
-                          (char *)call->outputs[KT_DL_VNEW] + nw,
-                          st->cosv,
-                          st->sinv};
-    return r;
-}
-
 /* Chooses stage 'stage' (op 'op', choice param 'choice') and fills its params from the
  * '<stage>.<name>' params; a pass-through param set away from its default that the chosen
  * variant lacks is an error, not silently ignored. */
@@ -80,7 +51,7 @@ static int pick(const kt_variant **out, kt_param_value *values, const kt_call *c
     char name[KT_NAME_MAX];
     const kt_param_def *def = &layer_params[choice];
     kt_param_choice_name(name, sizeof(name), def->choices, (int)call->params[choice].num);
-    const kt_variant *v = kt_variant_find(op, "cpu", name);
+    const kt_variant *v = call->lookup ? call->lookup->variant(op, "cpu", name) : NULL;
     if (!v)
         return kt_error_code(KT_EINVAL, "decoder_layer: %s variant '%s' of %s is not built in",
                              stage, name, op);

@@ -28,7 +28,7 @@ static int sub_shape(kt_dl_sub *sub, const kt_dl_state *st, const kt_call *call,
     pt.context_length = context;
     pt.phase = KT_PHASE_DECODE;
     pt.role = role;
-    const kt_op *op = kt_op_find(op_name);
+    const kt_op *op = call->lookup ? call->lookup->op(op_name) : NULL;
     if (!op)
         return kt_error_code(KT_EINVAL, "decoder_layer: op '%s' is not built in", op_name);
     (void)st;

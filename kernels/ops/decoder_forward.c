@@ -6,6 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+void kt_dl_rope_angles(double *cos_out, double *sin_out, int64_t d, int64_t pos)
+{
+    for (int64_t c = 0; c < d / 2; c++) {
+        double angle = (double)pos * pow(KT_DL_ROPE_THETA, -2.0 * (double)c / (double)d);
+        cos_out[c] = cos(angle);
+        sin_out[c] = sin(angle);
+    }
+}
+
 typedef struct fwd {
     const kt_problem *p;
     kt_dl_dims m;

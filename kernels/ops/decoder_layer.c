@@ -43,29 +43,6 @@ static const kt_param_def dl_input_params[IP_COUNT] = {
 const char *const kt_dl_stage_names[KT_DLS_COUNT] = {"norm",      "projections", "rope_kv",
                                                      "attention", "mlp",         "residual"};
 
-void kt_dl_dims_of(kt_dl_dims *m, const kt_problem *p)
-{
-    m->b = p->batch;
-    m->h = p->k;
-    m->hq = p->heads;
-    m->hkv = p->kv_heads;
-    m->d = p->head_dim;
-    m->g = p->heads / p->kv_heads;
-    m->t = p->context;
-    m->i = p->n;
-    m->l = p->layers;
-    m->qkv = (m->hq + 2 * m->hkv) * m->d;
-}
-
-void kt_dl_rope_angles(double *cos_out, double *sin_out, int64_t d, int64_t pos)
-{
-    for (int64_t c = 0; c < d / 2; c++) {
-        double angle = (double)pos * pow(KT_DL_ROPE_THETA, -2.0 * (double)c / (double)d);
-        cos_out[c] = cos(angle);
-        sin_out[c] = sin(angle);
-    }
-}
-
 static int dl_shape(kt_problem *out, const kt_point *point, kt_dtype dtype,
                     const kt_param_value *input_params)
 {

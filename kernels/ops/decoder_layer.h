@@ -50,7 +50,19 @@ typedef struct kt_dl_dims {
     int64_t qkv; /* (hq + 2 hkv) d */
 } kt_dl_dims;
 
-void kt_dl_dims_of(kt_dl_dims *out, const kt_problem *p);
+static inline void kt_dl_dims_of(kt_dl_dims *m, const kt_problem *p)
+{
+    m->b = p->batch;
+    m->h = p->k;
+    m->hq = p->heads;
+    m->hkv = p->kv_heads;
+    m->d = p->head_dim;
+    m->g = p->heads / p->kv_heads;
+    m->t = p->context;
+    m->i = p->n;
+    m->l = p->layers;
+    m->qkv = (m->hq + 2 * m->hkv) * m->d;
+}
 
 /* Element offsets of block 'l' in each stacked weight and cache tensor. */
 static inline size_t kt_dl_off_norms(const kt_dl_dims *m, int64_t l)

@@ -140,6 +140,7 @@ kt_call kt_instance_call(const kt_instance *inst, kt_backend *backend, const kt_
     call.outputs = (void *const *)inst->dev_outputs;
     call.threads = threads > 0 ? threads : 1;
     call.pair_position = -1;
+    call.lookup = &kt_registry_lookup;
     return call;
 }
 
