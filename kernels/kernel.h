@@ -171,7 +171,7 @@ void kt_param_defaults(kt_param_value *values, const kt_param_def *defs, int n);
 
 /* ---- problems: what an op makes of a point ------------------------------ */
 
-#define KT_MAX_TENSORS 8
+#define KT_MAX_TENSORS 12
 
 typedef struct kt_tensor {
     const char *name; /* static string: "x", "w", "q", "k", "v", "y", "out" */
@@ -194,6 +194,9 @@ typedef struct kt_problem {
     int64_t batch, heads, kv_heads, head_dim, context;
     /* synthetic: 'elems' outputs. */
     int64_t elems;
+    /* decoder_layer: blocks in the step (k = hidden, n = intermediate, attention fields as
+     * above with 'context' the tokens already in the cache). */
+    int64_t layers;
     int n_inputs;  /* tensors[0 .. n_inputs-1] are inputs */
     int n_outputs; /* tensors[n_inputs .. n_inputs+n_outputs-1] are outputs */
     kt_tensor tensors[KT_MAX_TENSORS];
@@ -223,8 +226,10 @@ typedef struct kt_op {
     const char *backend_only;         /* NULL, or the one backend the op runs on ("sim") */
     const kt_param_def *input_params; /* knobs of the input generator, under inputs.params */
     int n_input_params;
-    /* Fills 'out' for 'point' in storage type 'dtype'. */
-    int (*shape)(kt_problem *out, const kt_point *point, kt_dtype dtype);
+    /* Fills 'out' for 'point' in storage type 'dtype'; 'input_params' (one per input param
+     * def, NULL: the defaults) are there for knobs that change the problem's size. */
+    int (*shape)(kt_problem *out, const kt_point *point, kt_dtype dtype,
+                 const kt_param_value *input_params);
     /* Fills the host input tensors (storage type) deterministically from cfg->seed. */
     int (*generate)(const kt_problem *p, void *const *inputs, const kt_input_config *cfg);
     /* Computes every output in float64 from the stored (already rounded) inputs. */
@@ -305,6 +310,24 @@ void kt_backend_reset_peak(kt_backend *b);
 
 /* ---- variants ----------------------------------------------------------- */
 
+/* Where the time of one call went, for variants made of stages (decoder_layer): each stage's
+ * wall time on the variant's own cheap clock. Filled by the variant when kt_call.profile is
+ * set; 'n' stays 0 for variants without stages. */
+#define KT_MAX_STAGES 8
+
+typedef struct kt_stage_profile {
+    int n;
+    const char *names[KT_MAX_STAGES]; /* static strings: "attention", "mlp", ... */
+    double ns[KT_MAX_STAGES];
+} kt_stage_profile;
+
+/* The registry's lookups, for variants made of other variants (decoder_layer): the runner
+ * passes them in, so no kernel refers to the registry that lists it. */
+typedef struct kt_lookup {
+    const struct kt_op *(*op)(const char *name);
+    const struct kt_variant *(*variant)(const char *op, const char *backend, const char *name);
+} kt_lookup;
+
 /* Everything a variant receives for one prepare or run. */
 typedef struct kt_call {
     kt_backend *backend;
@@ -315,6 +338,8 @@ typedef struct kt_call {
     int threads;                  /* CPU threads to use (>= 1) */
     int pair_position;            /* 0: first call of a pair, 1: second; -1: not in a pair */
     uint64_t seed;                /* for variants that draw random numbers (sim) */
+    kt_stage_profile *profile;    /* NULL, or where a staged variant records its stages */
+    const kt_lookup *lookup;      /* the registry's lookups (kt_registry_lookup), or NULL */
 } kt_call;
 
 typedef struct kt_metric {
@@ -355,6 +380,8 @@ const kt_backend_iface *kt_backend_find(const char *name);
 int kt_variant_count(void);
 const kt_variant *kt_variant_at(int i);
 const kt_variant *kt_variant_find(const char *op, const char *backend, const char *name);
+/* kt_op_find and kt_variant_find, for kt_call.lookup. */
+extern const kt_lookup kt_registry_lookup;
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* registry.c - the static tables of ops, backends and variants. */
 #include "kernel.h"
 #include "ops/ops.h"
+#include "ops/decoder_layer.h"
 #include "cpu/cpu.h"
 #include "sim/sim.h"
 #ifdef KT_HAVE_CUDA
@@ -12,10 +13,7 @@
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static const kt_op *const ops[] = {
-    &kt_op_synthetic,
-    &kt_op_gemm,
-    &kt_op_swiglu_mlp,
-    &kt_op_attention_decode,
+    &kt_op_synthetic, &kt_op_gemm, &kt_op_swiglu_mlp, &kt_op_attention_decode, &kt_op_decoder_layer,
 };
 
 static const kt_backend_iface *const backends[] = {
@@ -27,14 +25,15 @@ static const kt_backend_iface *const backends[] = {
 };
 
 static const kt_variant *const variants[] = {
-    &kt_variant_sim_lognormal,        &kt_variant_cpu_gemm_blas,
-    &kt_variant_cpu_gemm_tiled,       &kt_variant_cpu_gemm_deterministic,
-    &kt_variant_cpu_swiglu_unfused,   &kt_variant_cpu_swiglu_fused,
-    &kt_variant_cpu_attention_dense,  &kt_variant_cpu_attention_ffd,
+    &kt_variant_sim_lognormal,          &kt_variant_sim_decoder_layer,
+    &kt_variant_cpu_gemm_blas,          &kt_variant_cpu_gemm_tiled,
+    &kt_variant_cpu_gemm_deterministic, &kt_variant_cpu_swiglu_unfused,
+    &kt_variant_cpu_swiglu_fused,       &kt_variant_cpu_attention_dense,
+    &kt_variant_cpu_attention_ffd,      &kt_variant_cpu_decoder_layer,
 #ifdef KT_HAVE_CUDA
-    &kt_variant_cuda_gemm_cublaslt,   &kt_variant_cuda_gemm_deterministic,
-    &kt_variant_cuda_attention_dense, &kt_variant_cuda_attention_ffd,
-    &kt_variant_cuda_swiglu_unfused,  &kt_variant_cuda_swiglu_fused,
+    &kt_variant_cuda_gemm_cublaslt,     &kt_variant_cuda_gemm_deterministic,
+    &kt_variant_cuda_attention_dense,   &kt_variant_cuda_attention_ffd,
+    &kt_variant_cuda_swiglu_unfused,    &kt_variant_cuda_swiglu_fused,
 #endif
 };
 
@@ -102,3 +101,5 @@ int kt_backend_open(kt_backend **out, const char *name, int threads, uint64_t se
         return kt_error_code(KT_EINVAL, "unknown backend '%s'", name);
     return kt_backend_open_iface(out, iface, threads, seed);
 }
+
+const kt_lookup kt_registry_lookup = {kt_op_find, kt_variant_find};

@@ -12,5 +12,6 @@ extern const kt_variant kt_variant_cpu_swiglu_unfused;
 extern const kt_variant kt_variant_cpu_swiglu_fused;
 extern const kt_variant kt_variant_cpu_attention_dense;
 extern const kt_variant kt_variant_cpu_attention_ffd;
+extern const kt_variant kt_variant_cpu_decoder_layer;
 
 #endif

@@ -60,8 +60,10 @@ static const kt_param_def attention_input_params[IP_COUNT] = {
      "llm: alignment of the newest token, decaying exponentially into the past"},
 };
 
-static int attention_shape(kt_problem *out, const kt_point *point, kt_dtype dtype)
+static int attention_shape(kt_problem *out, const kt_point *point, kt_dtype dtype,
+                           const kt_param_value *input_params)
 {
+    (void)input_params;
     const kt_model *m = &point->model;
     int64_t b = point->batch_size, t = point->context_length;
     int64_t h = m->heads, hkv = m->kv_heads, d = m->head_dim;

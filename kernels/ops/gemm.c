@@ -128,8 +128,10 @@ int kt_op_gemm_dims(int64_t *m, const kt_point *point, const char *op)
     return KT_OK;
 }
 
-static int gemm_shape(kt_problem *out, const kt_point *point, kt_dtype dtype)
+static int gemm_shape(kt_problem *out, const kt_point *point, kt_dtype dtype,
+                      const kt_param_value *input_params)
 {
+    (void)input_params;
     const kt_model *md = &point->model;
     int64_t m = 0, n, k;
     int err = kt_op_gemm_dims(&m, point, "gemm");

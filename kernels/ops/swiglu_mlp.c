@@ -6,8 +6,10 @@
 #include <math.h>
 #include <stdlib.h>
 
-static int swiglu_shape(kt_problem *out, const kt_point *point, kt_dtype dtype)
+static int swiglu_shape(kt_problem *out, const kt_point *point, kt_dtype dtype,
+                        const kt_param_value *input_params)
 {
+    (void)input_params;
     const kt_model *md = &point->model;
     int64_t m = 0;
     int err = kt_op_gemm_dims(&m, point, "swiglu_mlp");

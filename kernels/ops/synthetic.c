@@ -3,8 +3,10 @@
 
 #include <math.h>
 
-static int synthetic_shape(kt_problem *out, const kt_point *point, kt_dtype dtype)
+static int synthetic_shape(kt_problem *out, const kt_point *point, kt_dtype dtype,
+                           const kt_param_value *input_params)
 {
+    (void)input_params;
     int64_t elems = point->batch_size * point->context_length;
     if (elems <= 0 || elems > ((int64_t)1 << 28))
         return kt_error_code(KT_EINVAL, "synthetic: %lld elements is out of range (1 to 2^28)",

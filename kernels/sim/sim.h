@@ -6,6 +6,7 @@
 
 extern const kt_backend_iface kt_backend_sim;
 extern const kt_variant kt_variant_sim_lognormal;
+extern const kt_variant kt_variant_sim_decoder_layer;
 
 /* Virtual nanoseconds elapsed since the backend opened. */
 double kt_sim_now_ns(kt_backend *b);

@@ -130,6 +130,9 @@ static cJSON *arm_json(const kt_arm_result *a, const kt_arm *spec_arm)
     }
     if (a->profiled)
         cJSON_AddItemToObject(o, "usage", profile_json(&a->profile));
+    cJSON *profile = kt_stage_stats_to_json(&a->stages);
+    if (profile)
+        cJSON_AddItemToObject(o, "profile", profile);
     return o;
 }
 
@@ -175,6 +178,7 @@ static void arm_from_json(kt_arm_result *a, const cJSON *o)
         a->profiled = 1;
         profile_from_json(&a->profile, prof);
     }
+    kt_stage_stats_from_json(&a->stages, cJSON_GetObjectItemCaseSensitive(o, "profile"));
 }
 
 static cJSON *axes_json(const kt_point *p, unsigned axes)
@@ -367,8 +371,13 @@ cJSON *kt_point_result_to_json(const kt_point_result *p, const kt_spec *spec)
     cJSON_AddStringToObject(o, "stop_reason", p->stop_reason);
     cJSON_AddItemToObject(o, "baseline", arm_json(&p->baseline, &spec->baseline));
     cJSON *cands = cJSON_AddArrayToObject(o, "candidates");
-    for (size_t k = 0; k < p->n_cands; k++)
-        cJSON_AddItemToArray(cands, candidate_json(&p->cands[k], &spec->candidates[k]));
+    for (size_t k = 0; k < p->n_cands; k++) {
+        cJSON *c = candidate_json(&p->cands[k], &spec->candidates[k]);
+        cJSON *stages = kt_stage_compare_json(&p->baseline.stages, &p->cands[k].arm.stages);
+        if (stages)
+            cJSON_AddItemToObject(c, "stage_speedups", stages);
+        cJSON_AddItemToArray(cands, c);
+    }
     return o;
 }
 

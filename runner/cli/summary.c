@@ -58,6 +58,7 @@ void kt_print_summary(FILE *out, const kt_run_result *run, const char *baseline_
             if (c->verdict != KT_VERDICT_KEEP)
                 for (int r = 0; r < c->n_reasons; r++)
                     fprintf(out, "    %s\n", c->reasons[r]);
+            kt_stage_print(out, &p->baseline.stages, baseline_name, &c->arm.stages, c->arm.name);
         }
         if (p->error[0])
             fprintf(out, "    error: %s\n", p->error);

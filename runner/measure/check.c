@@ -62,7 +62,7 @@ int kt_instance_create(kt_instance **out, kt_backend *backend, const kt_op *op,
     int err;
     if (!inst)
         return kt_error_code(KT_ENOMEM, "out of memory");
-    if ((err = op->shape(&inst->problem, point, dtype)) < 0)
+    if ((err = op->shape(&inst->problem, point, dtype, input_params)) < 0)
         goto fail;
     kt_problem *p = &inst->problem;
     for (int i = 0; i < p->n_inputs + p->n_outputs; i++) {
@@ -140,6 +140,7 @@ kt_call kt_instance_call(const kt_instance *inst, kt_backend *backend, const kt_
     call.outputs = (void *const *)inst->dev_outputs;
     call.threads = threads > 0 ? threads : 1;
     call.pair_position = -1;
+    call.lookup = &kt_registry_lookup;
     return call;
 }
 

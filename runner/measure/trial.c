@@ -184,7 +184,9 @@ static void prepare_and_check(point_run *r, int arm)
 static int timed_call(point_run *r, int arm, int set, int position, kt_timing *t)
 {
     kt_call call = arm_call(r, arm, set);
+    kt_stage_profile profile = {0};
     call.pair_position = position;
+    call.profile = &profile;
     int err;
     if (r->spec->flush_cache && (err = kt_backend_flush_cache(r->backend)) < 0)
         return err;
@@ -194,6 +196,8 @@ static int timed_call(point_run *r, int arm, int set, int position, kt_timing *t
     int run_err = spec_arm(r, arm)->variant->run(r->state[arm][set], &call);
     if ((err = kt_backend_timer_stop(r->backend, t)) < 0)
         return err;
+    if (run_err == KT_OK)
+        kt_stage_stats_add(&arm_result(r, arm)->stages, &profile, t->time_ns);
     return run_err;
 }
 

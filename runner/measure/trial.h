@@ -13,6 +13,7 @@
 #include "measure/counters.h"
 #include "spec/spec.h"
 #include "decide/stats.h"
+#include "decide/profile.h"
 
 #include <stddef.h>
 
@@ -47,6 +48,7 @@ typedef struct kt_arm_result {
     double metric_values[KT_MAX_METRICS];
     int profiled;              /* the profiling pass ran for this arm */
     kt_counter_values profile; /* its counters and energy, per call */
+    kt_stage_stats stages;     /* per-stage profile of the timed calls (staged variants only) */
 } kt_arm_result;
 
 typedef struct kt_candidate_result {

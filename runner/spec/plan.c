@@ -63,7 +63,7 @@ int kt_plan_estimate(kt_plan *out, const kt_spec *spec, const kt_matrix *m)
     out->calls_per_point = kt_plan_calls_per_point(spec);
     for (size_t i = 0; i < m->n; i++) {
         kt_problem p;
-        int err = spec->op->shape(&p, &m->points[i], spec->dtype);
+        int err = spec->op->shape(&p, &m->points[i], spec->dtype, spec->input_params);
         if (err != KT_OK) {
             kt_plan_free(out);
             return err;

@@ -824,7 +824,7 @@ static int check_shapes(mctx *c, const kt_matrix *m)
     for (size_t i = 0; i < m->n; i++) {
         kt_problem p;
         kt_error_clear();
-        if (spec->op->shape(&p, &m->points[i], spec->dtype) == KT_OK)
+        if (spec->op->shape(&p, &m->points[i], spec->dtype, spec->input_params) == KT_OK)
             continue;
         if (bad++ < 5)
             report(c, at, NULL, "point '%s': %s", m->points[i].id, kt_error_last());

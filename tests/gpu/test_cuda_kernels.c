@@ -173,7 +173,7 @@ static void test_gemm_deterministic_bitwise(void **state)
     p.k = K;
     const void *in[2] = {dx, dw};
     void *out[1] = {dy};
-    kt_call call = {b, &p, NULL, in, out, 1, -1, 1};
+    kt_call call = {b, &p, NULL, in, out, 1, -1, 1, NULL, NULL};
     void *st = NULL;
     assert_int_equal(v->prepare(&st, &call), KT_OK);
     assert_int_equal(v->run(st, &call), KT_OK);
@@ -189,7 +189,7 @@ static void test_gemm_deterministic_bitwise(void **state)
         kt_problem one = p;
         one.m = 1;
         const void *in1[2] = {(const uint16_t *)dx + rows[i] * K, dw};
-        kt_call c1 = {b, &one, NULL, in1, out, 1, -1, 1};
+        kt_call c1 = {b, &one, NULL, in1, out, 1, -1, 1, NULL, NULL};
         assert_int_equal(v->run(st, &c1), KT_OK);
         assert_int_equal(kt_backend_synchronize(b), KT_OK);
         assert_int_equal(kt_backend_download(b, row, dy, (size_t)N * 2), KT_OK);

@@ -277,11 +277,11 @@ static void test_shape_errors(void **state)
     kt_problem p;
     shape bad_group = {10, 4, 64, 1, 16};
     kt_point pt = make_point(&bad_group);
-    assert_int_equal(op->shape(&p, &pt, KT_DTYPE_FP32), KT_EINVAL);
+    assert_int_equal(op->shape(&p, &pt, KT_DTYPE_FP32, NULL), KT_EINVAL);
     assert_non_null(strstr(kt_error_last(), "not a multiple of kv_heads"));
     shape good = {32, 8, 128, 2, 4096};
     pt = make_point(&good);
-    assert_int_equal(op->shape(&p, &pt, KT_DTYPE_BF16), KT_OK);
+    assert_int_equal(op->shape(&p, &pt, KT_DTYPE_BF16, NULL), KT_OK);
     assert_int_equal(p.n_inputs, 3);
     assert_int_equal(p.n_outputs, 1);
     assert_true(p.flops == 4.0 * 2 * 32 * 4096 * 128);
@@ -304,7 +304,7 @@ static void test_llm_inputs_are_peaked(void **state)
     shape s = {4, 1, 64, 1, 2048};
     kt_point pt = make_point(&s);
     kt_problem p;
-    assert_int_equal(op->shape(&p, &pt, KT_DTYPE_FP32), KT_OK);
+    assert_int_equal(op->shape(&p, &pt, KT_DTYPE_FP32, NULL), KT_OK);
     double mass[2];
     for (int dist = 0; dist < 2; dist++) {
         float *in[3];

@@ -44,7 +44,7 @@ static void check_variant(const char *variant, const kt_point *point, kt_dtype d
                           kt_distribution dist, const kt_param_value *params)
 {
     kt_problem prob;
-    assert_int_equal(kt_op_find("gemm")->shape(&prob, point, dtype), KT_OK);
+    assert_int_equal(kt_op_find("gemm")->shape(&prob, point, dtype, NULL), KT_OK);
     uint64_t seed = case_seed();
     kt_test_result r =
         kt_test_run("cpu", "gemm", variant, point, dtype, dist, params, NULL, seed, 2);
@@ -169,7 +169,7 @@ static void test_deterministic_bitwise(void **state)
     for (size_t d = 0; d < 3; d++) {
         for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
             kt_problem p;
-            assert_int_equal(kt_op_find("gemm")->shape(&p, &points[i], dtypes[d]), KT_OK);
+            assert_int_equal(kt_op_find("gemm")->shape(&p, &points[i], dtypes[d], NULL), KT_OK);
             size_t es = kt_dtype_size(dtypes[d]);
             size_t row_bytes = (size_t)p.n * es;
             void *x = malloc(kt_tensor_bytes(&p.tensors[0]));
@@ -236,7 +236,7 @@ static void test_shapes(void **state)
     for (size_t i = 0; i < 4; i++) {
         kt_point pt = make_point(&qwen05, 4, 100, KT_PHASE_PREFILL, want[i].role);
         kt_problem p;
-        assert_int_equal(kt_op_find("gemm")->shape(&p, &pt, KT_DTYPE_BF16), KT_OK);
+        assert_int_equal(kt_op_find("gemm")->shape(&p, &pt, KT_DTYPE_BF16, NULL), KT_OK);
         assert_int_equal(p.m, 400);
         assert_int_equal(p.n, want[i].n);
         assert_int_equal(p.k, want[i].k);
@@ -244,14 +244,14 @@ static void test_shapes(void **state)
         assert_true(p.bytes ==
                     2.0 * (400.0 * want[i].k + want[i].n * want[i].k + 400.0 * want[i].n));
         pt.phase = KT_PHASE_DECODE;
-        assert_int_equal(kt_op_find("gemm")->shape(&p, &pt, KT_DTYPE_BF16), KT_OK);
+        assert_int_equal(kt_op_find("gemm")->shape(&p, &pt, KT_DTYPE_BF16, NULL), KT_OK);
         assert_int_equal(p.m, 4);
     }
     kt_point none = make_point(&qwen05, 1, 0, KT_PHASE_DECODE, KT_ROLE_NONE);
     kt_problem p;
-    assert_int_equal(kt_op_find("gemm")->shape(&p, &none, KT_DTYPE_FP32), KT_EINVAL);
+    assert_int_equal(kt_op_find("gemm")->shape(&p, &none, KT_DTYPE_FP32, NULL), KT_EINVAL);
     kt_point zero = make_point(&qwen05, 0, 0, KT_PHASE_DECODE, KT_ROLE_O);
-    assert_int_equal(kt_op_find("gemm")->shape(&p, &zero, KT_DTYPE_FP32), KT_EINVAL);
+    assert_int_equal(kt_op_find("gemm")->shape(&p, &zero, KT_DTYPE_FP32, NULL), KT_EINVAL);
 }
 
 /* Weights have std 1/sqrt(K); llm activations carry outlier_fraction * K channels scaled by
@@ -261,7 +261,7 @@ static void test_inputs(void **state)
     (void)state;
     kt_point pt = make_point(&qwen05, 64, 0, KT_PHASE_DECODE, KT_ROLE_O);
     kt_problem p;
-    assert_int_equal(kt_op_find("gemm")->shape(&p, &pt, KT_DTYPE_FP32), KT_OK);
+    assert_int_equal(kt_op_find("gemm")->shape(&p, &pt, KT_DTYPE_FP32, NULL), KT_OK);
     float *x = malloc(kt_tensor_bytes(&p.tensors[0]));
     float *w = malloc(kt_tensor_bytes(&p.tensors[1]));
     void *inputs[2] = {x, w};

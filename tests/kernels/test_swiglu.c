@@ -188,7 +188,7 @@ static void test_reference_by_hand(void **state)
     kt_model md = {"hand", 2, 1, 1, 1, 1, 1};
     kt_point pt = make_point(&md, 1, 0, KT_PHASE_DECODE);
     kt_problem p;
-    assert_int_equal(op->shape(&p, &pt, KT_DTYPE_FP32), KT_OK);
+    assert_int_equal(op->shape(&p, &pt, KT_DTYPE_FP32, NULL), KT_OK);
     assert_int_equal(p.n_inputs, 3);
     /* x = [2, -1]; gate row [0.5, 1] -> g = 0; up row [3, 2] -> u = 4; silu(0) * 4 = 0:
      * use gate row [1, 1] -> g = 1, silu(1) = 1 / (1 + e^-1) */
@@ -207,7 +207,7 @@ static void test_reference_by_hand(void **state)
     kt_model mg = {"hand", 2, 1, 1, 1, 3, 1};
     kt_point pg = make_point(&mg, 2, 0, KT_PHASE_DECODE);
     pg.role = KT_ROLE_DOWN; /* N = hidden 2, K = intermediate 3 */
-    assert_int_equal(gemm->shape(&p, &pg, KT_DTYPE_FP32), KT_OK);
+    assert_int_equal(gemm->shape(&p, &pg, KT_DTYPE_FP32, NULL), KT_OK);
     float gx[6] = {1, 2, 3, 4, 5, 6}, gw[6] = {1, 0, -1, 0.5f, 0.25f, 2};
     const void *gin[2] = {gx, gw};
     double gy[4];

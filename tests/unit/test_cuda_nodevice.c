@@ -100,7 +100,7 @@ static void test_variants_refuse_other_backends(void **state)
             continue;
         kt_param_value params[KT_MAX_PARAMS];
         kt_param_defaults(params, v->params, v->n_params);
-        kt_call call = {b, &p, params, NULL, NULL, 1, -1, 1};
+        kt_call call = {b, &p, params, NULL, NULL, 1, -1, 1, NULL, NULL};
         void *st = NULL;
         assert_int_equal(v->prepare(&st, &call), KT_EINVAL);
         v->release(st, b);

@@ -1,0 +1,268 @@
+/* decoder_layer.c - the decoder_layer op's CPU variant 'layer': params that choose each
+ * stage's variant (and pass stage params through as '<stage>.<param>'), the working KV cache,
+ * the fusion setting, and the per-stage profile of every call. */
+#include "cpu.h"
+#include "decoder_cpu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    P_FUSION,
+    P_ATTENTION,
+    P_MLP,
+    P_GEMM,
+    P_ATTN_DELTA,
+    P_ATTN_BLOCK,
+    P_ATTN_SPLIT,
+    P_ATTN_ISA,
+    P_MLP_ENGINE,
+    P_MLP_ISA,
+    P_GEMM_ISA,
+    P_COUNT
+};
+
+static const kt_param_def layer_params[P_COUNT] = {
+    {"fusion", KT_PARAM_ENUM, KT_DLF_NONE, 0, 0, "none|own|mlp|layer",
+     "none: the stage variants as separate kernels; own: the layer's own kernels, a region per "
+     "stage; mlp: norm+gate/up+silu*mul+down in one region; layer: one region for the step"},
+    {"attention", KT_PARAM_ENUM, 0, 0, 0, "dense|ffd",
+     "attention_decode variant of the attention stage (fusion none)"},
+    {"mlp", KT_PARAM_ENUM, 1, 0, 0, "unfused|fused", "swiglu_mlp variant of the MLP (fusion none)"},
+    {"gemm", KT_PARAM_ENUM, 1, 0, 0, "blas|tiled|deterministic",
+     "gemm variant of the QKV and O projections (fusion none)"},
+    {"attention.delta", KT_PARAM_FLOAT, 5, 0, 1e6, NULL, "passed to the attention variant (ffd)"},
+    {"attention.block", KT_PARAM_INT, 128, 16, 8192, NULL, "passed to the attention variant (ffd)"},
+    {"attention.split", KT_PARAM_INT, 1024, 16, 1 << 24, NULL,
+     "passed to the attention variant; also the own attention's tokens per task"},
+    {"attention.isa", KT_PARAM_ENUM, 0, 0, 0, "auto|avx2|avx512",
+     "passed to the attention variant"},
+    {"mlp.engine", KT_PARAM_ENUM, 0, 0, 0, "blas|tiled", "passed to the mlp variant (unfused)"},
+    {"mlp.isa", KT_PARAM_ENUM, 0, 0, 0, "auto|avx2|avx512", "passed to the mlp variant (fused)"},
+    {"gemm.isa", KT_PARAM_ENUM, 0, 0, 0, "auto|avx2|avx512", "passed to the gemm variant (tiled)"},
+};
+
+/* Chooses stage 'stage' (op 'op', choice param 'choice') and fills its params from the
+ * '<stage>.<name>' params; a pass-through param set away from its default that the chosen
+ * variant lacks is an error, not silently ignored. */
+static int pick(const kt_variant **out, kt_param_value *values, const kt_call *call,
+                const char *stage, const char *op, int choice)
+{
+    char name[KT_NAME_MAX];
+    const kt_param_def *def = &layer_params[choice];
+    kt_param_choice_name(name, sizeof(name), def->choices, (int)call->params[choice].num);
+    const kt_variant *v = call->lookup ? call->lookup->variant(op, "cpu", name) : NULL;
+    if (!v)
+        return kt_error_code(KT_EINVAL, "decoder_layer: %s variant '%s' of %s is not built in",
+                             stage, name, op);
+    kt_param_defaults(values, v->params, v->n_params);
+    for (int i = 0; i < P_COUNT; i++) {
+        size_t len = strlen(stage);
+        const char *pn = layer_params[i].name;
+        if (strncmp(pn, stage, len) != 0 || pn[len] != '.')
+            continue;
+        int at = kt_param_index(v->params, v->n_params, pn + len + 1);
+        int set = call->params[i].num != layer_params[i].def;
+        if (at < 0 && set)
+            return kt_error_code(KT_EINVAL,
+                                 "decoder_layer: %s is set but %s variant '%s' has no "
+                                 "param '%s'",
+                                 pn, op, name, pn + len + 1);
+        if (at < 0)
+            continue;
+        const kt_param_def *vd = &v->params[at];
+        if (vd->type != layer_params[i].type ||
+            (vd->choices && strcmp(vd->choices, layer_params[i].choices) != 0))
+            return kt_error_code(KT_EINVAL,
+                                 "decoder_layer: %s does not match the type of %s's "
+                                 "param '%s'",
+                                 pn, name, vd->name);
+        values[at] = call->params[i];
+    }
+    *out = v;
+    return KT_OK;
+}
+
+/* The own kernels run only the layer's own stages: stage choices must stay at their defaults. */
+static int check_own(const kt_call *call)
+{
+    for (int i = P_ATTENTION; i < P_COUNT; i++) {
+        if (i == P_ATTN_SPLIT || call->params[i].num == layer_params[i].def)
+            continue;
+        char f[16];
+        kt_param_choice_name(f, sizeof(f), layer_params[P_FUSION].choices,
+                             (int)call->params[P_FUSION].num);
+        return kt_error_code(KT_EINVAL,
+                             "decoder_layer: fusion '%s' runs the layer's own kernels; "
+                             "'%s' applies with fusion none",
+                             f, layer_params[i].name);
+    }
+    return KT_OK;
+}
+
+/* Copies the input caches into the working ones (T + 1 tokens per head). */
+static void copy_cache(kt_dl_state *st, const kt_call *call)
+{
+    const kt_dl_dims *m = &st->m;
+    size_t row = (size_t)(m->t * m->d) * kt_dtype_size(st->dt);
+    size_t work = (size_t)((m->t + 1) * m->d) * kt_dtype_size(st->dt);
+    for (int64_t head = 0; head < m->l * m->b * m->hkv; head++) {
+        memcpy((char *)st->k_work + (size_t)head * work,
+               (const char *)call->inputs[KT_DL_KCACHE] + (size_t)head * row, row);
+        memcpy((char *)st->v_work + (size_t)head * work,
+               (const char *)call->inputs[KT_DL_VCACHE] + (size_t)head * row, row);
+        memset((char *)st->k_work + (size_t)head * work + row, 0, work - row);
+        memset((char *)st->v_work + (size_t)head * work + row, 0, work - row);
+    }
+}
+
+/* Carves the activation buffers out of one allocation (64-byte aligned views). */
+static int alloc_activations(kt_dl_state *st, kt_backend *b)
+{
+    const kt_dl_dims *m = &st->m;
+    size_t el = st->fusion == KT_DLF_NONE ? kt_dtype_size(st->dt) : sizeof(float);
+    void **views[] = {&st->x2,    &st->xn, &st->qkv_buf, &st->q,      &st->att,
+                      &st->o_buf, &st->h,  &st->a,       &st->mlp_out};
+    int64_t n[] = {m->b * m->h,         m->b * m->h,         m->b * m->qkv,
+                   m->b * m->hq * m->d, m->b * m->hq * m->d, m->b * m->h,
+                   m->b * m->h,         m->b * m->i,         m->b * m->h};
+    size_t total = 0, at[9];
+    for (int i = 0; i < 9; i++) {
+        at[i] = total;
+        total += ((size_t)n[i] * el + 63) & ~(size_t)63;
+    }
+    int err = kt_backend_alloc(b, &st->act, total);
+    if (err < 0)
+        return err;
+    st->act_bytes = total;
+    for (int i = 0; i < 9; i++)
+        *views[i] = (char *)st->act + at[i];
+    return KT_OK;
+}
+
+static double timer_cost_ns(void)
+{
+    enum { N = 2000 };
+    double t0 = kt_dl_now_ns(), t = t0;
+    for (int i = 0; i < N; i++)
+        t = kt_dl_now_ns();
+    return (t - t0) / N;
+}
+
+static int layer_prepare(void **out, const kt_call *call)
+{
+    kt_dl_state *st = calloc(1, sizeof(*st));
+    if (!st)
+        return kt_error_code(KT_ENOMEM, "out of memory");
+    *out = st;
+    kt_dl_dims_of(&st->m, call->problem);
+    const kt_dl_dims *m = &st->m;
+    st->dt = call->problem->dtype;
+    st->threads = call->threads;
+    st->fusion = (int)call->params[P_FUSION].num;
+    st->split = (int64_t)call->params[P_ATTN_SPLIT].num;
+    st->timer_ns = timer_cost_ns();
+    int err = st->fusion == KT_DLF_NONE ? KT_OK : check_own(call);
+    if (err < 0)
+        return err;
+    st->work_bytes = (size_t)(m->l * m->b * m->hkv * (m->t + 1) * m->d) * kt_dtype_size(st->dt);
+    if ((err = kt_backend_alloc(call->backend, &st->k_work, st->work_bytes)) < 0 ||
+        (err = kt_backend_alloc(call->backend, &st->v_work, st->work_bytes)) < 0)
+        return err;
+    copy_cache(st, call);
+    st->cosv = malloc(sizeof(float) * (size_t)m->d);
+    double *angles = malloc(sizeof(double) * (size_t)m->d);
+    if (!st->cosv || !angles) {
+        free(angles);
+        return kt_error_code(KT_ENOMEM, "out of memory");
+    }
+    st->sinv = st->cosv + m->d / 2;
+    kt_dl_rope_angles(angles, angles + m->d / 2, m->d, m->t);
+    for (int64_t c = 0; c < m->d; c++)
+        st->cosv[c] = (float)angles[c];
+    free(angles);
+    if ((err = alloc_activations(st, call->backend)) < 0)
+        return err;
+    if (st->fusion != KT_DLF_NONE) {
+        size_t parts = (size_t)kt_dlk_attn_tasks(m, st->split) * (size_t)(m->g * (m->d + 2));
+        size_t scratch = (size_t)st->threads * kt_dlk_attn_scratch_floats(m);
+        if ((err = kt_backend_alloc(call->backend, (void **)&st->partials, parts * sizeof(float))) <
+                0 ||
+            (err = kt_backend_alloc(call->backend, (void **)&st->scratch,
+                                    scratch * sizeof(float))) < 0)
+            return err;
+        return KT_OK;
+    }
+    if ((err = pick(&st->v_gemm, st->p_gemm, call, "gemm", "gemm", P_GEMM)) < 0 ||
+        (err = pick(&st->v_attn, st->p_attn, call, "attention", "attention_decode", P_ATTENTION)) <
+            0 ||
+        (err = pick(&st->v_mlp, st->p_mlp, call, "mlp", "swiglu_mlp", P_MLP)) < 0)
+        return err;
+    if ((err = kt_dl_stages_prepare(st, call)) < 0)
+        return err;
+    return kt_dl_run_stages(st, call, 1);
+}
+
+static int layer_run(void *state, const kt_call *call)
+{
+    kt_dl_state *st = state;
+    int err = st->fusion == KT_DLF_NONE ? kt_dl_run_stages(st, call, 0) : kt_dl_run_fused(st, call);
+    if (err < 0 || !call->profile)
+        return err;
+    call->profile->n = KT_DLS_COUNT;
+    for (int s = 0; s < KT_DLS_COUNT; s++) {
+        call->profile->names[s] = kt_dl_stage_names[s];
+        call->profile->ns[s] = st->stage_ns[s];
+    }
+    return KT_OK;
+}
+
+static void layer_release(void *state, kt_backend *backend)
+{
+    kt_dl_state *st = state;
+    if (!st)
+        return;
+    kt_dl_stages_release(st, backend);
+    const kt_dl_dims *m = &st->m;
+    kt_backend_free(backend, st->k_work, st->work_bytes);
+    kt_backend_free(backend, st->v_work, st->work_bytes);
+    kt_backend_free(backend, st->act, st->act_bytes);
+    if (st->partials)
+        kt_backend_free(backend, st->partials,
+                        (size_t)kt_dlk_attn_tasks(m, st->split) * (size_t)(m->g * (m->d + 2)) *
+                            sizeof(float));
+    if (st->scratch)
+        kt_backend_free(backend, st->scratch,
+                        (size_t)st->threads * kt_dlk_attn_scratch_floats(m) * sizeof(float));
+    free(st->cosv);
+    free(st);
+}
+
+/* The clock's cost, and the attention stage's own metrics (block 0), e.g. FFD's kept_fraction. */
+static int layer_metrics(void *state, kt_metric *out, int max)
+{
+    kt_dl_state *st = state;
+    int n = 0;
+    if (n < max)
+        out[n++] = (kt_metric){"timer_read_ns", st->timer_ns, "ns"};
+    if (n < max)
+        out[n++] = (kt_metric){"profile_overhead_ns", st->timer_ns * st->timer_reads, "ns"};
+    if (st->attn && st->attn[0].prepared && st->v_attn->metrics && n < max)
+        n += st->v_attn->metrics(st->attn[0].state, out + n, max - n);
+    return n;
+}
+
+const kt_variant kt_variant_cpu_decoder_layer = {
+    /* .op = */ "decoder_layer",
+    /* .name = */ "layer",
+    /* .backend = */ "cpu",
+    /* .doc = */
+    "the step with a chosen variant per stage (attention, mlp, gemm) or the layer's "
+    "own kernels fused by region (fusion)",
+    /* .params = */ layer_params,
+    /* .n_params = */ P_COUNT,
+    /* .prepare = */ layer_prepare,
+    /* .run = */ layer_run,
+    /* .release = */ layer_release,
+    /* .metrics = */ layer_metrics,
+};

@@ -1,0 +1,250 @@
+/* test_decoder_layer.c - the decoder_layer op's CPU variant against its float64 reference on
+ * awkward shapes (odd GQA groups, contexts that are no multiple of any block or split, batch >
+ * 1, two blocks), every output checked on its own (y, and the appended K and V), in every
+ * fusion setting and with each stage variant; the fused settings must agree bit for bit. */
+#include "kernel.h"
+#include "measure/check.h"
+#include "gemm_tolerance.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+typedef struct shape {
+    const char *name;
+    int64_t hidden, heads, kv_heads, head_dim, inter, batch, context, layers;
+} shape;
+
+static const shape shapes[] = {
+    {"g3-b3-t300-l2", 72, 9, 3, 24, 100, 3, 300, 2}, /* G = 3, d % 16 != 0, two blocks */
+    {"g1-b1-t1", 64, 4, 4, 16, 40, 1, 1, 1},         /* one cached token, MHA */
+    {"g3-b2-t1500", 96, 6, 2, 32, 130, 2, 1500, 1},  /* > one split, no multiple of 128 */
+    {"g5-b5-t1023", 80, 5, 1, 16, 48, 5, 1023, 1},   /* MQA, t + 1 = 1024: a full last block */
+};
+
+typedef struct outcome {
+    int status;
+    double rel_l2[3];
+    void *out[3]; /* host copies of y, k_new, v_new */
+    size_t bytes[3];
+} outcome;
+
+static kt_point point_of(const shape *s)
+{
+    kt_point pt;
+    memset(&pt, 0, sizeof(pt));
+    snprintf(pt.model.name, sizeof(pt.model.name), "%s", s->name);
+    pt.model.hidden = s->hidden;
+    pt.model.heads = s->heads;
+    pt.model.kv_heads = s->kv_heads;
+    pt.model.head_dim = s->head_dim;
+    pt.model.intermediate = s->inter;
+    pt.batch_size = s->batch;
+    pt.context_length = s->context;
+    snprintf(pt.id, sizeof(pt.id), "%s", s->name);
+    return pt;
+}
+
+/* Sets param 'name' of 'v' to 'value' (a number, or an enum choice). */
+static void set_param(const kt_variant *v, kt_param_value *values, const char *name,
+                      const char *value)
+{
+    int i = kt_param_index(v->params, v->n_params, name);
+    assert_true(i >= 0);
+    if (v->params[i].type == KT_PARAM_ENUM)
+        values[i].num = kt_param_choice_index(v->params[i].choices, value);
+    else
+        values[i].num = atof(value);
+    assert_true(values[i].num >= 0);
+}
+
+static double rel_l2(const void *out, const double *ref, kt_dtype dt, size_t n)
+{
+    double e2 = 0, r2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)kt_dtype_load(out, dt, i) - ref[i];
+        e2 += d * d;
+        r2 += ref[i] * ref[i];
+    }
+    return sqrt(e2 / r2);
+}
+
+/* Runs the CPU 'layer' variant with "name=value" params (NULL-terminated). */
+static outcome run_layer(const shape *s, kt_dtype dt, kt_distribution dist, int threads, ...)
+{
+    outcome r;
+    memset(&r, 0, sizeof(r));
+    const kt_op *op = kt_op_find("decoder_layer");
+    const kt_variant *v = kt_variant_find("decoder_layer", "cpu", "layer");
+    assert_non_null(op);
+    assert_non_null(v);
+    kt_param_value params[KT_MAX_PARAMS], ip[KT_MAX_PARAMS];
+    kt_param_defaults(params, v->params, v->n_params);
+    kt_param_defaults(ip, op->input_params, op->n_input_params);
+    ip[kt_param_index(op->input_params, op->n_input_params, "layers")].num = (double)s->layers;
+    va_list ap;
+    va_start(ap, threads);
+    for (const char *kv = va_arg(ap, const char *); kv; kv = va_arg(ap, const char *)) {
+        char name[64];
+        const char *eq = strchr(kv, '=');
+        snprintf(name, sizeof(name), "%.*s", (int)(eq - kv), kv);
+        set_param(v, params, name, eq + 1);
+    }
+    va_end(ap);
+    kt_point pt = point_of(s);
+    kt_backend *b = NULL;
+    kt_instance *inst = NULL;
+    void *state = NULL;
+    assert_int_equal(kt_backend_open(&b, "cpu", threads, 7), KT_OK);
+    assert_int_equal(kt_instance_create(&inst, b, op, &pt, dt, dist, ip, 11), KT_OK);
+    kt_call call = kt_instance_call(inst, b, params, threads);
+    kt_stage_profile prof;
+    memset(&prof, 0, sizeof(prof));
+    call.profile = &prof;
+    r.status = v->prepare(&state, &call);
+    if (r.status == KT_OK)
+        r.status = kt_instance_poison_outputs(inst, b);
+    if (r.status == KT_OK)
+        r.status = v->run(state, &call);
+    if (r.status == KT_OK)
+        r.status = kt_instance_download_outputs(inst, b);
+    if (r.status != KT_OK)
+        print_message("%s: %s\n", s->name, kt_error_last());
+    for (int o = 0; o < 3 && r.status == KT_OK; o++) {
+        const kt_tensor *t = &inst->problem.tensors[inst->problem.n_inputs + o];
+        r.bytes[o] = kt_tensor_bytes(t);
+        r.out[o] = malloc(r.bytes[o]);
+        memcpy(r.out[o], inst->host_outputs[o], r.bytes[o]);
+        r.rel_l2[o] =
+            rel_l2(inst->host_outputs[o], inst->reference[o], dt, (size_t)kt_tensor_elems(t));
+    }
+    if (r.status == KT_OK) { /* every stage ran and the stages account for the call */
+        assert_int_equal(prof.n, 6);
+        for (int k = 0; k < prof.n; k++)
+            assert_true(prof.ns[k] >= 0);
+    }
+    v->release(state, b);
+    kt_instance_free(inst, b);
+    kt_backend_close(b);
+    return r;
+}
+
+static void outcome_free(outcome *r)
+{
+    for (int o = 0; o < 3; o++)
+        free(r->out[o]);
+}
+
+/* Storage roundings that reach an output at full weight, per block (the rounded q, k, v and
+ * y; the others are damped by the residual stream and the normalisations). */
+static double limit(kt_dtype dt, const shape *s)
+{
+    int64_t k = s->inter > s->hidden ? s->inter : s->hidden;
+    if (s->context + 1 > k)
+        k = s->context + 1;
+    return kt_test_rel_l2_limit(dt, 4 * (int)s->layers, k);
+}
+
+static void check(const outcome *r, const shape *s, kt_dtype dt, const char *what)
+{
+    double lim = limit(dt, s);
+    if (r->status != KT_OK || getenv("KT_TEST_VERBOSE"))
+        print_message("%s %s %s: status %d rel_l2 y %.3g k %.3g v %.3g (limit %.3g)\n", s->name,
+                      kt_dtype_name(dt), what, r->status, r->rel_l2[0], r->rel_l2[1], r->rel_l2[2],
+                      lim);
+    assert_int_equal(r->status, KT_OK);
+    for (int o = 0; o < 3; o++)
+        assert_true(r->rel_l2[o] <= lim);
+}
+
+static void test_fusions_match_reference(void **unused)
+{
+    (void)unused;
+    const char *fusions[] = {"fusion=none", "fusion=own", "fusion=mlp", "fusion=layer"};
+    kt_dtype dts[] = {KT_DTYPE_FP32, KT_DTYPE_BF16};
+    for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+        for (size_t d = 0; d < 2; d++) {
+            outcome fused[3];
+            for (int f = 0; f < 4; f++) {
+                outcome r = run_layer(&shapes[i], dts[d], KT_DIST_LLM, 3, fusions[f], NULL);
+                check(&r, &shapes[i], dts[d], fusions[f]);
+                if (f == 0)
+                    outcome_free(&r);
+                else
+                    fused[f - 1] = r;
+            }
+            /* own, mlp and layer run the same kernels with the same partition: only the
+             * regions differ, so their outputs are identical */
+            for (int f = 1; f < 3; f++)
+                for (int o = 0; o < 3; o++)
+                    assert_memory_equal(fused[0].out[o], fused[f].out[o], fused[0].bytes[o]);
+            for (int f = 0; f < 3; f++)
+                outcome_free(&fused[f]);
+        }
+    }
+}
+
+static void test_stage_variants(void **unused)
+{
+    (void)unused;
+    const shape *s = &shapes[2];
+    const char *sets[][3] = {{"gemm=blas", "mlp=unfused", "mlp.engine=tiled"},
+                             {"gemm=deterministic", "mlp=unfused", "mlp.engine=blas"},
+                             {"gemm=tiled", "mlp=fused", "attention.split=256"}};
+    for (size_t k = 0; k < 3; k++) {
+        outcome r =
+            run_layer(s, KT_DTYPE_FP32, KT_DIST_LLM, 2, sets[k][0], sets[k][1], sets[k][2], NULL);
+        check(&r, s, KT_DTYPE_FP32, sets[k][0]);
+        outcome_free(&r);
+    }
+}
+
+/* FFD inside the step: its keys are approximate (2-bit codes + fp8 residual) and it skips
+ * blocks, so y carries its error; the appended K and V do not depend on attention. */
+static void test_ffd_stage(void **unused)
+{
+    (void)unused;
+    const shape *s = &shapes[2];
+    outcome dense = run_layer(s, KT_DTYPE_BF16, KT_DIST_LLM, 2, "attention=dense", NULL);
+    outcome ffd = run_layer(s, KT_DTYPE_BF16, KT_DIST_LLM, 2, "attention=ffd", "attention.delta=7",
+                            "attention.block=128", NULL);
+    check(&dense, s, KT_DTYPE_BF16, "dense");
+    assert_int_equal(ffd.status, KT_OK);
+    if (getenv("KT_TEST_VERBOSE"))
+        print_message("ffd rel_l2 y %.3g\n", ffd.rel_l2[0]);
+    assert_true(ffd.rel_l2[0] <= 5e-2);
+    assert_memory_equal(dense.out[1], ffd.out[1], dense.bytes[1]);
+    assert_memory_equal(dense.out[2], ffd.out[2], dense.bytes[2]);
+    outcome_free(&dense);
+    outcome_free(&ffd);
+}
+
+/* A stage param that the chosen variant lacks is an error, and so is a stage choice with a
+ * fusion setting that runs the layer's own kernels. */
+static void test_param_errors(void **unused)
+{
+    (void)unused;
+    const shape *s = &shapes[1];
+    outcome r = run_layer(s, KT_DTYPE_FP32, KT_DIST_NORMAL, 1, "attention.delta=3", NULL);
+    assert_int_equal(r.status, KT_EINVAL);
+    assert_non_null(strstr(kt_error_last(), "attention.delta"));
+    r = run_layer(s, KT_DTYPE_FP32, KT_DIST_NORMAL, 1, "fusion=layer", "attention=ffd", NULL);
+    assert_int_equal(r.status, KT_EINVAL);
+    assert_non_null(strstr(kt_error_last(), "fusion 'layer'"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fusions_match_reference),
+        cmocka_unit_test(test_stage_variants),
+        cmocka_unit_test(test_ffd_stage),
+        cmocka_unit_test(test_param_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
