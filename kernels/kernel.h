@@ -337,6 +337,14 @@ typedef struct kt_variant {
     int (*metrics)(void *state, kt_metric *out, int max);
 } kt_variant;
 
+/* A variant this build left out, and why ("oneDNN was not found when ktrial was built"). */
+typedef struct kt_missing_variant {
+    const char *op;
+    const char *name;
+    const char *backend;
+    const char *reason;
+} kt_missing_variant;
+
 /* ---- registry (static tables) ------------------------------------------- */
 
 int kt_op_count(void);
@@ -350,6 +358,14 @@ const kt_backend_iface *kt_backend_find(const char *name);
 int kt_variant_count(void);
 const kt_variant *kt_variant_at(int i);
 const kt_variant *kt_variant_find(const char *op, const char *backend, const char *name);
+
+/* The baseline library 'v' calls ("openblas", "onednn"), or NULL; variants with an 'engine'
+ * param call the library that param names. A run prints the backend's "<library>_warning"
+ * device info item for each library its arms call. */
+const char *kt_variant_library(const kt_variant *v);
+
+int kt_missing_variant_count(void);
+const kt_missing_variant *kt_missing_variant_at(int i);
 
 #ifdef __cplusplus
 }

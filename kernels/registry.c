@@ -31,6 +31,9 @@ static const kt_variant *const variants[] = {
     &kt_variant_cpu_gemm_tiled,       &kt_variant_cpu_gemm_deterministic,
     &kt_variant_cpu_swiglu_unfused,   &kt_variant_cpu_swiglu_fused,
     &kt_variant_cpu_attention_dense,  &kt_variant_cpu_attention_ffd,
+#ifdef KT_HAVE_ONEDNN
+    &kt_variant_cpu_gemm_onednn,
+#endif
 #ifdef KT_HAVE_CUDA
     &kt_variant_cuda_gemm_cublaslt,   &kt_variant_cuda_gemm_deterministic,
     &kt_variant_cuda_attention_dense, &kt_variant_cuda_attention_ffd,
@@ -93,4 +96,40 @@ const kt_variant *kt_variant_find(const char *op, const char *backend, const cha
             return v;
     }
     return NULL;
+}
+
+static const struct {
+    const kt_variant *variant;
+    const char *library;
+} libraries[] = {
+    {&kt_variant_cpu_gemm_blas, "openblas"},
+#ifdef KT_HAVE_ONEDNN
+    {&kt_variant_cpu_gemm_onednn, "onednn"},
+#endif
+};
+
+const char *kt_variant_library(const kt_variant *v)
+{
+    for (int i = 0; i < COUNT(libraries); i++)
+        if (libraries[i].variant == v)
+            return libraries[i].library;
+    return NULL;
+}
+
+static const kt_missing_variant missing[] = {
+#ifndef KT_HAVE_ONEDNN
+    {"gemm", "onednn", "cpu",
+     "oneDNN was not found when ktrial was built (apt-get install libdnnl-dev, reconfigure)"},
+#endif
+    {NULL, NULL, NULL, NULL}, /* keeps the table non-empty */
+};
+
+int kt_missing_variant_count(void)
+{
+    return COUNT(missing) - 1;
+}
+
+const kt_missing_variant *kt_missing_variant_at(int i)
+{
+    return i >= 0 && i < kt_missing_variant_count() ? &missing[i] : NULL;
 }

@@ -5,6 +5,7 @@
  * writing over a buffer twice the last-level cache: on machines that report a large shared
  * L3 (480 MiB here) the latter costs a second per call, while clflush evicts exactly the
  * data a kernel will read, from every level, in time proportional to the working set. */
+#include "baselines.h"
 #include "cpu.h"
 
 #include <errno.h>
@@ -64,6 +65,7 @@ static void cpu_describe(kt_device_info *info)
     kt_device_info_add(info, "timer", "clock_gettime(CLOCK_MONOTONIC)");
     kt_device_info_add(info, "cache_flush",
                        "clflushopt (clflush without it) of every allocated buffer");
+    kt_baselines_describe(info);
 }
 
 static int cpu_probe(kt_device_info *info)

@@ -12,5 +12,8 @@ extern const kt_variant kt_variant_cpu_swiglu_unfused;
 extern const kt_variant kt_variant_cpu_swiglu_fused;
 extern const kt_variant kt_variant_cpu_attention_dense;
 extern const kt_variant kt_variant_cpu_attention_ffd;
+#ifdef KT_HAVE_ONEDNN
+extern const kt_variant kt_variant_cpu_gemm_onednn;
+#endif
 
 #endif
