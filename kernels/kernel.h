@@ -252,14 +252,14 @@ void kt_device_info_add(kt_device_info *info, const char *key, const char *fmt, 
 /* One timed call as the backend measured it. */
 typedef struct kt_timing {
     double time_ns;
-    double noise;  /* CPU: involuntary context switches; CUDA: SM clock MHz; sim: 0 */
+    double noise; /* CPU: run-queue wait of the process's threads, us; CUDA: SM clock MHz; sim: 0 */
     int throttled; /* 1 when the backend judged the sample disturbed (GPU clock < 75%) */
 } kt_timing;
 
 typedef struct kt_backend_iface {
     const char *name;
     const char *doc;
-    const char *noise_name; /* what kt_timing.noise means, e.g. "invol_csw" */
+    const char *noise_name; /* what kt_timing.noise means, e.g. "runq_wait_us" */
     /* Says whether a device answers and describes it; KT_ENODEV with info->reason if not. */
     int (*probe)(kt_device_info *info);
     int (*init)(void **ctx, int threads, uint64_t seed);

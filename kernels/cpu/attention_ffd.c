@@ -8,13 +8,11 @@
 #include "attention_common.h"
 #include "cpu.h"
 #include "ffd_quant.h"
+#include "pool.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 enum { P_DELTA, P_BLOCK, P_SPLIT, P_ISA, P_COUNT };
 
@@ -562,33 +560,36 @@ static int ffd_prepare(void **out, const kt_call *call)
     return KT_OK;
 }
 
+typedef struct scan_ctx {
+    ffd_state *st;
+    const kt_call *call;
+} scan_ctx;
+
+/* Pool item i: the pseudo-max scan and thresholds of KV head i % kv_heads of row i / kv_heads. */
+static void scan_item(void *arg, int64_t i, int slot)
+{
+    const scan_ctx *c = arg;
+    const kt_problem *p = c->call->problem;
+    int64_t g = p->heads / p->kv_heads, b = i / p->kv_heads, kh = i % p->kv_heads;
+    size_t q_row = (size_t)p->head_dim * kt_dtype_size(p->dtype);
+    kt_attn_task t;
+    kt_attn_work_task(&t, &c->st->work, slot, g, p->head_dim);
+    kt_attn_task_begin(
+        &t, (const char *)c->call->inputs[0] + (size_t)(b * p->heads + kh * g) * q_row, p->dtype);
+    scan_queries(&t);
+    thresholds(&t, c->st, b, kh, p->heads);
+}
+
 static int ffd_run(void *state, const kt_call *call)
 {
     ffd_state *st = state;
     const kt_problem *p = call->problem;
     kt_attn_work *w = &st->work;
-    int64_t g = p->heads / p->kv_heads, n_bg = p->batch * p->kv_heads;
+    int64_t n_bg = p->batch * p->kv_heads;
     int threads = call->threads < w->threads ? call->threads : w->threads;
     if (st->cache.n_full > 0) {
-#pragma omp parallel num_threads(threads)
-        {
-            kt_attn_task t;
-            int tid = 0;
-#ifdef _OPENMP
-            tid = omp_get_thread_num();
-#endif
-            kt_attn_work_task(&t, w, tid, g, p->head_dim);
-            size_t q_row = (size_t)p->head_dim * kt_dtype_size(p->dtype);
-#pragma omp for schedule(dynamic, 1)
-            for (int64_t i = 0; i < n_bg; i++) {
-                int64_t b = i / p->kv_heads, kh = i % p->kv_heads;
-                kt_attn_task_begin(
-                    &t, (const char *)call->inputs[0] + (size_t)(b * p->heads + kh * g) * q_row,
-                    p->dtype);
-                scan_queries(&t);
-                thresholds(&t, st, b, kh, p->heads);
-            }
-        }
+        scan_ctx sc = {st, call};
+        kt_pool_for(threads, n_bg, scan_item, &sc);
     }
     ffd_ctx ctx = {st, p, call->inputs[1], call->inputs[2]};
     kt_attn_work_run(w, call, ffd_task, &ctx);

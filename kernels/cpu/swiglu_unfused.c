@@ -6,6 +6,7 @@
  * (engine tiled: against 'fused' it isolates what the fusion itself saves). */
 #include "cpu.h"
 #include "cpu_gemm.h"
+#include "pool.h"
 
 #include <stdlib.h>
 
@@ -64,17 +65,30 @@ static int unfused_prepare(void **state, const kt_call *call)
     return kt_cpu_blas_init(&st->down, call->backend, p->dtype, p->m, p->k, p->n);
 }
 
-/* a[r, j] = silu(h[r, j]) * h[r, i + j] for r < m, j < i, in fp32, stored in 'dtype'. */
+typedef struct silu_job {
+    void *a;
+    const void *h;
+    kt_dtype dtype;
+    int64_t i;
+} silu_job;
+
+/* Pool item r: a[r, j] = silu(h[r, j]) * h[r, i + j] for j < i, in fp32, stored in 'dtype'. */
+static void silu_mul_row(void *arg, int64_t r, int slot)
+{
+    const silu_job *s = arg;
+    int64_t i = s->i;
+    (void)slot;
+    for (int64_t j = 0; j < i; j++) {
+        float g = kt_cpu_load1(s->h, s->dtype, (size_t)(r * 2 * i + j));
+        float u = kt_cpu_load1(s->h, s->dtype, (size_t)(r * 2 * i + i + j));
+        kt_cpu_store1(s->a, s->dtype, (size_t)(r * i + j), kt_cpu_silu_mul(g, u));
+    }
+}
+
 static void silu_mul_pass(void *a, const void *h, kt_dtype dtype, int64_t m, int64_t i, int threads)
 {
-#pragma omp parallel for num_threads(threads) collapse(2) schedule(static)
-    for (int64_t r = 0; r < m; r++) {
-        for (int64_t j = 0; j < i; j++) {
-            float g = kt_cpu_load1(h, dtype, (size_t)(r * 2 * i + j));
-            float u = kt_cpu_load1(h, dtype, (size_t)(r * 2 * i + i + j));
-            kt_cpu_store1(a, dtype, (size_t)(r * i + j), kt_cpu_silu_mul(g, u));
-        }
-    }
+    silu_job s = {a, h, dtype, i};
+    kt_pool_for(threads, m, silu_mul_row, &s);
 }
 
 /* One GEMM y[m, n] = x[m, k] w[n, k]^T on the chosen engine; 'blas' and 'dnnl' were made

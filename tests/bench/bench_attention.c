@@ -3,8 +3,9 @@
  * (speedup, kept fraction, error against the float64 reference) next to a byte-count model of
  * FFD's ceiling. Cold caches (kt_backend_flush_cache before every timed call), medians.
  *
- * usage: bench_attention [THREADS] [--quick] [NAME=VALUE...]
- *   THREADS default 2; --quick: 4K and 8K only; NAME=VALUE sets an llm input param
+ * usage: bench_attention [THREADS] [--quick] [--contention] [NAME=VALUE...]
+ *   THREADS default 2; --quick: 4K and 8K only; NAME=VALUE sets an llm input param;
+ *   --contention: only the co-runner table (see contention() below)
  * Dense and the FFD arms of a point run in rotating order within each round (see time_arms);
  * the variants run with isa auto (AVX-512 where the CPU has it), and dense and FFD at delta 5
  * also with isa avx2, in the same rounds, for the AVX2-to-AVX-512 comparison.
@@ -12,8 +13,14 @@
 #include "measure/check.h"
 #include "kernel.h"
 
+#include "cpu/pool.h"
+
 #include <math.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -105,9 +112,104 @@ static double ffd_byte_bound(double kept, int64_t d, size_t size, int64_t block)
     return dense / ffd;
 }
 
+/* Starts a process that spins on the last online CPU; returns its pid (or -1). */
+static pid_t start_co_runner(void)
+{
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET((int)sysconf(_SC_NPROCESSORS_ONLN) - 1, &set);
+    sched_setaffinity(0, sizeof(set), &set);
+    for (volatile unsigned long i = 0;; i++)
+        ;
+}
+
+/* 'reps' cold calls of dense at 'pt': medians of the time and of the run-queue wait (the time
+ * this process's threads were runnable but not running) per call, and the p90 time. */
+static int time_dense(kt_backend *b, kt_instance *inst, int threads, int reps, double *ms,
+                      double *p90_ms, double *wait_us)
+{
+    arm a;
+    memset(&a, 0, sizeof(a));
+    a.v = kt_variant_find("attention_decode", "cpu", "dense");
+    kt_param_defaults(a.params, a.v->params, a.v->n_params);
+    int err = prepare_arms(&a, 1, b, inst, threads);
+    double t[256], w[256];
+    for (int r = 0; err == KT_OK && r < reps && r < 256; r++) {
+        kt_timing tm;
+        kt_backend_flush_cache(b);
+        int64_t w0 = kt_pool_runq_wait_ns();
+        kt_backend_timer_start(b);
+        err = a.v->run(a.st, &a.call);
+        kt_backend_timer_stop(b, &tm);
+        w[r] = (double)(kt_pool_runq_wait_ns() - w0) / 1e3;
+        t[r] = tm.time_ns / 1e6;
+    }
+    a.v->release(a.st, b);
+    if (err < 0)
+        return err;
+    *wait_us = median(w, reps);
+    *ms = median(t, reps); /* sorts t */
+    *p90_ms = t[(int)(0.9 * (reps - 1))];
+    return KT_OK;
+}
+
+/* A 2-thread dense bf16 decode (llama-3.1-8b heads, 4K) quiet, then with a process spinning
+ * on one core: the pool's waits back off to futexes and nobody waits for a thread that has
+ * not started, so a co-runner should cost about one core's share, not a scheduler slice per
+ * call. Rounds alternate quiet and contended so machine load falls on both alike. */
+static int contention(int threads)
+{
+    const kt_op *op = kt_op_find("attention_decode");
+    kt_param_value in[KT_MAX_PARAMS];
+    kt_param_defaults(in, op->input_params, op->n_input_params);
+    kt_backend *b = NULL;
+    kt_instance *inst = NULL;
+    kt_point pt = llama8b_point(4096);
+    if (kt_backend_open(&b, "cpu", threads, 1) < 0 ||
+        kt_instance_create(&inst, b, op, &pt, KT_DTYPE_BF16, KT_DIST_LLM, in, 7) < 0) {
+        fprintf(stderr, "bench_attention: %s\n", kt_error_last());
+        return 1;
+    }
+    printf("| round | co-runner | median ms | p90 ms | run-queue wait per call, us | slowdown |\n");
+    printf("|---:|---|---:|---:|---:|---:|\n");
+    double quiet = 0;
+    for (int round = 0; round < 3; round++) {
+        for (int busy = 0; busy < 2; busy++) {
+            pid_t co = busy ? start_co_runner() : 0;
+            if (busy && co < 0) {
+                fprintf(stderr, "bench_attention: fork: cannot start the co-runner\n");
+                return 1;
+            }
+            if (busy)
+                usleep(100000); /* let the scheduler place it */
+            double ms, p90, wait;
+            int err = time_dense(b, inst, threads, 101, &ms, &p90, &wait);
+            if (busy) {
+                kill(co, SIGKILL);
+                waitpid(co, NULL, 0);
+            }
+            if (err < 0) {
+                fprintf(stderr, "bench_attention: %s\n", kt_error_last());
+                return 1;
+            }
+            if (!busy)
+                quiet = ms;
+            printf("| %d | %s | %.3f | %.3f | %.0f | %.2fx |\n", round + 1,
+                   busy ? "1 spinning process" : "none", ms, p90, wait, ms / quiet);
+            fflush(stdout);
+        }
+    }
+    kt_instance_free(inst, b);
+    kt_backend_close(b);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int threads = 2, quick = 0;
+    int threads = 2, quick = 0, contended = 0;
     const kt_op *op = kt_op_find("attention_decode");
     kt_param_value in[KT_MAX_PARAMS];
     kt_param_defaults(in, op->input_params, op->n_input_params);
@@ -116,6 +218,8 @@ int main(int argc, char **argv)
         double value;
         if (strcmp(argv[i], "--quick") == 0) {
             quick = 1;
+        } else if (strcmp(argv[i], "--contention") == 0) {
+            contended = 1;
         } else if (sscanf(argv[i], "%63[a-z_]=%lf", name, &value) == 2) {
             int at = kt_param_index(op->input_params, op->n_input_params, name);
             if (at < 0) {
@@ -127,6 +231,8 @@ int main(int argc, char **argv)
             threads = atoi(argv[i]) > 0 ? atoi(argv[i]) : 2;
         }
     }
+    if (contended)
+        return contention(threads);
     double copy_gbs = copy_bandwidth_gbs(threads), read_gbs = read_bandwidth_gbs(threads);
     printf("threads: %d; copy bandwidth (bytes read + written): %.1f GB/s; read bandwidth: %.1f "
            "GB/s\n\n",
