@@ -5,7 +5,8 @@
  *
  * usage: bench_attention [THREADS] [--quick] [--contention] [NAME=VALUE...]
  *   THREADS default 2; --quick: 4K and 8K only; NAME=VALUE sets an llm input param;
- *   --contention: only the co-runner table (see contention() below)
+ *   --contention: only the co-runner table (see contention() below);
+ *   --models[=CONTEXT]: only the catalog table (every model's heads at CONTEXT, default 32K)
  * Dense and the FFD arms of a point run in rotating order within each round (see time_arms);
  * the variants run with isa auto (AVX-512 where the CPU has it), and dense and FFD at delta 5
  * also with isa avx2, in the same rounds, for the AVX2-to-AVX-512 comparison.
@@ -14,6 +15,7 @@
 #include "kernel.h"
 
 #include "cpu/pool.h"
+#include "spec/catalog.h"
 
 #include <math.h>
 #include <sched.h>
@@ -103,12 +105,13 @@ static kt_point llama8b_point(int64_t context)
 }
 
 /* FFD's bytes per token and KV head relative to dense: the scan reads d/4 code bytes and the
- * block's scales (4d bytes per block), a kept block adds the fp8 residual (d bytes) and V. */
+ * block's scales (4d bytes per block); a kept block adds V and its keys: the stored ones
+ * (keys: stored, the default) or the fp8 residual (d bytes, keys: fp8). */
 static double ffd_byte_bound(double kept, int64_t d, size_t size, int64_t block)
 {
     double dense = 2.0 * (double)d * (double)size;
     double ffd = (double)d / 4 + 4.0 * (double)d / (double)block +
-                 kept * ((double)d + (double)d * (double)size);
+                 kept * (2.0 * (double)d * (double)size);
     return dense / ffd;
 }
 
@@ -207,9 +210,92 @@ static int contention(int threads)
     return 0;
 }
 
+/* FFD (delta 5) against dense on every catalog model's heads, batch 1, bf16, llm inputs, with
+ * dense's K+V bandwidth as a fraction of the read and copy ceilings and whether FFD meets the
+ * targets (>= 2x over dense, rel_l2 <= 2e-2). */
+static int models_table(int threads, int64_t context, const kt_param_value *in, double copy_gbs,
+                        double read_gbs)
+{
+    const kt_op *op = kt_op_find("attention_decode");
+    kt_catalog cat;
+    kt_diag diag;
+    kt_diag_init(&diag);
+    kt_backend *b = NULL;
+    if (kt_catalog_load(&cat, &diag) < 0 || kt_backend_open(&b, "cpu", threads, 1) < 0) {
+        fprintf(stderr, "bench_attention: cannot load the catalog or open the cpu backend\n");
+        kt_diag_free(&diag);
+        return 1;
+    }
+    kt_diag_free(&diag);
+    printf("\n| model | d | heads / kv | context | dense ms | dense of read bw | dense of copy bw "
+           "| kept | ffd ms | speedup | byte-model bound | of bound | ffd rel_l2 | dense rel_l2 | "
+           "targets |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    double log_sum = 0;
+    int n_ok = 0, n_done = 0;
+    for (size_t mi = 0; mi < cat.n; mi++) {
+        const kt_model *md = &cat.models[mi];
+        kt_point pt;
+        memset(&pt, 0, sizeof(pt));
+        pt.model = *md;
+        pt.batch_size = 1;
+        pt.context_length = context;
+        snprintf(pt.id, sizeof(pt.id), "%s/b1/t%lld", md->name, (long long)context);
+        kt_instance *inst = NULL;
+        if (kt_instance_create(&inst, b, op, &pt, KT_DTYPE_BF16, KT_DIST_LLM, in, 7) < 0) {
+            printf("| %s | %s |\n", md->name, kt_error_last());
+            continue;
+        }
+        arm arms[2];
+        memset(arms, 0, sizeof(arms));
+        for (int a = 0; a < 2; a++) {
+            arms[a].v = kt_variant_find("attention_decode", "cpu", a ? "ffd" : "dense");
+            kt_param_defaults(arms[a].params, arms[a].v->params, arms[a].v->n_params);
+        }
+        arms[1].params[0].num = 5; /* delta */
+        int err = prepare_arms(arms, 2, b, inst, threads);
+        if (err == KT_OK)
+            err = time_arms(arms, 2, b, context >= 131072 ? 7 : 15);
+        for (int a = 0; a < 2; a++)
+            arms[a].v->release(arms[a].st, b);
+        if (err < 0) {
+            printf("| %s | %s |\n", md->name, kt_error_last());
+            kt_instance_free(inst, b);
+            continue;
+        }
+        double kv = (double)(kt_tensor_bytes(&inst->problem.tensors[1]) +
+                             kt_tensor_bytes(&inst->problem.tensors[2]));
+        double gbs = kv / (arms[0].ms * 1e-3) / 1e9, speedup = arms[0].ms / arms[1].ms;
+        double bound = ffd_byte_bound(arms[1].kept, md->head_dim, 2, 128);
+        int ok = speedup >= 2.0 && arms[1].num.rel_l2 <= 2e-2;
+        printf("| %s | %lld | %lld / %lld | %lld | %.3f | %.0f%% | %.0f%% | %.3f | %.3f | %.2fx | "
+               "%.2fx | %.0f%% | %.3g | %.2g | %s |\n",
+               md->name, (long long)md->head_dim, (long long)md->heads, (long long)md->kv_heads,
+               (long long)context, arms[0].ms, 100 * gbs / read_gbs, 100 * gbs / copy_gbs,
+               arms[1].kept, arms[1].ms, speedup, bound, 100 * speedup / bound, arms[1].num.rel_l2,
+               arms[0].num.rel_l2,
+               ok ? "met"
+                  : (speedup < 2.0 ? (arms[1].num.rel_l2 > 2e-2 ? "speed, error" : "speed")
+                                   : "error"));
+        fflush(stdout);
+        log_sum += log(speedup);
+        n_ok += ok;
+        n_done++;
+        kt_instance_free(inst, b);
+    }
+    if (n_done > 0)
+        printf("\nFFD delta 5 at %lld: geomean speedup %.2fx over %d models; both targets met on "
+               "%d of %d\n",
+               (long long)context, exp(log_sum / n_done), n_done, n_ok, n_done);
+    kt_catalog_free(&cat);
+    kt_backend_close(b);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int threads = 2, quick = 0, contended = 0;
+    int threads = 2, quick = 0, contended = 0, models_only = 0;
+    int64_t models_context = 32768;
     const kt_op *op = kt_op_find("attention_decode");
     kt_param_value in[KT_MAX_PARAMS];
     kt_param_defaults(in, op->input_params, op->n_input_params);
@@ -220,6 +306,10 @@ int main(int argc, char **argv)
             quick = 1;
         } else if (strcmp(argv[i], "--contention") == 0) {
             contended = 1;
+        } else if (strncmp(argv[i], "--models", 8) == 0) {
+            models_only = 1;
+            if (argv[i][8] == '=')
+                models_context = atoll(argv[i] + 9);
         } else if (sscanf(argv[i], "%63[a-z_]=%lf", name, &value) == 2) {
             int at = kt_param_index(op->input_params, op->n_input_params, name);
             if (at < 0) {
@@ -234,6 +324,12 @@ int main(int argc, char **argv)
     if (contended)
         return contention(threads);
     double copy_gbs = copy_bandwidth_gbs(threads), read_gbs = read_bandwidth_gbs(threads);
+    if (models_only) {
+        printf("threads: %d; copy bandwidth (bytes read + written): %.1f GB/s; read bandwidth: "
+               "%.1f GB/s\n",
+               threads, copy_gbs, read_gbs);
+        return models_table(threads, models_context, in, copy_gbs, read_gbs);
+    }
     printf("threads: %d; copy bandwidth (bytes read + written): %.1f GB/s; read bandwidth: %.1f "
            "GB/s\n\n",
            threads, copy_gbs, read_gbs);
@@ -320,5 +416,5 @@ int main(int argc, char **argv)
     for (int i = 0; i < n_ffd; i++)
         printf("%s\n", ffd_rows[i]);
     kt_backend_close(b);
-    return 0;
+    return models_table(threads, 32768, in, copy_gbs, read_gbs);
 }
