@@ -6,7 +6,8 @@
  * usage: bench_attention [THREADS] [--quick] [--contention] [NAME=VALUE...]
  *   THREADS default 2; --quick: 4K and 8K only; NAME=VALUE sets an llm input param;
  *   --contention: only the co-runner table (see contention() below);
- *   --models[=CONTEXT]: only the catalog table (every model's heads at CONTEXT, default 32K)
+ *   --models[=CONTEXT]: only the catalog table (every model's heads at CONTEXT, default 32K);
+ *   --fp8-keys: FFD in that table with keys: fp8 instead of the default stored keys
  * Dense and the FFD arms of a point run in rotating order within each round (see time_arms);
  * the variants run with isa auto (AVX-512 where the CPU has it), and dense and FFD at delta 5
  * also with isa avx2, in the same rounds, for the AVX2-to-AVX-512 comparison.
@@ -110,8 +111,8 @@ static kt_point llama8b_point(int64_t context)
 static double ffd_byte_bound(double kept, int64_t d, size_t size, int64_t block)
 {
     double dense = 2.0 * (double)d * (double)size;
-    double ffd = (double)d / 4 + 4.0 * (double)d / (double)block +
-                 kept * (2.0 * (double)d * (double)size);
+    double ffd =
+        (double)d / 4 + 4.0 * (double)d / (double)block + kept * (2.0 * (double)d * (double)size);
     return dense / ffd;
 }
 
@@ -213,6 +214,8 @@ static int contention(int threads)
 /* FFD (delta 5) against dense on every catalog model's heads, batch 1, bf16, llm inputs, with
  * dense's K+V bandwidth as a fraction of the read and copy ceilings and whether FFD meets the
  * targets (>= 2x over dense, rel_l2 <= 2e-2). */
+static int fp8_keys; /* --fp8-keys */
+
 static int models_table(int threads, int64_t context, const kt_param_value *in, double copy_gbs,
                         double read_gbs)
 {
@@ -253,6 +256,8 @@ static int models_table(int threads, int64_t context, const kt_param_value *in, 
             kt_param_defaults(arms[a].params, arms[a].v->params, arms[a].v->n_params);
         }
         arms[1].params[0].num = 5; /* delta */
+        arms[1].params[kt_param_index(arms[1].v->params, arms[1].v->n_params, "keys")].num =
+            fp8_keys ? 0 : 1;
         int err = prepare_arms(arms, 2, b, inst, threads);
         if (err == KT_OK)
             err = time_arms(arms, 2, b, context >= 131072 ? 7 : 15);
@@ -306,6 +311,8 @@ int main(int argc, char **argv)
             quick = 1;
         } else if (strcmp(argv[i], "--contention") == 0) {
             contended = 1;
+        } else if (strcmp(argv[i], "--fp8-keys") == 0) {
+            fp8_keys = 1;
         } else if (strncmp(argv[i], "--models", 8) == 0) {
             models_only = 1;
             if (argv[i][8] == '=')
