@@ -5,7 +5,8 @@
 #include "util/json.h"
 #include "spec/matrix.h"
 #include "archive/provenance.h"
-#include "decide/results.h"
+#include "archive/result_json.h"
+#include "cli/summary.h"
 #include "archive/run_archive.h"
 #include "util/sha256.h"
 #include "spec/spec.h"
@@ -36,7 +37,7 @@ typedef struct run_options {
 typedef struct run_state {
     run_options opt;
     kt_spec *spec;
-    kt_matrix matrix;
+    const kt_matrix *matrix; /* the spec's (expanded once, when it loaded) */
     kt_git_state git;
     char dir[PATH_MAX];
     char spec_sha[65];
@@ -60,8 +61,27 @@ static void on_signal(int sig)
     got_signal = 1;
 }
 
+/* An integer environment variable, or 'fallback' when unset or not a number. */
+static int env_int(const char *name, int fallback)
+{
+    const char *v = getenv(name);
+    char *end;
+    long n = v && *v ? strtol(v, &end, 10) : 0;
+    return v && *v && *end == '\0' && n >= 0 && n < 1000000 ? (int)n : fallback;
+}
+
+/* "I/N", or "auto": this task of a Slurm job array (index counted from the array's first). */
 static int parse_shard(run_options *o, const char *s)
 {
+    if (strcmp(s, "auto") == 0) {
+        int id = env_int("SLURM_ARRAY_TASK_ID", -1), min = env_int("SLURM_ARRAY_TASK_MIN", 1);
+        int count = env_int("SLURM_ARRAY_TASK_COUNT", -1);
+        if (count < 0 && env_int("SLURM_ARRAY_TASK_MAX", -1) >= min)
+            count = env_int("SLURM_ARRAY_TASK_MAX", -1) - min + 1;
+        o->shard_index = id - min + 1;
+        o->shard_count = count;
+        return id < 0 || count < 1 || o->shard_index < 1 || o->shard_index > count ? -2 : 0;
+    }
     if (sscanf(s, "%d/%d", &o->shard_index, &o->shard_count) != 2 || o->shard_count < 1 ||
         o->shard_index < 1 || o->shard_index > o->shard_count)
         return -1;
@@ -88,8 +108,13 @@ static int parse_args(run_options *o, int argc, char **argv)
                 return kt_usage_error("run", "'--resume' needs a run folder");
             o->resume_dir = argv[++i];
         } else if (strcmp(a, "--shard") == 0) {
-            if (!next || parse_shard(o, argv[++i]) < 0)
-                return kt_usage_error("run", "'--shard' needs I/N with 1 <= I <= N");
+            int bad = next ? parse_shard(o, argv[++i]) : -1;
+            if (bad == -2)
+                return kt_usage_error("run", "'--shard auto' needs SLURM_ARRAY_TASK_ID and "
+                                             "SLURM_ARRAY_TASK_COUNT (a task of a Slurm job "
+                                             "array)");
+            if (bad < 0)
+                return kt_usage_error("run", "'--shard' needs I/N with 1 <= I <= N, or auto");
         } else if (strcmp(a, "--quick") == 0) {
             o->quick = 1;
         } else if (strcmp(a, "--require-clean") == 0) {
@@ -281,6 +306,17 @@ static int resolved_threads(const kt_spec *spec)
     return spec->threads > 0 ? spec->threads : (cores > 0 ? (int)cores : 1);
 }
 
+/* A shard's verdict is not the experiment's: a shard that measured its points exits 0, so
+ * a scheduler's 'afterok' dependency starts the merge, which forms the verdict. */
+static int run_exit_code(const run_state *st)
+{
+    if (st->interrupted)
+        return KT_EXIT_INTERRUPTED;
+    if (st->opt.shard_count > 1)
+        return KT_EXIT_KEEP;
+    return kt_run_exit_code(&st->run);
+}
+
 static cJSON *result_document(run_state *st, const char *status, time_t finished)
 {
     cJSON *doc = cJSON_CreateObject();
@@ -316,15 +352,8 @@ static cJSON *result_document(run_state *st, const char *status, time_t finished
     cJSON_AddNumberToObject(run, "threads", resolved_threads(st->spec));
     cJSON_AddItemToObject(doc, "provenance", prov);
 
-    cJSON *decision = cJSON_AddObjectToObject(doc, "decision");
-    cJSON_AddStringToObject(decision, "verdict", kt_verdict_name(st->run.verdict));
-    cJSON_AddStringToObject(decision, "aggregate", kt_aggregate_name(st->spec->aggregate));
-    kt_json_add_real(decision, "min_speedup", st->spec->min_speedup);
-    kt_json_add_real(decision, "confidence", st->spec->confidence);
-    cJSON_AddNumberToObject(decision, "point_errors", st->run.point_errors);
-    cJSON_AddNumberToObject(decision, "order_warnings", st->run.order_warnings);
-    cJSON_AddNumberToObject(decision, "exit_code",
-                            st->interrupted ? KT_EXIT_INTERRUPTED : kt_run_exit_code(&st->run));
+    cJSON_AddItemToObject(doc, "decision",
+                          kt_decision_to_json(&st->run, st->spec, run_exit_code(st)));
     cJSON *points = cJSON_AddArrayToObject(doc, "points");
     for (size_t i = 0; i < st->run.n_points; i++)
         cJSON_AddItemToArray(points, kt_point_result_to_json(&st->run.points[i], st->spec));
@@ -381,9 +410,9 @@ static int run_points(run_state *st)
         if (kt_run_archive_load_points(&done, &n_done, st->dir) < 0)
             n_done = 0;
         if (kt_run_archive_rewrite_samples(st->dir, done, n_done) < 0)
-            return -1;
+            return KT_EIO;
     }
-    size_t n = st->matrix.n;
+    size_t n = st->matrix->n;
     st->run.points = calloc(n ? n : 1, sizeof(*st->run.points));
     if (!st->run.points)
         return kt_error_set("out of memory");
@@ -403,7 +432,7 @@ static int run_points(run_state *st)
     for (size_t i = 0; i < n && !st->interrupted; i++) {
         if ((int)(i % (size_t)st->opt.shard_count) != st->opt.shard_index - 1)
             continue;
-        const kt_point *pt = &st->matrix.points[i];
+        const kt_point *pt = &st->matrix->points[i];
         kt_point_result *slot = &st->run.points[st->run.n_points];
         int d = already_done(done, n_done, pt->id);
         if (d >= 0) {
@@ -428,7 +457,7 @@ static int run_points(run_state *st)
             break;
         }
         if (kt_run_archive_point(st->dir, slot, st->spec) < 0) {
-            rc = -1;
+            rc = KT_EIO; /* the archive, not the measurement, failed */
             break;
         }
     }
@@ -483,6 +512,10 @@ static int finish(run_state *st)
             printf("note: --quick capped repetitions at %d; verdicts may be INCONCLUSIVE where "
                    "a full run would decide\n",
                    KT_QUICK_MAX_REPETITIONS);
+        if (st->opt.shard_count > 1)
+            printf("shard %d of %d: not a verdict for the experiment; form it with: ktrial "
+                   "merge SHARD_DIR... -o DIR\n",
+                   st->opt.shard_index, st->opt.shard_count);
         printf("archive: %s\n", st->dir);
     }
     if (st->interrupted) {
@@ -493,7 +526,7 @@ static int finish(run_state *st)
                 archived, st->n_todo, st->opt.spec_path, st->dir);
         return KT_EXIT_INTERRUPTED;
     }
-    return kt_run_exit_code(&st->run);
+    return run_exit_code(st);
 }
 
 int cmd_run(int argc, char **argv)
@@ -524,11 +557,8 @@ int cmd_run(int argc, char **argv)
     }
     if ((rc = check_backend(st.spec)) != 0)
         goto done;
-    if (kt_matrix_expand(&st.matrix, st.spec, &diag) < 0) {
-        rc = KT_EXIT_DATAERR;
-        goto done;
-    }
-    flush_diag(&diag); /* warnings */
+    st.matrix = st.spec->matrix;
+    flush_diag(&diag); /* warnings, the matrix's among them, once */
 
     char dir[PATH_MAX];
     spec_dir(dir, sizeof(dir), st.opt.spec_path);
@@ -550,7 +580,7 @@ int cmd_run(int argc, char **argv)
     }
     if (!st.opt.json && st.tty)
         fprintf(stderr, "%s: %zu point%s, %zu candidate%s, backend %s%s\n", st.spec->name,
-                st.matrix.n, st.matrix.n == 1 ? "" : "s", st.spec->n_candidates,
+                st.matrix->n, st.matrix->n == 1 ? "" : "s", st.spec->n_candidates,
                 st.spec->n_candidates == 1 ? "" : "s", st.spec->backend,
                 st.opt.quick ? " (--quick)" : "");
 
@@ -564,7 +594,7 @@ int cmd_run(int argc, char **argv)
     sigaction(SIGTERM, &old_term, NULL);
     if (points_rc < 0) {
         fprintf(stderr, "error: %s\n", kt_error_last());
-        int io = strstr(kt_error_last(), "cannot write") != NULL;
+        int io = points_rc == KT_EIO;
         io |= write_result(&st, "failed", time(NULL)) < 0;
         rc = io ? KT_EXIT_IOERR : KT_EXIT_SOFTWARE;
         goto done;
@@ -573,7 +603,6 @@ int cmd_run(int argc, char **argv)
 done:
     flush_diag(&diag);
     kt_run_result_free(&st.run);
-    kt_matrix_free(&st.matrix);
     kt_git_state_free(&st.git);
     kt_spec_free(st.spec);
     return rc;
