@@ -13,6 +13,7 @@
 #include "spec/spec_json.h"
 #include "util/version.h"
 #include "measure/worker.h"
+#include "report/report.h"
 
 #include <libgen.h>
 #include <limits.h>
@@ -30,7 +31,8 @@ typedef struct run_options {
     const char *out_dir;
     const char *backend;
     const char *resume_dir;
-    int quick, require_clean, force, json;
+    int quick, require_clean, force, json, report;
+    const char *junit, *markdown; /* CI outputs, written at the end */
     int shard_index, shard_count; /* 1-based index of count */
 } run_options;
 
@@ -123,6 +125,12 @@ static int parse_args(run_options *o, int argc, char **argv)
             o->force = 1;
         } else if (strcmp(a, "--json") == 0) {
             o->json = 1;
+        } else if (strcmp(a, "--report") == 0) {
+            o->report = 1;
+        } else if (strcmp(a, "--junit") == 0 || strcmp(a, "--markdown") == 0) {
+            if (!next)
+                return kt_usage_error("run", "'%s' needs a file", a);
+            *(a[2] == 'j' ? &o->junit : &o->markdown) = argv[++i];
         } else if (a[0] == '-') {
             return kt_usage_error("run", "unknown option '%s'", a);
         } else if (!o->spec_path) {
@@ -483,6 +491,21 @@ static int start_archive(run_state *st)
     return st->opt.resume_dir ? 0 : write_result(st, "running", 0);
 }
 
+/* --report, --junit, --markdown: read back from the archive just written. */
+static int write_reports(const run_state *st)
+{
+    if (st->opt.report && kt_report_write_archive(st->dir) < 0)
+        return -1;
+    if (!st->opt.junit && !st->opt.markdown)
+        return 0;
+    kt_report_input in;
+    int rc = kt_report_load(&in, st->dir);
+    if (rc == 0)
+        rc = kt_report_ci_files(&in, st->opt.junit, st->opt.markdown);
+    kt_report_input_free(&in);
+    return rc;
+}
+
 static int finish(run_state *st)
 {
     int changed = 0;
@@ -493,6 +516,10 @@ static int finish(run_state *st)
                         "changed_during_run)\n");
     kt_run_aggregate(&st->run, st->spec);
     if (write_result(st, st->interrupted ? "interrupted" : "complete", time(NULL)) < 0) {
+        fprintf(stderr, "error: %s\n", kt_error_last());
+        return KT_EXIT_IOERR;
+    }
+    if (write_reports(st) < 0) {
         fprintf(stderr, "error: %s\n", kt_error_last());
         return KT_EXIT_IOERR;
     }
