@@ -258,14 +258,14 @@ void kt_device_info_add(kt_device_info *info, const char *key, const char *fmt, 
 /* One timed call as the backend measured it. */
 typedef struct kt_timing {
     double time_ns;
-    double noise;  /* CPU: involuntary context switches; CUDA: SM clock MHz; sim: 0 */
+    double noise; /* CPU: run-queue wait of the process's threads, us; CUDA: SM clock MHz; sim: 0 */
     int throttled; /* 1 when the backend judged the sample disturbed (GPU clock < 75%) */
 } kt_timing;
 
 typedef struct kt_backend_iface {
     const char *name;
     const char *doc;
-    const char *noise_name; /* what kt_timing.noise means, e.g. "invol_csw" */
+    const char *noise_name; /* what kt_timing.noise means, e.g. "runq_wait_us" */
     /* Says whether a device answers and describes it; KT_ENODEV with info->reason if not. */
     int (*probe)(kt_device_info *info);
     int (*init)(void **ctx, int threads, uint64_t seed);
@@ -367,6 +367,14 @@ typedef struct kt_variant {
     int (*metrics)(void *state, kt_metric *out, int max);
 } kt_variant;
 
+/* A variant this build left out, and why ("oneDNN was not found when ktrial was built"). */
+typedef struct kt_missing_variant {
+    const char *op;
+    const char *name;
+    const char *backend;
+    const char *reason;
+} kt_missing_variant;
+
 /* ---- registry (static tables) ------------------------------------------- */
 
 int kt_op_count(void);
@@ -382,6 +390,14 @@ const kt_variant *kt_variant_at(int i);
 const kt_variant *kt_variant_find(const char *op, const char *backend, const char *name);
 /* kt_op_find and kt_variant_find, for kt_call.lookup. */
 extern const kt_lookup kt_registry_lookup;
+
+/* The baseline library 'v' calls ("openblas", "onednn"), or NULL; variants with an 'engine'
+ * param call the library that param names. A run prints the backend's "<library>_warning"
+ * device info item for each library its arms call. */
+const char *kt_variant_library(const kt_variant *v);
+
+int kt_missing_variant_count(void);
+const kt_missing_variant *kt_missing_variant_at(int i);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,9 @@ static const kt_variant *const variants[] = {
     &kt_variant_cpu_gemm_deterministic, &kt_variant_cpu_swiglu_unfused,
     &kt_variant_cpu_swiglu_fused,       &kt_variant_cpu_attention_dense,
     &kt_variant_cpu_attention_ffd,      &kt_variant_cpu_decoder_layer,
+#ifdef KT_HAVE_ONEDNN
+    &kt_variant_cpu_gemm_onednn,
+#endif
 #ifdef KT_HAVE_CUDA
     &kt_variant_cuda_gemm_cublaslt,     &kt_variant_cuda_gemm_deterministic,
     &kt_variant_cuda_attention_dense,   &kt_variant_cuda_attention_ffd,
@@ -103,3 +106,39 @@ int kt_backend_open(kt_backend **out, const char *name, int threads, uint64_t se
 }
 
 const kt_lookup kt_registry_lookup = {kt_op_find, kt_variant_find};
+
+static const struct {
+    const kt_variant *variant;
+    const char *library;
+} libraries[] = {
+    {&kt_variant_cpu_gemm_blas, "openblas"},
+#ifdef KT_HAVE_ONEDNN
+    {&kt_variant_cpu_gemm_onednn, "onednn"},
+#endif
+};
+
+const char *kt_variant_library(const kt_variant *v)
+{
+    for (int i = 0; i < COUNT(libraries); i++)
+        if (libraries[i].variant == v)
+            return libraries[i].library;
+    return NULL;
+}
+
+static const kt_missing_variant missing[] = {
+#ifndef KT_HAVE_ONEDNN
+    {"gemm", "onednn", "cpu",
+     "oneDNN was not found when ktrial was built (apt-get install libdnnl-dev, reconfigure)"},
+#endif
+    {NULL, NULL, NULL, NULL}, /* keeps the table non-empty */
+};
+
+int kt_missing_variant_count(void)
+{
+    return COUNT(missing) - 1;
+}
+
+const kt_missing_variant *kt_missing_variant_at(int i)
+{
+    return i >= 0 && i < kt_missing_variant_count() ? &missing[i] : NULL;
+}

@@ -1,11 +1,9 @@
 /* attention_common.c - split-KV flash decoding pieces shared by the CPU attention variants. */
 #include "attention_common.h"
+#include "pool.h"
 
 #include <math.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #define LOG2E 1.4426950408889634
 
@@ -362,13 +360,23 @@ static void store_out(void *out, kt_dtype dtype, size_t i, float x)
         ((float *)out)[i] = x;
 }
 
-void kt_attn_merge(void *out, kt_dtype dtype, const float *part, int64_t rows, int64_t n_splits,
-                   int64_t d, int threads)
+typedef struct merge_ctx {
+    void *out;
+    kt_dtype dtype;
+    const float *part;
+    int64_t rows, n_splits, d;
+} merge_ctx;
+
+enum { MERGE_ROWS = 8 }; /* rows of the output per pool item */
+
+static void merge_rows(void *arg, int64_t item, int slot)
 {
-    int64_t stride = kt_attn_part_stride(d);
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t r = 0; r < rows; r++) {
-        const float *pr = part + r * n_splits * stride;
+    const merge_ctx *c = arg;
+    int64_t d = c->d, n_splits = c->n_splits, stride = kt_attn_part_stride(d);
+    int64_t r1 = (item + 1) * MERGE_ROWS < c->rows ? (item + 1) * MERGE_ROWS : c->rows;
+    (void)slot;
+    for (int64_t r = item * MERGE_ROWS; r < r1; r++) {
+        const float *pr = c->part + r * n_splits * stride;
         float o[KT_ATTN_MAX_HEAD_DIM] = {0};
         float mx = -INFINITY, l = 0.0f;
         for (int64_t s = 0; s < n_splits; s++)
@@ -376,13 +384,20 @@ void kt_attn_merge(void *out, kt_dtype dtype, const float *part, int64_t rows, i
         for (int64_t s = 0; s < n_splits; s++) {
             float w = exp2f(pr[s * stride + d] - mx);
             l += pr[s * stride + d + 1] * w;
-            for (int64_t c = 0; c < d; c++)
-                o[c] += pr[s * stride + c] * w;
+            for (int64_t ch = 0; ch < d; ch++)
+                o[ch] += pr[s * stride + ch] * w;
         }
         float inv = 1.0f / l;
-        for (int64_t c = 0; c < d; c++)
-            store_out(out, dtype, (size_t)(r * d + c), o[c] * inv);
+        for (int64_t ch = 0; ch < d; ch++)
+            store_out(c->out, c->dtype, (size_t)(r * d + ch), o[ch] * inv);
     }
+}
+
+void kt_attn_merge(void *out, kt_dtype dtype, const float *part, int64_t rows, int64_t n_splits,
+                   int64_t d, int threads)
+{
+    merge_ctx c = {out, dtype, part, rows, n_splits, d};
+    kt_pool_for(threads, (rows + MERGE_ROWS - 1) / MERGE_ROWS, merge_rows, &c);
 }
 
 int kt_attn_check_problem(const kt_problem *p)
@@ -435,30 +450,36 @@ void kt_attn_work_free(kt_attn_work *w, kt_backend *backend)
     w->scratch = NULL;
 }
 
+typedef struct work_ctx {
+    kt_attn_work *w;
+    const kt_call *call;
+    kt_attn_task_fn fn;
+    void *ctx;
+} work_ctx;
+
+/* Pool item i: split s of KV head kh of batch row b, on the scratch of the running slot. */
+static void work_item(void *arg, int64_t i, int slot)
+{
+    const work_ctx *c = arg;
+    const kt_problem *p = c->call->problem;
+    int64_t g = p->heads / p->kv_heads, d = p->head_dim, ns = c->w->n_splits;
+    int64_t b = i / (p->kv_heads * ns), kh = (i / ns) % p->kv_heads, s = i % ns;
+    size_t q_row = (size_t)d * kt_dtype_size(p->dtype);
+    kt_attn_task t;
+    kt_attn_work_task(&t, c->w, slot, g, d);
+    kt_attn_task_begin(
+        &t, (const char *)c->call->inputs[0] + (size_t)(b * p->heads + kh * g) * q_row, p->dtype);
+    c->fn(&t, c->ctx, b, kh, s);
+    kt_attn_task_store(&t, c->w->part, b, p->heads, kh * g, ns, s);
+}
+
 void kt_attn_work_run(kt_attn_work *w, const kt_call *call, kt_attn_task_fn fn, void *ctx)
 {
     const kt_problem *p = call->problem;
-    int64_t g = p->heads / p->kv_heads, d = p->head_dim, ns = w->n_splits;
-    int64_t n_tasks = p->batch * p->kv_heads * ns;
+    int64_t n_tasks = p->batch * p->kv_heads * w->n_splits;
     int threads = call->threads < w->threads ? call->threads : w->threads;
-    size_t q_row = (size_t)d * kt_dtype_size(p->dtype);
-#pragma omp parallel num_threads(threads)
-    {
-        int tid = 0;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-#endif
-        kt_attn_task t;
-        kt_attn_work_task(&t, w, tid, g, d);
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t i = 0; i < n_tasks; i++) {
-            int64_t b = i / (p->kv_heads * ns), kh = (i / ns) % p->kv_heads, s = i % ns;
-            kt_attn_task_begin(
-                &t, (const char *)call->inputs[0] + (size_t)(b * p->heads + kh * g) * q_row,
-                p->dtype);
-            fn(&t, ctx, b, kh, s);
-            kt_attn_task_store(&t, w->part, b, p->heads, kh * g, ns, s);
-        }
-    }
-    kt_attn_merge(call->outputs[0], p->dtype, w->part, p->batch * p->heads, ns, d, threads);
+    work_ctx c = {w, call, fn, ctx};
+    kt_pool_for(threads, n_tasks, work_item, &c);
+    kt_attn_merge(call->outputs[0], p->dtype, w->part, p->batch * p->heads, w->n_splits,
+                  p->head_dim, threads);
 }

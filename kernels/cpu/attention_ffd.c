@@ -8,15 +8,14 @@
 #include "attention_common.h"
 #include "cpu.h"
 #include "ffd_quant.h"
+#include "pool.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
-enum { P_DELTA, P_BLOCK, P_SPLIT, P_ISA, P_COUNT };
+enum { P_DELTA, P_BLOCK, P_SPLIT, P_KEYS, P_ISA, P_COUNT };
+enum { KEYS_FP8, KEYS_STORED };
 
 static const kt_param_def ffd_params[P_COUNT] = {
     {"delta", KT_PARAM_FLOAT, 5, 0, 1e6, NULL,
@@ -24,6 +23,8 @@ static const kt_param_def ffd_params[P_COUNT] = {
     {"block", KT_PARAM_INT, 128, 16, 8192, NULL, "tokens per quantisation block"},
     {"split", KT_PARAM_INT, 1024, 16, 1 << 24, NULL,
      "tokens per split-KV task, rounded up to whole blocks"},
+    {"keys", KT_PARAM_ENUM, KEYS_STORED, 0, 0, "fp8|stored",
+     "keys of kept blocks: stored (exact; the fp8 residual alone costs rel_l2 ~0.02) or fp8"},
     KT_ATTN_ISA_PARAM,
 };
 
@@ -34,6 +35,7 @@ typedef struct ffd_state {
     int64_t *kept; /* [task] kept blocks of the last run */
     size_t thr_bytes, kept_bytes;
     int64_t split_blocks;
+    int stored_keys; /* kept blocks use the stored K instead of the fp8 refinement */
     double delta;
     int64_t blocks_kept, blocks_total;
 } ffd_state;
@@ -498,6 +500,10 @@ static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t 
         if (!block_kept(t, c, first + blk, thr))
             continue;
         kept++;
+        if (st->stored_keys) { /* the block's stored keys, read like dense reads them */
+            kt_attn_dense_range(t, k, v, p->dtype, blk * c->block, (blk + 1) * c->block);
+            continue;
+        }
         for (int64_t r = 0; r < c->block; r += KT_ATTN_CHUNK) {
             int n = c->block - r < KT_ATTN_CHUNK ? (int)(c->block - r) : KT_ATTN_CHUNK;
             int64_t ahead = r + KT_ATTN_CHUNK;
@@ -540,6 +546,7 @@ static int ffd_prepare(void **out, const kt_call *call)
     if ((err = kt_ffd_cache_shape(c, p->batch, p->kv_heads, p->context, p->head_dim, block)) < 0)
         return err;
     st->split_blocks = (split + block - 1) / block;
+    st->stored_keys = (int)call->params[P_KEYS].num == KEYS_STORED;
     int64_t n_splits = c->n_full > 0 ? (c->n_full + st->split_blocks - 1) / st->split_blocks : 1;
     st->thr_bytes = sizeof(float) * (size_t)(p->batch * p->heads);
     st->kept_bytes = sizeof(int64_t) * (size_t)(p->batch * p->kv_heads * n_splits);
@@ -562,33 +569,36 @@ static int ffd_prepare(void **out, const kt_call *call)
     return KT_OK;
 }
 
+typedef struct scan_ctx {
+    ffd_state *st;
+    const kt_call *call;
+} scan_ctx;
+
+/* Pool item i: the pseudo-max scan and thresholds of KV head i % kv_heads of row i / kv_heads. */
+static void scan_item(void *arg, int64_t i, int slot)
+{
+    const scan_ctx *c = arg;
+    const kt_problem *p = c->call->problem;
+    int64_t g = p->heads / p->kv_heads, b = i / p->kv_heads, kh = i % p->kv_heads;
+    size_t q_row = (size_t)p->head_dim * kt_dtype_size(p->dtype);
+    kt_attn_task t;
+    kt_attn_work_task(&t, &c->st->work, slot, g, p->head_dim);
+    kt_attn_task_begin(
+        &t, (const char *)c->call->inputs[0] + (size_t)(b * p->heads + kh * g) * q_row, p->dtype);
+    scan_queries(&t);
+    thresholds(&t, c->st, b, kh, p->heads);
+}
+
 static int ffd_run(void *state, const kt_call *call)
 {
     ffd_state *st = state;
     const kt_problem *p = call->problem;
     kt_attn_work *w = &st->work;
-    int64_t g = p->heads / p->kv_heads, n_bg = p->batch * p->kv_heads;
+    int64_t n_bg = p->batch * p->kv_heads;
     int threads = call->threads < w->threads ? call->threads : w->threads;
     if (st->cache.n_full > 0) {
-#pragma omp parallel num_threads(threads)
-        {
-            kt_attn_task t;
-            int tid = 0;
-#ifdef _OPENMP
-            tid = omp_get_thread_num();
-#endif
-            kt_attn_work_task(&t, w, tid, g, p->head_dim);
-            size_t q_row = (size_t)p->head_dim * kt_dtype_size(p->dtype);
-#pragma omp for schedule(dynamic, 1)
-            for (int64_t i = 0; i < n_bg; i++) {
-                int64_t b = i / p->kv_heads, kh = i % p->kv_heads;
-                kt_attn_task_begin(
-                    &t, (const char *)call->inputs[0] + (size_t)(b * p->heads + kh * g) * q_row,
-                    p->dtype);
-                scan_queries(&t);
-                thresholds(&t, st, b, kh, p->heads);
-            }
-        }
+        scan_ctx sc = {st, call};
+        kt_pool_for(threads, n_bg, scan_item, &sc);
     }
     ffd_ctx ctx = {st, p, call->inputs[1], call->inputs[2]};
     kt_attn_work_run(w, call, ffd_task, &ctx);

@@ -13,5 +13,8 @@ extern const kt_variant kt_variant_cpu_swiglu_fused;
 extern const kt_variant kt_variant_cpu_attention_dense;
 extern const kt_variant kt_variant_cpu_attention_ffd;
 extern const kt_variant kt_variant_cpu_decoder_layer;
+#ifdef KT_HAVE_ONEDNN
+extern const kt_variant kt_variant_cpu_gemm_onednn;
+#endif
 
 #endif

@@ -110,4 +110,28 @@ void kt_cpu_tiled_release(kt_cpu_tiled *t, kt_backend *b);
 void kt_cpu_tiled_gemm(const kt_cpu_tiled *t, void *y, const void *x, const void *w, kt_dtype dtype,
                        int64_t m, int64_t n, int64_t k, int glu, int threads);
 
+#ifdef KT_HAVE_ONEDNN
+/* oneDNN matmul on storage-typed operands (gemm_onednn.c): the primitive and its user-managed
+ * scratchpad are made once by kt_cpu_dnnl_init (the scratchpad through the backend, so it is
+ * counted); a call binds x, w, y and executes. KT_EUNSUPPORTED when oneDNN has no
+ * implementation for the type on this CPU. */
+typedef struct kt_cpu_dnnl {
+    struct dnnl_engine *engine;
+    struct dnnl_stream *stream;
+    struct dnnl_primitive_desc *pd;
+    struct dnnl_primitive *prim;
+    struct dnnl_memory *mem[4]; /* x, w, y, scratchpad */
+    void *pad;
+    size_t pad_bytes;
+    char impl[64]; /* oneDNN's implementation name, e.g. "brg:avx512_core_bf16" */
+} kt_cpu_dnnl;
+
+int kt_cpu_dnnl_init(kt_cpu_dnnl *g, kt_backend *b, kt_dtype dtype, int64_t m, int64_t n,
+                     int64_t k);
+/* Frees what init made; accepts a zeroed or partially initialised 'g'. */
+void kt_cpu_dnnl_release(kt_cpu_dnnl *g, kt_backend *b);
+/* y[m, n] = x[m, k] w[n, k]^T, all three in the storage type given to init. */
+int kt_cpu_dnnl_gemm(const kt_cpu_dnnl *g, void *y, const void *x, const void *w, int threads);
+#endif
+
 #endif

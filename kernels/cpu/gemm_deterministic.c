@@ -10,6 +10,7 @@
  * valid row or column instead of taking a different code path. */
 #include "cpu.h"
 #include "cpu_gemm.h"
+#include "pool.h"
 
 #include <stdlib.h>
 
@@ -60,39 +61,51 @@ static int det_prepare(void **state, const kt_call *call)
     return KT_OK;
 }
 
-static int det_run(void *state, const kt_call *call)
+typedef struct det_job {
+    const kt_problem *p;
+    const void *x, *w;
+    void *y;
+    int64_t row_tasks;
+} det_job;
+
+/* Pool item: rows of one row task against the columns of one column task. Each output is one
+ * fixed-order reduction whoever runs it, so the split over threads changes no bit. */
+static void det_task(void *arg, int64_t item, int slot)
 {
-    (void)state;
-    const kt_problem *p = call->problem;
-    const void *x = call->inputs[0], *w = call->inputs[1];
-    void *y = call->outputs[0];
+    const det_job *j = arg;
+    const kt_problem *p = j->p;
     int64_t m = p->m, n = p->n, k = p->k;
-    int64_t row_tasks = (m + ROWS_PER_TASK - 1) / ROWS_PER_TASK;
-    int64_t col_tasks = (n + COLS_PER_TASK - 1) / COLS_PER_TASK;
-#pragma omp parallel for num_threads(call->threads) collapse(2) schedule(static)
-    for (int64_t ct = 0; ct < col_tasks; ct++) {
-        for (int64_t rt = 0; rt < row_tasks; rt++) {
-            int64_t r_end = (rt + 1) * ROWS_PER_TASK < m ? (rt + 1) * ROWS_PER_TASK : m;
-            int64_t c_end = (ct + 1) * COLS_PER_TASK < n ? (ct + 1) * COLS_PER_TASK : n;
-            for (int64_t r0 = rt * ROWS_PER_TASK; r0 < r_end; r0 += TR) {
-                for (int64_t c0 = ct * COLS_PER_TASK; c0 < c_end; c0 += TC) {
-                    size_t xr[TR], wr[TC];
-                    for (int r = 0; r < TR; r++)
-                        xr[r] = (size_t)((r0 + r < r_end ? r0 + r : r_end - 1) * k);
-                    for (int c = 0; c < TC; c++)
-                        wr[c] = (size_t)((c0 + c < c_end ? c0 + c : c_end - 1) * k);
-                    float out[TR][TC];
-                    tile(out, x, xr, w, wr, p->dtype, k);
-                    for (int r = 0; r < TR && r0 + r < r_end; r++) {
-                        for (int c = 0; c < TC && c0 + c < c_end; c++) {
-                            size_t at = (size_t)((r0 + r) * n + c0 + c);
-                            kt_cpu_store1(y, p->dtype, at, out[r][c]);
-                        }
-                    }
+    int64_t ct = item / j->row_tasks, rt = item % j->row_tasks;
+    int64_t r_end = (rt + 1) * ROWS_PER_TASK < m ? (rt + 1) * ROWS_PER_TASK : m;
+    int64_t c_end = (ct + 1) * COLS_PER_TASK < n ? (ct + 1) * COLS_PER_TASK : n;
+    (void)slot;
+    for (int64_t r0 = rt * ROWS_PER_TASK; r0 < r_end; r0 += TR) {
+        for (int64_t c0 = ct * COLS_PER_TASK; c0 < c_end; c0 += TC) {
+            size_t xr[TR], wr[TC];
+            for (int r = 0; r < TR; r++)
+                xr[r] = (size_t)((r0 + r < r_end ? r0 + r : r_end - 1) * k);
+            for (int c = 0; c < TC; c++)
+                wr[c] = (size_t)((c0 + c < c_end ? c0 + c : c_end - 1) * k);
+            float out[TR][TC];
+            tile(out, j->x, xr, j->w, wr, p->dtype, k);
+            for (int r = 0; r < TR && r0 + r < r_end; r++) {
+                for (int c = 0; c < TC && c0 + c < c_end; c++) {
+                    size_t at = (size_t)((r0 + r) * n + c0 + c);
+                    kt_cpu_store1(j->y, p->dtype, at, out[r][c]);
                 }
             }
         }
     }
+}
+
+static int det_run(void *state, const kt_call *call)
+{
+    (void)state;
+    const kt_problem *p = call->problem;
+    int64_t row_tasks = (p->m + ROWS_PER_TASK - 1) / ROWS_PER_TASK;
+    int64_t col_tasks = (p->n + COLS_PER_TASK - 1) / COLS_PER_TASK;
+    det_job j = {p, call->inputs[0], call->inputs[1], call->outputs[0], row_tasks};
+    kt_pool_for(call->threads, row_tasks * col_tasks, det_task, &j);
     return KT_OK;
 }
 

@@ -2,12 +2,10 @@
  * block of x to fp32, run a 6 x 16 register-blocked FMA microkernel over them, accumulate in
  * an fp32 tile, convert once at the end) and the vectorised storage-type conversions. */
 #include "cpu_gemm.h"
+#include "pool.h"
 
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 /* MR rows of x per microkernel tile; its columns, nr, are 16 (AVX2) or 32 (AVX-512). */
 enum { MR = 6, NR_MAX = 32, CHUNK = 1 << 14 };
@@ -29,36 +27,53 @@ static inline __m128i f32_to_bf16x8(__m256 v)
     return _mm256_castsi256_si128(packed);
 }
 
+typedef struct convert_job {
+    void *dst;
+    const void *src;
+    kt_dtype dtype;
+    size_t n;
+} convert_job;
+
+static void to_f32_chunk(void *arg, int64_t c, int slot)
+{
+    const convert_job *j = arg;
+    float *dst = j->dst;
+    size_t i = (size_t)c * CHUNK, end = i + CHUNK < j->n ? i + CHUNK : j->n;
+    (void)slot;
+    for (; i + 8 <= end; i += 8)
+        _mm256_storeu_ps(dst + i, kt_cpu_load8(j->src, j->dtype, i));
+    for (; i < end; i++)
+        dst[i] = kt_cpu_load1(j->src, j->dtype, i);
+}
+
 void kt_cpu_to_f32(float *dst, const void *src, kt_dtype dtype, size_t n, int threads)
 {
-    int64_t chunks = (int64_t)((n + CHUNK - 1) / CHUNK);
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t c = 0; c < chunks; c++) {
-        size_t i = (size_t)c * CHUNK, end = i + CHUNK < n ? i + CHUNK : n;
-        for (; i + 8 <= end; i += 8)
-            _mm256_storeu_ps(dst + i, kt_cpu_load8(src, dtype, i));
-        for (; i < end; i++)
-            dst[i] = kt_cpu_load1(src, dtype, i);
+    convert_job j = {dst, src, dtype, n};
+    kt_pool_for(threads, (int64_t)((n + CHUNK - 1) / CHUNK), to_f32_chunk, &j);
+}
+
+static void from_f32_chunk(void *arg, int64_t c, int slot)
+{
+    const convert_job *j = arg;
+    const float *src = j->src;
+    size_t i = (size_t)c * CHUNK, end = i + CHUNK < j->n ? i + CHUNK : j->n;
+    uint16_t *d16 = j->dst;
+    (void)slot;
+    for (; j->dtype != KT_DTYPE_FP32 && i + 8 <= end; i += 8) {
+        __m256 v = _mm256_loadu_ps(src + i);
+        __m128i h = j->dtype == KT_DTYPE_BF16
+                        ? f32_to_bf16x8(v)
+                        : _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        _mm_storeu_si128((__m128i *)(d16 + i), h);
     }
+    for (; i < end; i++)
+        kt_cpu_store1(j->dst, j->dtype, i, src[i]);
 }
 
 void kt_cpu_from_f32(void *dst, const float *src, kt_dtype dtype, size_t n, int threads)
 {
-    int64_t chunks = (int64_t)((n + CHUNK - 1) / CHUNK);
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t c = 0; c < chunks; c++) {
-        size_t i = (size_t)c * CHUNK, end = i + CHUNK < n ? i + CHUNK : n;
-        uint16_t *d16 = dst;
-        for (; dtype != KT_DTYPE_FP32 && i + 8 <= end; i += 8) {
-            __m256 v = _mm256_loadu_ps(src + i);
-            __m128i h = dtype == KT_DTYPE_BF16
-                            ? f32_to_bf16x8(v)
-                            : _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-            _mm_storeu_si128((__m128i *)(d16 + i), h);
-        }
-        for (; i < end; i++)
-            kt_cpu_store1(dst, dtype, i, src[i]);
-    }
+    convert_job j = {dst, src, dtype, n};
+    kt_pool_for(threads, (int64_t)((n + CHUNK - 1) / CHUNK), from_f32_chunk, &j);
 }
 
 /* ---- packing ------------------------------------------------------------------------------ */
@@ -282,6 +297,42 @@ static void epilogue(void *y, kt_dtype dtype, const float *ct, int ldc, int64_t 
     }
 }
 
+typedef struct tiled_job {
+    const kt_cpu_tiled *t;
+    void *y;
+    const void *x, *w;
+    kt_dtype dtype;
+    int64_t m, n, k, cols, col_blocks;
+    int glu;
+} tiled_job;
+
+/* Pool item: one mc x nc block of y, on the packing buffers of the running slot. */
+static void tiled_block(void *arg, int64_t item, int slot)
+{
+    const tiled_job *j = arg;
+    const kt_cpu_tiled *t = j->t;
+    int nr = t->nr;
+    int64_t rb = item / j->col_blocks, cb = item % j->col_blocks;
+    float *ap = t->buf + (size_t)slot * t->per_thread;
+    float *bp = ap + (size_t)t->mc * t->kc;
+    float *ct = bp + (size_t)t->kc * t->nc;
+    int64_t i0 = rb * t->mc, j0 = cb * t->nc;
+    int mb = (int)(j->m - i0 < t->mc ? j->m - i0 : t->mc);
+    int nb = (int)(j->cols - j0 < t->nc ? j->cols - j0 : t->nc);
+    nb = round_up(nb, nr);
+    for (int64_t p0 = 0; p0 < j->k; p0 += t->kc) {
+        int kb = (int)(j->k - p0 < t->kc ? j->k - p0 : t->kc);
+        pack_x(ap, j->x, j->dtype, j->k, i0, mb, p0, kb);
+        pack_w(bp, j->w, j->dtype, j->n, j->k, j->glu, j0, nb, p0, kb, nr);
+        for (int jr = 0; jr < nb; jr += nr)
+            for (int ir = 0; ir < mb; ir += MR)
+                (nr == 32 ? microkernel_avx512
+                          : microkernel_avx2)(kb, ap + (size_t)ir * kb, bp + (size_t)jr * kb,
+                                              ct + (size_t)ir * t->nc + jr, t->nc, p0 > 0);
+    }
+    epilogue(j->y, j->dtype, ct, t->nc, j->n, j->glu, i0, mb, j0, nb, nr);
+}
+
 void kt_cpu_tiled_gemm(const kt_cpu_tiled *t, void *y, const void *x, const void *w, kt_dtype dtype,
                        int64_t m, int64_t n, int64_t k, int glu, int threads)
 {
@@ -289,35 +340,8 @@ void kt_cpu_tiled_gemm(const kt_cpu_tiled *t, void *y, const void *x, const void
     int nr = t->nr;
     int64_t cols = glu ? (n + nr / 2 - 1) / (nr / 2) * nr : n;
     int64_t row_blocks = (m + t->mc - 1) / t->mc;
-    int64_t col_blocks = (cols + t->nc - 1) / t->nc;
+    tiled_job j = {t, y, x, w, dtype, m, n, k, cols, (cols + t->nc - 1) / t->nc, glu};
     if (threads > t->threads)
         threads = t->threads;
-#pragma omp parallel for num_threads(threads) collapse(2) schedule(static)
-    for (int64_t rb = 0; rb < row_blocks; rb++) {
-        for (int64_t cb = 0; cb < col_blocks; cb++) {
-#ifdef _OPENMP
-            int tid = omp_get_thread_num();
-#else
-            int tid = 0;
-#endif
-            float *ap = t->buf + (size_t)tid * t->per_thread;
-            float *bp = ap + (size_t)t->mc * t->kc;
-            float *ct = bp + (size_t)t->kc * t->nc;
-            int64_t i0 = rb * t->mc, j0 = cb * t->nc;
-            int mb = (int)(m - i0 < t->mc ? m - i0 : t->mc);
-            int nb = (int)(cols - j0 < t->nc ? cols - j0 : t->nc);
-            nb = round_up(nb, nr);
-            for (int64_t p0 = 0; p0 < k; p0 += t->kc) {
-                int kb = (int)(k - p0 < t->kc ? k - p0 : t->kc);
-                pack_x(ap, x, dtype, k, i0, mb, p0, kb);
-                pack_w(bp, w, dtype, n, k, glu, j0, nb, p0, kb, nr);
-                for (int jr = 0; jr < nb; jr += nr)
-                    for (int ir = 0; ir < mb; ir += MR)
-                        (nr == 32 ? microkernel_avx512 : microkernel_avx2)(
-                            kb, ap + (size_t)ir * kb, bp + (size_t)jr * kb,
-                            ct + (size_t)ir * t->nc + jr, t->nc, p0 > 0);
-            }
-            epilogue(y, dtype, ct, t->nc, n, glu, i0, mb, j0, nb, nr);
-        }
-    }
+    kt_pool_for(threads, row_blocks * j.col_blocks, tiled_block, &j);
 }

@@ -76,6 +76,11 @@ int cmd_kernels(int argc, char **argv)
             for (int i = 0; i < var->n_params; i++)
                 print_param(&var->params[i]);
         }
+        for (int v = 0; v < kt_missing_variant_count(); v++) {
+            const kt_missing_variant *mv = kt_missing_variant_at(v);
+            if (strcmp(mv->op, op->name) == 0 && (!only || strcmp(mv->backend, only) == 0))
+                printf("  %s/%s: not built: %s\n", mv->backend, mv->name, mv->reason);
+        }
     }
     return KT_EXIT_KEEP;
 }

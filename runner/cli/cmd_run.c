@@ -157,6 +157,39 @@ static void flush_diag(kt_diag *diag)
     kt_diag_init(diag);
 }
 
+/* The baseline library an arm calls: its variant's, else the choice of an 'engine' param. */
+static const char *arm_library(const kt_arm *arm, char *buf, size_t len)
+{
+    const kt_variant *v = arm->variant;
+    int i = kt_param_index(v->params, v->n_params, "engine");
+    if (kt_variant_library(v))
+        return kt_variant_library(v);
+    if (i < 0 || v->params[i].type != KT_PARAM_ENUM)
+        return NULL;
+    return kt_param_choice_name(buf, len, v->params[i].choices, (int)arm->params[i].num);
+}
+
+/* Prints the backend's "<library>_warning" items (an OpenBLAS running kernels older than the
+ * CPU) for the libraries the spec's arms call, each once. */
+static void library_warnings(const kt_spec *spec, const kt_device_info *info)
+{
+    for (int i = 0; i < info->n; i++) {
+        const char *key = info->items[i].key, *suffix = strstr(key, "_warning");
+        if (!suffix || suffix[8] != '\0')
+            continue;
+        for (size_t a = 0; a <= spec->n_candidates; a++) {
+            char buf[KT_NAME_MAX];
+            const kt_arm *arm = a == 0 ? &spec->baseline : &spec->candidates[a - 1];
+            const char *lib = arm_library(arm, buf, sizeof(buf));
+            if (lib && strlen(lib) == (size_t)(suffix - key) &&
+                strncmp(key, lib, strlen(lib)) == 0) {
+                fprintf(stderr, "warning: %s\n", info->items[i].value);
+                break;
+            }
+        }
+    }
+}
+
 static int check_backend(const kt_spec *spec)
 {
     const kt_backend_iface *iface = kt_backend_find(spec->backend);
@@ -170,6 +203,7 @@ static int check_backend(const kt_spec *spec)
         fprintf(stderr, "error: backend '%s' is unavailable: %s\n", spec->backend, info.reason);
         return KT_EXIT_UNAVAILABLE;
     }
+    library_warnings(spec, &info);
     if (strcmp(spec->backend_requested, "auto") == 0 && strcmp(spec->backend, "cpu") == 0) {
         const kt_backend_iface *cuda = kt_backend_find("cuda");
         kt_device_info ci;

@@ -3,8 +3,11 @@
  * (speedup, kept fraction, error against the float64 reference) next to a byte-count model of
  * FFD's ceiling. Cold caches (kt_backend_flush_cache before every timed call), medians.
  *
- * usage: bench_attention [THREADS] [--quick] [NAME=VALUE...]
- *   THREADS default 2; --quick: 4K and 8K only; NAME=VALUE sets an llm input param
+ * usage: bench_attention [THREADS] [--quick] [--contention] [NAME=VALUE...]
+ *   THREADS default 2; --quick: 4K and 8K only; NAME=VALUE sets an llm input param;
+ *   --contention: only the co-runner table (see contention() below);
+ *   --models[=CONTEXT]: only the catalog table (every model's heads at CONTEXT, default 32K);
+ *   --fp8-keys: FFD in that table with keys: fp8 instead of the default stored keys
  * Dense and the FFD arms of a point run in rotating order within each round (see time_arms);
  * the variants run with isa auto (AVX-512 where the CPU has it), and dense and FFD at delta 5
  * also with isa avx2, in the same rounds, for the AVX2-to-AVX-512 comparison.
@@ -12,8 +15,15 @@
 #include "measure/check.h"
 #include "kernel.h"
 
+#include "cpu/pool.h"
+#include "spec/catalog.h"
+
 #include <math.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -96,18 +106,201 @@ static kt_point llama8b_point(int64_t context)
 }
 
 /* FFD's bytes per token and KV head relative to dense: the scan reads d/4 code bytes and the
- * block's scales (4d bytes per block), a kept block adds the fp8 residual (d bytes) and V. */
+ * block's scales (4d bytes per block); a kept block adds V and its keys: the stored ones
+ * (keys: stored, the default) or the fp8 residual (d bytes, keys: fp8). */
 static double ffd_byte_bound(double kept, int64_t d, size_t size, int64_t block)
 {
     double dense = 2.0 * (double)d * (double)size;
-    double ffd = (double)d / 4 + 4.0 * (double)d / (double)block +
-                 kept * ((double)d + (double)d * (double)size);
+    double ffd =
+        (double)d / 4 + 4.0 * (double)d / (double)block + kept * (2.0 * (double)d * (double)size);
     return dense / ffd;
+}
+
+/* Starts a process that spins on the last online CPU; returns its pid (or -1). */
+static pid_t start_co_runner(void)
+{
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET((int)sysconf(_SC_NPROCESSORS_ONLN) - 1, &set);
+    sched_setaffinity(0, sizeof(set), &set);
+    for (volatile unsigned long i = 0;; i++)
+        ;
+}
+
+/* 'reps' cold calls of dense at 'pt': medians of the time and of the run-queue wait (the time
+ * this process's threads were runnable but not running) per call, and the p90 time. */
+static int time_dense(kt_backend *b, kt_instance *inst, int threads, int reps, double *ms,
+                      double *p90_ms, double *wait_us)
+{
+    arm a;
+    memset(&a, 0, sizeof(a));
+    a.v = kt_variant_find("attention_decode", "cpu", "dense");
+    kt_param_defaults(a.params, a.v->params, a.v->n_params);
+    int err = prepare_arms(&a, 1, b, inst, threads);
+    double t[256], w[256];
+    for (int r = 0; err == KT_OK && r < reps && r < 256; r++) {
+        kt_timing tm;
+        kt_backend_flush_cache(b);
+        int64_t w0 = kt_pool_runq_wait_ns();
+        kt_backend_timer_start(b);
+        err = a.v->run(a.st, &a.call);
+        kt_backend_timer_stop(b, &tm);
+        w[r] = (double)(kt_pool_runq_wait_ns() - w0) / 1e3;
+        t[r] = tm.time_ns / 1e6;
+    }
+    a.v->release(a.st, b);
+    if (err < 0)
+        return err;
+    *wait_us = median(w, reps);
+    *ms = median(t, reps); /* sorts t */
+    *p90_ms = t[(int)(0.9 * (reps - 1))];
+    return KT_OK;
+}
+
+/* A 2-thread dense bf16 decode (llama-3.1-8b heads, 4K) quiet, then with a process spinning
+ * on one core: the pool's waits back off to futexes and nobody waits for a thread that has
+ * not started, so a co-runner should cost about one core's share, not a scheduler slice per
+ * call. Rounds alternate quiet and contended so machine load falls on both alike. */
+static int contention(int threads)
+{
+    const kt_op *op = kt_op_find("attention_decode");
+    kt_param_value in[KT_MAX_PARAMS];
+    kt_param_defaults(in, op->input_params, op->n_input_params);
+    kt_backend *b = NULL;
+    kt_instance *inst = NULL;
+    kt_point pt = llama8b_point(4096);
+    if (kt_backend_open(&b, "cpu", threads, 1) < 0 ||
+        kt_instance_create(&inst, b, op, &pt, KT_DTYPE_BF16, KT_DIST_LLM, in, 7) < 0) {
+        fprintf(stderr, "bench_attention: %s\n", kt_error_last());
+        return 1;
+    }
+    printf("| round | co-runner | median ms | p90 ms | run-queue wait per call, us | slowdown |\n");
+    printf("|---:|---|---:|---:|---:|---:|\n");
+    double quiet = 0;
+    for (int round = 0; round < 3; round++) {
+        for (int busy = 0; busy < 2; busy++) {
+            pid_t co = busy ? start_co_runner() : 0;
+            if (busy && co < 0) {
+                fprintf(stderr, "bench_attention: fork: cannot start the co-runner\n");
+                return 1;
+            }
+            if (busy)
+                usleep(100000); /* let the scheduler place it */
+            double ms, p90, wait;
+            int err = time_dense(b, inst, threads, 101, &ms, &p90, &wait);
+            if (busy) {
+                kill(co, SIGKILL);
+                waitpid(co, NULL, 0);
+            }
+            if (err < 0) {
+                fprintf(stderr, "bench_attention: %s\n", kt_error_last());
+                return 1;
+            }
+            if (!busy)
+                quiet = ms;
+            printf("| %d | %s | %.3f | %.3f | %.0f | %.2fx |\n", round + 1,
+                   busy ? "1 spinning process" : "none", ms, p90, wait, ms / quiet);
+            fflush(stdout);
+        }
+    }
+    kt_instance_free(inst, b);
+    kt_backend_close(b);
+    return 0;
+}
+
+/* FFD (delta 5) against dense on every catalog model's heads, batch 1, bf16, llm inputs, with
+ * dense's K+V bandwidth as a fraction of the read and copy ceilings and whether FFD meets the
+ * targets (>= 2x over dense, rel_l2 <= 2e-2). */
+static int fp8_keys; /* --fp8-keys */
+
+static int models_table(int threads, int64_t context, const kt_param_value *in, double copy_gbs,
+                        double read_gbs)
+{
+    const kt_op *op = kt_op_find("attention_decode");
+    kt_catalog cat;
+    kt_diag diag;
+    kt_diag_init(&diag);
+    kt_backend *b = NULL;
+    if (kt_catalog_load(&cat, &diag) < 0 || kt_backend_open(&b, "cpu", threads, 1) < 0) {
+        fprintf(stderr, "bench_attention: cannot load the catalog or open the cpu backend\n");
+        kt_diag_free(&diag);
+        return 1;
+    }
+    kt_diag_free(&diag);
+    printf("\n| model | d | heads / kv | context | dense ms | dense of read bw | dense of copy bw "
+           "| kept | ffd ms | speedup | byte-model bound | of bound | ffd rel_l2 | dense rel_l2 | "
+           "targets |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    double log_sum = 0;
+    int n_ok = 0, n_done = 0;
+    for (size_t mi = 0; mi < cat.n; mi++) {
+        const kt_model *md = &cat.models[mi];
+        kt_point pt;
+        memset(&pt, 0, sizeof(pt));
+        pt.model = *md;
+        pt.batch_size = 1;
+        pt.context_length = context;
+        snprintf(pt.id, sizeof(pt.id), "%s/b1/t%lld", md->name, (long long)context);
+        kt_instance *inst = NULL;
+        if (kt_instance_create(&inst, b, op, &pt, KT_DTYPE_BF16, KT_DIST_LLM, in, 7) < 0) {
+            printf("| %s | %s |\n", md->name, kt_error_last());
+            continue;
+        }
+        arm arms[2];
+        memset(arms, 0, sizeof(arms));
+        for (int a = 0; a < 2; a++) {
+            arms[a].v = kt_variant_find("attention_decode", "cpu", a ? "ffd" : "dense");
+            kt_param_defaults(arms[a].params, arms[a].v->params, arms[a].v->n_params);
+        }
+        arms[1].params[0].num = 5; /* delta */
+        arms[1].params[kt_param_index(arms[1].v->params, arms[1].v->n_params, "keys")].num =
+            fp8_keys ? 0 : 1;
+        int err = prepare_arms(arms, 2, b, inst, threads);
+        if (err == KT_OK)
+            err = time_arms(arms, 2, b, context >= 131072 ? 7 : 15);
+        for (int a = 0; a < 2; a++)
+            arms[a].v->release(arms[a].st, b);
+        if (err < 0) {
+            printf("| %s | %s |\n", md->name, kt_error_last());
+            kt_instance_free(inst, b);
+            continue;
+        }
+        double kv = (double)(kt_tensor_bytes(&inst->problem.tensors[1]) +
+                             kt_tensor_bytes(&inst->problem.tensors[2]));
+        double gbs = kv / (arms[0].ms * 1e-3) / 1e9, speedup = arms[0].ms / arms[1].ms;
+        double bound = ffd_byte_bound(arms[1].kept, md->head_dim, 2, 128);
+        int ok = speedup >= 2.0 && arms[1].num.rel_l2 <= 2e-2;
+        printf("| %s | %lld | %lld / %lld | %lld | %.3f | %.0f%% | %.0f%% | %.3f | %.3f | %.2fx | "
+               "%.2fx | %.0f%% | %.3g | %.2g | %s |\n",
+               md->name, (long long)md->head_dim, (long long)md->heads, (long long)md->kv_heads,
+               (long long)context, arms[0].ms, 100 * gbs / read_gbs, 100 * gbs / copy_gbs,
+               arms[1].kept, arms[1].ms, speedup, bound, 100 * speedup / bound, arms[1].num.rel_l2,
+               arms[0].num.rel_l2,
+               ok ? "met"
+                  : (speedup < 2.0 ? (arms[1].num.rel_l2 > 2e-2 ? "speed, error" : "speed")
+                                   : "error"));
+        fflush(stdout);
+        log_sum += log(speedup);
+        n_ok += ok;
+        n_done++;
+        kt_instance_free(inst, b);
+    }
+    if (n_done > 0)
+        printf("\nFFD delta 5 at %lld: geomean speedup %.2fx over %d models; both targets met on "
+               "%d of %d\n",
+               (long long)context, exp(log_sum / n_done), n_done, n_ok, n_done);
+    kt_catalog_free(&cat);
+    kt_backend_close(b);
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
-    int threads = 2, quick = 0;
+    int threads = 2, quick = 0, contended = 0, models_only = 0;
+    int64_t models_context = 32768;
     const kt_op *op = kt_op_find("attention_decode");
     kt_param_value in[KT_MAX_PARAMS];
     kt_param_defaults(in, op->input_params, op->n_input_params);
@@ -116,6 +309,14 @@ int main(int argc, char **argv)
         double value;
         if (strcmp(argv[i], "--quick") == 0) {
             quick = 1;
+        } else if (strcmp(argv[i], "--contention") == 0) {
+            contended = 1;
+        } else if (strcmp(argv[i], "--fp8-keys") == 0) {
+            fp8_keys = 1;
+        } else if (strncmp(argv[i], "--models", 8) == 0) {
+            models_only = 1;
+            if (argv[i][8] == '=')
+                models_context = atoll(argv[i] + 9);
         } else if (sscanf(argv[i], "%63[a-z_]=%lf", name, &value) == 2) {
             int at = kt_param_index(op->input_params, op->n_input_params, name);
             if (at < 0) {
@@ -127,7 +328,15 @@ int main(int argc, char **argv)
             threads = atoi(argv[i]) > 0 ? atoi(argv[i]) : 2;
         }
     }
+    if (contended)
+        return contention(threads);
     double copy_gbs = copy_bandwidth_gbs(threads), read_gbs = read_bandwidth_gbs(threads);
+    if (models_only) {
+        printf("threads: %d; copy bandwidth (bytes read + written): %.1f GB/s; read bandwidth: "
+               "%.1f GB/s\n",
+               threads, copy_gbs, read_gbs);
+        return models_table(threads, models_context, in, copy_gbs, read_gbs);
+    }
     printf("threads: %d; copy bandwidth (bytes read + written): %.1f GB/s; read bandwidth: %.1f "
            "GB/s\n\n",
            threads, copy_gbs, read_gbs);
@@ -214,5 +423,5 @@ int main(int argc, char **argv)
     for (int i = 0; i < n_ffd; i++)
         printf("%s\n", ffd_rows[i]);
     kt_backend_close(b);
-    return 0;
+    return models_table(threads, 32768, in, copy_gbs, read_gbs);
 }

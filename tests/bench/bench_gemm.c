@@ -1,5 +1,6 @@
-/* bench_gemm.c - this machine's copy bandwidth and OpenBLAS sgemm rate, then every CPU gemm
- * and swiglu_mlp variant per storage type, as one markdown report.
+/* bench_gemm.c - this machine's copy bandwidth, the baseline libraries (OpenBLAS's core and its
+ * sgemm rate, oneDNN's version and ISA), then every CPU gemm and swiglu_mlp variant per
+ * storage type against OpenBLAS ('vs blas') and oneDNN ('vs onednn'), as one markdown report.
  *
  * usage: bench_gemm [threads]   (default 2)
  *
@@ -8,6 +9,7 @@
  * every call, as `ktrial run` does with flush_cache: true. GFLOP/s counts 2MNK;
  * GB/s counts the op's compulsory bytes (inputs read once, outputs written once). */
 #include "bench_common.h"
+#include "cpu/baselines.h"
 #include "measure/check.h"
 #include "kernel.h"
 
@@ -56,7 +58,7 @@ typedef struct bench_case {
 static void time_cases(double *sec, const bench_case *cases, int n, kt_instance *inst,
                        kt_backend *b, int threads)
 {
-    enum { MAX_CASES = 4 };
+    enum { MAX_CASES = 5 };
     const kt_variant *v[MAX_CASES] = {0};
     kt_param_value params[MAX_CASES][KT_MAX_PARAMS];
     kt_call call[MAX_CASES];
@@ -109,18 +111,30 @@ static void bench_point(const kt_point *pt, const char *op, const bench_case *ca
         return;
     }
     const kt_problem *p = &inst->problem;
-    double sec[4];
+    double sec[5], blas = -1, onednn = -1;
     time_cases(sec, cases, n_cases, inst, b, threads);
     for (int i = 0; i < n_cases; i++) {
+        if (strstr(cases[i].label, "blas"))
+            blas = sec[i];
+        if (strstr(cases[i].label, "onednn"))
+            onednn = sec[i];
+    }
+    for (int i = 0; i < n_cases; i++) {
         double s = sec[i];
+        char vs_blas[16] = "", vs_onednn[16] = "";
         if (s < 0) {
-            printf("| %s | %s | %s | %s | failed | | | |\n", op, cases[i].label,
-                   kt_dtype_name(dtype), pt->id);
+            printf("| %s | %s | %s | %s | failed (%s) | | | | |\n", op, cases[i].label,
+                   kt_dtype_name(dtype), pt->id,
+                   kt_variant_find(op, "cpu", cases[i].variant) ? "unsupported" : "not built");
             continue;
         }
-        printf("| %s | %s | %s | %s M=%lld | %.3f | %.1f | %.1f | %.2f |\n", op, cases[i].label,
+        if (blas > 0)
+            snprintf(vs_blas, sizeof(vs_blas), "%.2fx", blas / s);
+        if (onednn > 0)
+            snprintf(vs_onednn, sizeof(vs_onednn), "%.2fx", onednn / s);
+        printf("| %s | %s | %s | %s M=%lld | %.3f | %.1f | %.1f | %s | %s |\n", op, cases[i].label,
                kt_dtype_name(dtype), pt->id, (long long)p->m, s * 1e3, p->flops / s * 1e-9,
-               p->bytes / s * 1e-9, sec[0] > 0 ? sec[0] / s : 0);
+               p->bytes / s * 1e-9, vs_blas, vs_onednn);
     }
     fflush(stdout);
     kt_instance_free(inst, b);
@@ -144,15 +158,20 @@ int main(int argc, char **argv)
     int threads = argc > 1 ? atoi(argv[1]) : 2;
     if (threads < 1)
         threads = 1;
+    kt_device_info info;
+    memset(&info, 0, sizeof(info));
+    kt_baselines_describe(&info);
     printf("threads: %d\n\n", threads);
     printf("| measurement | value |\n|---|---|\n");
+    for (int i = 0; i < info.n; i++)
+        printf("| %s | %s |\n", info.items[i].key, info.items[i].value);
     printf("| memcpy bandwidth, 512 MiB, read+write | %.1f GB/s |\n", copy_bandwidth_gbs(threads));
     static const int ms[] = {1, 16, 64, 256};
     for (int i = 0; i < 4; i++)
         printf("| OpenBLAS sgemm M=%d N=K=4096 | %.1f GFLOP/s |\n", ms[i],
                sgemm_gflops(ms[i], 4096, 4096, threads));
-    printf("\n| op | variant | dtype | shape | median ms | GFLOP/s | GB/s | speedup vs first |\n"
-           "|---|---|---|---|---|---|---|---|\n");
+    printf("\n| op | variant | dtype | shape | median ms | GFLOP/s | GB/s | vs blas | vs onednn |\n"
+           "|---|---|---|---|---|---|---|---|---|\n");
 
     static const kt_model square = {"square-4096", 4096, 64, 0, 64, 2048, 1};
     static const kt_model llama1b = {"llama-3.2-1b", 2048, 32, 8, 64, 8192, 16};
@@ -161,23 +180,27 @@ int main(int argc, char **argv)
         {"gemm", "blas", "blas", {{0}}, 0},
         {"gemm", "tiled", "tiled", {{0}}, 0},
         {"gemm", "deterministic", "deterministic", {{0}}, 0},
+        {"gemm", "onednn", "onednn", {{0}}, 0},
     };
     for (int d = 0; d < 3; d++)
         for (int i = 0; i < 4; i++) {
             /* role o of square-4096: N = hidden = 4096, K = heads * head_dim = 4096 */
             kt_point pt = point_of(&square, ms[i], KT_ROLE_O);
-            bench_point(&pt, "gemm", gemm_cases, 3, dtypes[d], threads);
+            bench_point(&pt, "gemm", gemm_cases, 4, dtypes[d], threads);
         }
     const bench_case mlp_cases[] = {
         {"swiglu_mlp", "unfused", "unfused (blas)", {{0}}, 0},
         {"swiglu_mlp", "unfused", "unfused (tiled)", {{1}}, 1},
         {"swiglu_mlp", "fused", "fused", {{0}}, 0},
+        {"swiglu_mlp", "unfused", "unfused (onednn)", {{2}}, 1},
     };
     static const int mlp_ms[] = {1, 64};
     for (int d = 0; d < 3; d += 2)
         for (int i = 0; i < 2; i++) {
             kt_point pt = point_of(&llama1b, mlp_ms[i], KT_ROLE_NONE);
-            bench_point(&pt, "swiglu_mlp", mlp_cases, 3, dtypes[d], threads);
+            /* engine onednn exists only where the onednn gemm variant does */
+            bench_point(&pt, "swiglu_mlp", mlp_cases,
+                        kt_variant_find("gemm", "cpu", "onednn") ? 4 : 3, dtypes[d], threads);
         }
     return 0;
 }

@@ -153,7 +153,7 @@ static void test_dense_small_split(void **state)
 static void test_ffd_all_blocks_matches_reference(void **state)
 {
     (void)state;
-    kt_param_value p[3] = {{1000}, {128}, {1024}}; /* delta 1000: every block kept */
+    kt_param_value p[4] = {{1000}, {128}, {1024}, {0}}; /* delta 1000: every block kept; fp8 */
     check_variant("ffd", p, FFD_ALL_BLOCKS_TOL, KT_DIST_NORMAL);
     p[2].num = 256; /* splits of two blocks */
     check_variant("ffd", p, FFD_ALL_BLOCKS_TOL, KT_DIST_LLM);

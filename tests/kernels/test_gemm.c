@@ -64,10 +64,13 @@ static void check_variant(const char *variant, const kt_point *point, kt_dtype d
     assert_true(r.numerics.cosine > KT_TEST_MIN_COSINE);
 }
 
-static void check_awkward(const char *variant, const kt_param_value *params)
+/* Every awkward shape and one real projection in each of the 'n' storage types 'dts'. */
+static void check_awkward_in(const char *variant, const kt_param_value *params, const kt_dtype *dts,
+                             size_t n)
 {
     static const int64_t batches[] = {1, 3, 17, 64};
-    for (size_t d = 0; d < 3; d++) {
+    for (size_t i = 0; i < n; i++) {
+        size_t d = (size_t)dts[i];
         for (size_t r = 0; r < 4; r++) {
             for (size_t b = 0; b < 4; b++) {
                 kt_point p = make_point(&tiny, batches[b], 0, KT_PHASE_DECODE, roles[r]);
@@ -81,6 +84,11 @@ static void check_awkward(const char *variant, const kt_param_value *params)
         kt_point real = make_point(&qwen05, 1, 0, KT_PHASE_DECODE, roles[(d + 2) % 4]);
         check_variant(variant, &real, dtypes[d], KT_DIST_LLM, params);
     }
+}
+
+static void check_awkward(const char *variant, const kt_param_value *params)
+{
+    check_awkward_in(variant, params, dtypes, 3);
 }
 
 static void test_blas(void **state)
@@ -120,6 +128,26 @@ static void test_tiled_avx2(void **state)
     for (size_t d = 0; d < 3; d++)
         check_variant("tiled", &p, dtypes[d], KT_DIST_NORMAL, small);
 }
+
+#ifdef KT_HAVE_ONEDNN
+/* oneDNN 2.6 has CPU matmul kernels for fp32 and bf16; fp16 needs AVX512-FP16 kernels it
+ * does not have, and says so instead of computing something else. */
+static void test_onednn(void **state)
+{
+    (void)state;
+    static const kt_dtype native[] = {KT_DTYPE_FP32, KT_DTYPE_BF16};
+    check_awkward_in("onednn", NULL, native, 2);
+    kt_point p = make_point(&tiny, 3, 0, KT_PHASE_DECODE, KT_ROLE_O);
+    kt_test_result r = kt_test_run("cpu", "gemm", "onednn", &p, KT_DTYPE_FP16, KT_DIST_NORMAL, NULL,
+                                   NULL, case_seed(), 2);
+    if (r.status == KT_OK) {
+        check_variant("onednn", &p, KT_DTYPE_FP16, KT_DIST_NORMAL, NULL);
+        return;
+    }
+    assert_int_equal(r.status, KT_EUNSUPPORTED);
+    assert_non_null(strstr(r.error, "fp16"));
+}
+#endif
 
 static void test_deterministic(void **state)
 {
@@ -300,6 +328,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_tiled),
         cmocka_unit_test(test_tiled_small_blocks),
         cmocka_unit_test(test_tiled_avx2),
+#ifdef KT_HAVE_ONEDNN
+        cmocka_unit_test(test_onednn),
+#endif
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_deterministic_bitwise),
         cmocka_unit_test(test_blas_staging_is_counted),

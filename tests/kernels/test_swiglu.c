@@ -67,10 +67,14 @@ static void check_variant(const char *variant, const kt_point *point, kt_dtype d
     assert_true(r.numerics.cosine > KT_TEST_MIN_COSINE);
 }
 
-static void check_all(const char *variant, const kt_param_value *params, int roundings)
+/* The awkward shapes in the first 'n_dtypes' of fp32, bf16, fp16, and the real one in bf16. */
+static void check_all_in(const char *variant, const kt_param_value *params, int roundings,
+                         size_t n_dtypes)
 {
     static const int64_t batches[] = {1, 3, 17, 64};
-    for (size_t d = 0; d < 3; d++) {
+    static const kt_dtype order[] = {KT_DTYPE_FP32, KT_DTYPE_BF16, KT_DTYPE_FP16};
+    for (size_t i = 0; i < n_dtypes; i++) {
+        size_t d = (size_t)order[i];
         for (size_t b = 0; b < 4; b++) {
             kt_point p = make_point(&tiny, batches[b], 0, KT_PHASE_DECODE);
             check_variant(variant, &p, dtypes[d], KT_DIST_NORMAL, params, roundings);
@@ -82,6 +86,11 @@ static void check_all(const char *variant, const kt_param_value *params, int rou
     /* the real shape in the serving dtype only: generating its 1.3 * 10^7 inputs takes 0.3 s */
     kt_point real = make_point(&qwen05, 1, 0, KT_PHASE_DECODE);
     check_variant(variant, &real, KT_DTYPE_BF16, KT_DIST_LLM, params, roundings);
+}
+
+static void check_all(const char *variant, const kt_param_value *params, int roundings)
+{
+    check_all_in(variant, params, roundings, 3);
 }
 
 static void test_unfused_blas(void **state)
@@ -96,6 +105,16 @@ static void test_unfused_tiled(void **state)
     const kt_param_value tiled[1] = {{1}}; /* engine: tiled */
     check_all("unfused", tiled, UNFUSED_ROUNDINGS);
 }
+
+#ifdef KT_HAVE_ONEDNN
+/* oneDNN 2.6 has no fp16 matmul on CPUs without AVX512-FP16 (test_gemm.c checks it says so) */
+static void test_unfused_onednn(void **state)
+{
+    (void)state;
+    const kt_param_value onednn[1] = {{2}}; /* engine: onednn */
+    check_all_in("unfused", onednn, UNFUSED_ROUNDINGS, 2);
+}
+#endif
 
 static void test_fused(void **state)
 {
@@ -224,6 +243,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_reference_by_hand),
         cmocka_unit_test(test_unfused_blas),
         cmocka_unit_test(test_unfused_tiled),
+#ifdef KT_HAVE_ONEDNN
+        cmocka_unit_test(test_unfused_onednn),
+#endif
         cmocka_unit_test(test_fused),
         cmocka_unit_test(test_fused_small_blocks),
         cmocka_unit_test(test_fused_matches_unfused),

@@ -1,0 +1,98 @@
+/* test_baselines.c - the identity of the baseline libraries: OpenBLAS's core names map to the
+ * vector extensions their kernels use, a core older than the CPU gets a warning that names
+ * OPENBLAS_CORETYPE, and the CPU backend's device description carries all of it. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "cpu/baselines.h"
+#include "kernel.h"
+
+#include <cblas.h>
+#include <string.h>
+
+static void test_core_isa(void **state)
+{
+    (void)state;
+    assert_int_equal(kt_openblas_core_isa("Prescott"), KT_ISA_SSE);
+    assert_int_equal(kt_openblas_core_isa("NEHALEM"), KT_ISA_SSE);
+    assert_int_equal(kt_openblas_core_isa("Sandybridge"), KT_ISA_AVX);
+    assert_int_equal(kt_openblas_core_isa("Haswell"), KT_ISA_AVX2);
+    assert_int_equal(kt_openblas_core_isa("Zen"), KT_ISA_AVX2);
+    assert_int_equal(kt_openblas_core_isa("SkylakeX"), KT_ISA_AVX512);
+    assert_int_equal(kt_openblas_core_isa("Cooperlake"), KT_ISA_AVX512);
+    assert_int_equal(kt_openblas_core_isa("NoSuchCore"), KT_ISA_UNKNOWN);
+    assert_int_equal(kt_openblas_core_isa(NULL), KT_ISA_UNKNOWN);
+}
+
+static void test_warning(void **state)
+{
+    (void)state;
+    char w[160];
+    /* the CI case: Prescott kernels on an AVX-512 Xeon */
+    assert_int_equal(kt_openblas_core_warning(w, sizeof(w), "Prescott", KT_ISA_AVX512), 1);
+    assert_non_null(strstr(w, "Prescott"));
+    assert_non_null(strstr(w, "OPENBLAS_CORETYPE=SkylakeX"));
+    assert_int_equal(kt_openblas_core_warning(w, sizeof(w), "Prescott", KT_ISA_AVX2), 1);
+    assert_non_null(strstr(w, "OPENBLAS_CORETYPE=Haswell"));
+    assert_int_equal(kt_openblas_core_warning(w, sizeof(w), "Haswell", KT_ISA_AVX512), 1);
+    assert_non_null(strstr(w, "OPENBLAS_CORETYPE=SkylakeX"));
+    /* the core matches (or outdoes) the CPU, or is unknown: nothing to say */
+    assert_int_equal(kt_openblas_core_warning(w, sizeof(w), "SkylakeX", KT_ISA_AVX512), 0);
+    assert_string_equal(w, "");
+    assert_int_equal(kt_openblas_core_warning(w, sizeof(w), "Haswell", KT_ISA_AVX2), 0);
+    assert_int_equal(kt_openblas_core_warning(w, sizeof(w), "Prescott", KT_ISA_SSE), 0);
+    assert_int_equal(kt_openblas_core_warning(w, sizeof(w), "NoSuchCore", KT_ISA_AVX512), 0);
+}
+
+static const char *info_value(const kt_device_info *info, const char *key)
+{
+    for (int i = 0; i < info->n; i++)
+        if (strcmp(info->items[i].key, key) == 0)
+            return info->items[i].value;
+    return NULL;
+}
+
+/* The CPU backend's description names the core OpenBLAS picked in this process and warns
+ * exactly when that core is narrower than this CPU. */
+static void test_cpu_probe(void **state)
+{
+    (void)state;
+    kt_device_info info;
+    assert_int_equal(kt_backend_find("cpu")->probe(&info), KT_OK);
+    const char *core = openblas_get_corename();
+    assert_string_equal(info_value(&info, "openblas_core"), core);
+    assert_string_equal(info_value(&info, "openblas_config"), openblas_get_config());
+    assert_string_equal(info_value(&info, "cpu_isa"), kt_isa_level_name(kt_cpu_isa_level()));
+    char w[160];
+    int expect = kt_openblas_core_warning(w, sizeof(w), core, kt_cpu_isa_level());
+    const char *got = info_value(&info, "openblas_warning");
+    if (expect)
+        assert_string_equal(got, w);
+    else
+        assert_null(got);
+#ifdef KT_HAVE_ONEDNN
+    assert_non_null(info_value(&info, "onednn_version"));
+    assert_non_null(info_value(&info, "onednn_isa"));
+    assert_non_null(kt_variant_find("gemm", "cpu", "onednn"));
+    assert_string_equal(kt_variant_library(kt_variant_find("gemm", "cpu", "onednn")), "onednn");
+#else
+    assert_null(kt_variant_find("gemm", "cpu", "onednn"));
+    assert_true(kt_missing_variant_count() >= 1);
+    assert_string_equal(kt_missing_variant_at(0)->name, "onednn");
+#endif
+    assert_string_equal(kt_variant_library(kt_variant_find("gemm", "cpu", "blas")), "openblas");
+    assert_null(kt_variant_library(kt_variant_find("gemm", "cpu", "tiled")));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_core_isa),
+        cmocka_unit_test(test_warning),
+        cmocka_unit_test(test_cpu_probe),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
