@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config git libyaml-dev libgit2-dev libcjson-dev
       libopenblas-dev libcmocka-dev libssl-dev python3 python3-jsonschema python3-scipy python3-yaml
-      clang-format)
+      slurm-wlm munge clang-format)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -20,19 +20,29 @@ DOCS = os.path.join(SOURCE, "docs")
 MARKER = re.compile(r"`(#(?:/definitions/[A-Za-z0-9_]+)?)`")
 
 
+def has_properties(node):
+    parts = [node] + [s for s in node.get("allOf", []) if "$ref" not in s]
+    return any("properties" in p for p in parts)
+
+
 def documented_definitions(schema):
     """Names of the definitions that are objects with properties of their own."""
-    names = set()
-    for name, node in schema.get("definitions", {}).items():
-        parts = [node] + [s for s in node.get("allOf", []) if "$ref" not in s]
-        if any("properties" in p for p in parts):
-            names.add(name)
-    return names
+    return {n for n, node in schema.get("definitions", {}).items() if has_properties(node)}
+
+
+def resolve(schema, ref):
+    """The node a local $ref ('#/definitions/x', '#/properties/y') points at."""
+    node = schema
+    for part in ref.lstrip("#").strip("/").split("/"):
+        if part:
+            node = node[part.replace("~1", "/").replace("~0", "~")]
+    return node
 
 
 def schema_sections(schema):
-    """{"#" or "#/definitions/NAME": {path: property schema}} for every documented object."""
-    defs = schema.get("definitions", {})
+    """{"#" or "#/definitions/NAME": {path: property schema}} for every documented object.
+    A $ref to an object with properties is documented where that object is (its own section,
+    or its place under the top level), so the walk stops there."""
     objects = documented_definitions(schema)
 
     def walk(node, path, out, seen):
@@ -40,9 +50,9 @@ def schema_sections(schema):
             return
         ref = node.get("$ref")
         if ref:
-            name = ref.split("/")[-1]
-            if name not in objects and name not in seen:
-                walk(defs[name], path, out, seen | {name})
+            target = resolve(schema, ref)
+            if not has_properties(target) and ref not in seen:
+                walk(target, path, out, seen | {ref})
         for key in ("anyOf", "oneOf", "allOf"):
             for sub in node.get(key, []):
                 walk(sub, path, out, seen)
@@ -56,16 +66,14 @@ def schema_sections(schema):
         if isinstance(node.get("items"), dict):
             walk(node["items"], f"{path}[]", out, seen)
 
+    defs = schema.get("definitions", {})
     sections = {}
     root = {k: v for k, v in schema.items() if k != "definitions"}
     walk(root, "", sections.setdefault("#", {}), frozenset())
     for name in sorted(objects):
         node = defs[name]
         out = sections.setdefault(f"#/definitions/{name}", {})
-        walk({k: v for k, v in node.items() if k != "$ref"}, "", out, frozenset({name}))
-        for sub in node.get("allOf", []):
-            if "$ref" not in sub:
-                walk(sub, "", out, frozenset({name}))
+        walk({k: v for k, v in node.items() if k != "$ref"}, "", out, frozenset())
     return sections
 
 
