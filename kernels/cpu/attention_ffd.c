@@ -1,4 +1,4 @@
-/* attention_ffd.c - attention_decode on the CPU with FFD block selection (REFERENCE.md):
+/* attention_ffd.c - attention_decode on the CPU with FFD block selection (docs/reference.md):
  * prepare quantises K per block (ffd_quant.h); run computes each query head's pseudo-max
  * from the approximate scores of block 0 and the last full block, scans every full block with
  * approximate scores (2-bit codes times per-channel scales; see code_dot for the decoding),

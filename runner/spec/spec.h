@@ -1,6 +1,6 @@
 /* spec.h - an experiment spec, loaded, checked and resolved against the registry.
  *
- * kt_spec_load() runs the three stages of DESIGN section 3 (YAML syntax and its traps, the
+ * kt_spec_load() runs the three stages of docs/spec.md (YAML syntax and its traps, the
  * JSON Schema, meaning against the registry and catalog) and reports every problem it finds
  * into 'diag' with file:line:col. On success the spec is fully resolved: op, variants and
  * param values are looked up, defaults filled in, and the backend is a concrete name. */

@@ -1,4 +1,4 @@
-/* spec_meaning.c - the meaning checks of a spec (DESIGN section 3, stage 3).
+/* spec_meaning.c - the meaning checks of a spec (docs/spec.md, "Validation", stage 3).
  *
  * The schema has already vouched for types and ranges; this stage resolves names against the
  * registry and the catalog, fills the kt_spec with values and defaults, and reports what the

@@ -1,4 +1,4 @@
-/* test_catalog.c - the embedded model catalog: every model of REFERENCE.md with its figures,
+/* test_catalog.c - the embedded model catalog: every model of docs/reference.md with its figures,
  * lookups, and that loading reports nothing. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-/* The table of REFERENCE.md (each model's config.json). */
+/* The table of docs/reference.md (each model's config.json). */
 static const kt_model expected[] = {
     {"llama-3.1-8b", 4096, 32, 8, 128, 14336, 32},
     {"llama-3.1-70b", 8192, 64, 8, 128, 28672, 80},
