@@ -101,9 +101,11 @@ static int open_and_init(const char *path, kt_plugin_host *h, uint32_t *abi_out,
     int rc = init(&r);
     if (h->error[0])
         return kt_error_code(KT_EINVAL, "%s", h->error);
-    if (rc != 0)
-        return kt_error_code(KT_EINVAL, "kt_plugin_init returned %d: %s", rc,
-                             kt_error_last()[0] ? kt_error_last() : "(no message)");
+    if (rc != 0) {
+        char why[400];
+        snprintf(why, sizeof(why), "%s", kt_error_last()[0] ? kt_error_last() : "(no message)");
+        return kt_error_code(KT_EINVAL, "kt_plugin_init returned %d: %s", rc, why);
+    }
     if (h->n_ops + h->n_variants == 0)
         return kt_error_code(KT_EINVAL, "kt_plugin_init registered no op and no variant");
     return KT_OK;
