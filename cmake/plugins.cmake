@@ -35,10 +35,6 @@ kt_add_plugin(kt_gemm_blocked_o1 DIR examples/plugins/o1 SOURCES examples/plugin
 kt_add_plugin(kt_gemm_blocked_o3 DIR examples/plugins/o3 SOURCES examples/plugins/gemm_blocked.c
   FLAGS -O3 -march=native)
 set_target_properties(kt_gemm_blocked_o1 kt_gemm_blocked_o3 PROPERTIES OUTPUT_NAME kt_gemm_blocked)
-if(KT_HAVE_CUDA)
-  kt_add_plugin(kt_cuda_gemm DIR examples/plugins SOURCES examples/plugins/cuda_gemm.cu)
-  target_link_libraries(kt_cuda_gemm PRIVATE CUDA::cudart_static)
-endif()
 
 if(KT_BUILD_TESTS)
   file(GLOB kt_test_plugins CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/plugins/*.c)
