@@ -334,10 +334,12 @@ KT_PLUGIN_EXPORT int kt_plugin_init(kt_plugin_registrar *r);
  * plugin; ktrial itself defines KT_PLUGIN_HOST and does not. */
 #if !defined(KT_PLUGIN_HOST) && defined(__GNUC__)
 #ifdef __cplusplus
-extern "C" const uint32_t kt_plugin_abi_version;
+#define KT_PLUGIN_ABI_LINKAGE extern /* a namespace-scope const is internal in C++ */
+#else
+#define KT_PLUGIN_ABI_LINKAGE
 #endif
-__attribute__((weak, visibility("default"))) const uint32_t kt_plugin_abi_version =
-    KT_PLUGIN_ABI_VERSION;
+KT_PLUGIN_ABI_LINKAGE __attribute__((weak, visibility("default")))
+const uint32_t kt_plugin_abi_version = KT_PLUGIN_ABI_VERSION;
 #endif
 
 #ifdef __cplusplus

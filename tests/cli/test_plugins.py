@@ -103,6 +103,24 @@ class OutsideTheTree(Base):
         self.assertRegex(plugin["build_id"] or "", r"^[0-9a-f]{16,}$")
         self.assertIsNone(plugin["git"])  # /tmp lies in no work tree
 
+    def test_a_cpp_plugin_builds_against_the_header(self):
+        if not shutil.which("g++"):
+            self.skipTest("no g++")
+        src = os.path.join(self.tmp, "cxx.cpp")
+        with open(src, "w") as f:
+            f.write("#include <ktrial/plugin.h>\n"
+                    "static int run(void *, const kt_call *) { return KT_OK; }\n"
+                    "static const kt_variant v = {\"gemm\", \"cxx\", \"cpu\", \"c++\", "
+                    "nullptr, 0, nullptr, run, nullptr, nullptr};\n"
+                    "int kt_plugin_init(kt_plugin_registrar *r) "
+                    "{ return r->add_variant(r, &v); }\n")
+        lib = os.path.join(self.tmp, "libcxx.so")
+        subprocess.run(["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
+                        "-I" + os.path.join(SOURCE, "include"), src, "-o", lib], check=True)
+        r = run(["kernels", "--plugin", lib])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("cpu/cxx: c++", r.stdout)
+
     def test_every_header_function_is_exported(self):
         with open(os.path.join(SOURCE, "include", "ktrial", "plugin.h")) as f:
             header = f.read()
