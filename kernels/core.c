@@ -112,6 +112,11 @@ void kt_device_info_add(kt_device_info *info, const char *key, const char *fmt, 
     info->n++;
 }
 
+const char *kt_backend_name(const kt_backend *b)
+{
+    return b->iface->name;
+}
+
 int kt_backend_open_iface(kt_backend **out, const kt_backend_iface *iface, int threads,
                           uint64_t seed)
 {

@@ -1,4 +1,5 @@
-/* registry.c - the static tables of ops, backends and variants. */
+/* registry.c - the static tables of ops, backends and variants, followed by what plugins
+ * register at run time (each entry its own allocation, so pointers stay valid). */
 #include "kernel.h"
 #include "ops/ops.h"
 #include "ops/decoder_layer.h"
@@ -8,6 +9,7 @@
 #include "cuda/cuda_backend.h"
 #endif
 
+#include <stdlib.h>
 #include <string.h>
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -40,21 +42,71 @@ static const kt_variant *const variants[] = {
 #endif
 };
 
+/* Registered by plugins, in load order. */
+typedef struct plugin_entry {
+    const void *item; /* a kt_op or a kt_variant, owned by the plugin loader */
+    int plugin;
+} plugin_entry;
+
+static plugin_entry *plugin_ops, *plugin_variants;
+static int n_plugin_ops, n_plugin_variants;
+
+static int append(plugin_entry **list, int *n, const void *item, int plugin)
+{
+    plugin_entry *grown = realloc(*list, (size_t)(*n + 1) * sizeof(**list));
+    if (!grown)
+        return kt_error_code(KT_ENOMEM, "out of memory");
+    grown[*n].item = item;
+    grown[*n].plugin = plugin;
+    *list = grown;
+    (*n)++;
+    return KT_OK;
+}
+
+int kt_registry_add_op(const kt_op *op, int plugin)
+{
+    return append(&plugin_ops, &n_plugin_ops, op, plugin);
+}
+
+int kt_registry_add_variant(const kt_variant *variant, int plugin)
+{
+    return append(&plugin_variants, &n_plugin_variants, variant, plugin);
+}
+
+int kt_op_plugin(const kt_op *op)
+{
+    for (int i = 0; i < n_plugin_ops; i++)
+        if (plugin_ops[i].item == op)
+            return plugin_ops[i].plugin;
+    return -1;
+}
+
+int kt_variant_plugin(const kt_variant *variant)
+{
+    for (int i = 0; i < n_plugin_variants; i++)
+        if (plugin_variants[i].item == variant)
+            return plugin_variants[i].plugin;
+    return -1;
+}
+
 int kt_op_count(void)
 {
-    return COUNT(ops);
+    return COUNT(ops) + n_plugin_ops;
 }
 
 const kt_op *kt_op_at(int i)
 {
-    return i >= 0 && i < COUNT(ops) ? ops[i] : NULL;
+    if (i >= 0 && i < COUNT(ops))
+        return ops[i];
+    i -= COUNT(ops);
+    return i >= 0 && i < n_plugin_ops ? plugin_ops[i].item : NULL;
 }
 
 const kt_op *kt_op_find(const char *name)
 {
-    for (int i = 0; i < COUNT(ops); i++)
-        if (strcmp(ops[i]->name, name) == 0)
-            return ops[i];
+    for (int i = 0; i < kt_op_count(); i++)
+        if (strcmp(kt_op_at(i)->name, name) == 0)
+            return kt_op_at(i);
     return NULL;
 }
 
@@ -78,23 +130,33 @@ const kt_backend_iface *kt_backend_find(const char *name)
 
 int kt_variant_count(void)
 {
-    return COUNT(variants);
+    return COUNT(variants) + n_plugin_variants;
 }
 
 const kt_variant *kt_variant_at(int i)
 {
-    return i >= 0 && i < COUNT(variants) ? variants[i] : NULL;
+    if (i >= 0 && i < COUNT(variants))
+        return variants[i];
+    i -= COUNT(variants);
+    return i >= 0 && i < n_plugin_variants ? plugin_variants[i].item : NULL;
+}
+
+const kt_variant *kt_variant_find_in(const char *op, const char *backend, const char *name,
+                                     int plugin)
+{
+    for (int i = 0; i < kt_variant_count(); i++) {
+        const kt_variant *v = kt_variant_at(i);
+        if (strcmp(v->op, op) == 0 && strcmp(v->backend, backend) == 0 &&
+            strcmp(v->name, name) == 0 &&
+            (plugin == KT_PLUGIN_ANY || kt_variant_plugin(v) == plugin))
+            return v;
+    }
+    return NULL;
 }
 
 const kt_variant *kt_variant_find(const char *op, const char *backend, const char *name)
 {
-    for (int i = 0; i < COUNT(variants); i++) {
-        const kt_variant *v = variants[i];
-        if (strcmp(v->op, op) == 0 && strcmp(v->backend, backend) == 0 &&
-            strcmp(v->name, name) == 0)
-            return v;
-    }
-    return NULL;
+    return kt_variant_find_in(op, backend, name, KT_PLUGIN_ANY);
 }
 
 int kt_backend_open(kt_backend **out, const char *name, int threads, uint64_t seed)

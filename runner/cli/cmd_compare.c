@@ -5,6 +5,7 @@
 #include "util/json.h"
 #include "archive/result_json.h"
 #include "archive/run_archive.h"
+#include "archive/provenance_plugin.h"
 #include "decide/stats.h"
 
 #include <math.h>
@@ -24,6 +25,7 @@ typedef struct compare_options {
     const char *old_path, *new_path;
     double threshold;
     int json;
+    int force; /* compare across changed plugin files */
 } compare_options;
 
 /* Log times of one variant at one point: the baseline's from every candidate's pairs (each
@@ -126,6 +128,8 @@ static int parse(compare_options *o, int argc, char **argv)
                 return kt_usage_error("compare", "'--threshold' needs a fraction in [0, 1)");
         } else if (strcmp(argv[i], "--json") == 0) {
             o->json = 1;
+        } else if (strcmp(argv[i], "--force") == 0) {
+            o->force = 1;
         } else if (argv[i][0] == '-') {
             return kt_usage_error("compare", "unknown option '%s'", argv[i]);
         } else if (!o->old_path) {
@@ -160,6 +164,23 @@ static int same_experiment(const cJSON *old_doc, const cJSON *new_doc)
         }
     }
     return 1;
+}
+
+/* The same plugin files? A plugin whose sha256 changed makes the comparison one of two
+ * plugin builds, not of two ktrial runs; --force compares anyway. */
+static int same_plugins(const cJSON *old_doc, const cJSON *new_doc, int force)
+{
+    const cJSON *po = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(old_doc, "provenance"), "plugins");
+    const cJSON *pn = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(new_doc, "provenance"), "plugins");
+    char msg[256];
+    if (!kt_provenance_plugin_changes(msg, sizeof(msg), po, pn))
+        return 1;
+    fprintf(stderr, "%s: %s\n", force ? "warning" : "error", msg);
+    if (!force)
+        fprintf(stderr, "hint: use --force to compare anyway\n");
+    return force;
 }
 
 static void print_rows(const row *rows, size_t n, double threshold)
@@ -232,7 +253,7 @@ int cmd_compare(int argc, char **argv)
         rc = KT_EXIT_DATAERR;
         goto done;
     }
-    if (!same_experiment(old_doc, new_doc)) {
+    if (!same_experiment(old_doc, new_doc) || !same_plugins(old_doc, new_doc, o.force)) {
         rc = KT_EXIT_DATAERR;
         goto done;
     }

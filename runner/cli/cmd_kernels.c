@@ -1,4 +1,5 @@
-/* cmd_kernels.c - 'ktrial kernels': ops, backends, variants and their params. */
+/* cmd_kernels.c - 'ktrial kernels': ops, backends, variants and their params; with --plugin,
+ * what one or more plugin libraries provide. */
 #include "cli/commands.h"
 #include "kernel.h"
 
@@ -28,17 +29,53 @@ static void print_param(const kt_param_def *p)
            range, p->doc);
 }
 
+/* Whether entry 'plugin' is to be shown: everything without --plugin, else only what the
+ * named plugins provide. */
+static int listed(int plugin, const int *plugins, int n_plugins)
+{
+    if (n_plugins == 0)
+        return 1;
+    for (int i = 0; i < n_plugins; i++)
+        if (plugins[i] == plugin)
+            return 1;
+    return 0;
+}
+
+static int load_plugins(int *plugins, int n, char **paths)
+{
+    for (int i = 0; i < n; i++) {
+        kt_error_clear();
+        plugins[i] = kt_plugin_load(paths[i]);
+        if (plugins[i] < 0) {
+            fprintf(stderr, "error: %s: %s\n", paths[i], kt_error_last());
+            return KT_EXIT_DATAERR;
+        }
+        uint32_t abi = kt_plugin_abi(plugins[i]);
+        printf("plugin %s (ABI %u.%u)\n", kt_plugin_path(plugins[i]), abi >> 16, abi & 0xffff);
+    }
+    return 0;
+}
+
 int cmd_kernels(int argc, char **argv)
 {
     const char *only = NULL;
+    char *paths[16];
+    int plugins[16], n_plugins = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc)
             only = argv[++i];
         else if (strncmp(argv[i], "--backend=", 10) == 0)
             only = argv[i] + 10;
+        else if (strcmp(argv[i], "--plugin") == 0 && i + 1 < argc && n_plugins < 16)
+            paths[n_plugins++] = argv[++i];
+        else if (strncmp(argv[i], "--plugin=", 9) == 0 && n_plugins < 16)
+            paths[n_plugins++] = argv[i] + 9;
         else
             return kt_usage_error("kernels", "unexpected argument '%s'", argv[i]);
     }
+    int rc = load_plugins(plugins, n_plugins, paths);
+    if (rc)
+        return rc;
     if (only && !kt_backend_find(only)) {
         fprintf(stderr, "error: unknown backend '%s' (this build has:", only);
         for (int b = 0; b < kt_backend_count(); b++)
@@ -47,7 +84,7 @@ int cmd_kernels(int argc, char **argv)
         return KT_EXIT_USAGE;
     }
 
-    printf("backends:\n");
+    printf("%sbackends:\n", n_plugins ? "\n" : "");
     for (int b = 0; b < kt_backend_count(); b++) {
         const kt_backend_iface *be = kt_backend_at(b);
         if (only && strcmp(be->name, only) != 0)
@@ -62,17 +99,23 @@ int cmd_kernels(int argc, char **argv)
         int shown = 0;
         for (int v = 0; v < kt_variant_count(); v++) {
             const kt_variant *var = kt_variant_at(v);
-            if (strcmp(var->op, op->name) != 0 || (only && strcmp(var->backend, only) != 0))
+            if (strcmp(var->op, op->name) != 0 || (only && strcmp(var->backend, only) != 0) ||
+                !listed(kt_variant_plugin(var), plugins, n_plugins))
                 continue;
             if (!shown++) {
-                printf("\nop %s: %s\n", op->name, op->doc);
+                int from = kt_op_plugin(op);
+                printf("\nop %s: %s%s%s%s\n", op->name, op->doc, from >= 0 ? " (from " : "",
+                       from >= 0 ? kt_plugin_path(from) : "", from >= 0 ? ")" : "");
                 for (int i = 0; i < op->n_input_params; i++) {
                     if (i == 0)
                         printf("  input params (inputs.params):\n");
                     print_param(&op->input_params[i]);
                 }
             }
-            printf("  %s/%s: %s\n", var->backend, var->name, var->doc);
+            int from = kt_variant_plugin(var);
+            printf("  %s/%s: %s%s%s%s\n", var->backend, var->name, var->doc,
+                   from >= 0 ? " (plugin " : "", from >= 0 ? kt_plugin_path(from) : "",
+                   from >= 0 ? ")" : "");
             for (int i = 0; i < var->n_params; i++)
                 print_param(&var->params[i]);
         }

@@ -9,6 +9,7 @@
 #include "cli/summary.h"
 #include "archive/run_archive.h"
 #include "util/sha256.h"
+#include "archive/provenance_plugin.h"
 #include "spec/spec.h"
 #include "spec/spec_json.h"
 #include "util/version.h"
@@ -286,8 +287,15 @@ static int check_resume(run_state *st)
     const cJSON *git = cJSON_GetObjectItemCaseSensitive(prov, "git");
     kt_json_get_str(spec, "sha256", sha, sizeof(sha));
     kt_json_get_str(git, "commit", commit, sizeof(commit));
+    cJSON *plugins_now = kt_provenance_plugins_json(st->spec);
+    char changed[256];
+    int bad = kt_provenance_plugin_changes(changed, sizeof(changed),
+                                           cJSON_GetObjectItemCaseSensitive(prov, "plugins"),
+                                           plugins_now) > 0;
+    if (bad)
+        fprintf(stderr, "%s: %s\n", st->opt.force ? "warning" : "error", changed);
+    cJSON_Delete(plugins_now);
     cJSON_Delete(doc);
-    int bad = 0;
     if (strcmp(sha, st->spec_sha) != 0) {
         fprintf(stderr,
                 "%s: the spec differs from the one '%s' was started with (sha256 %.12s, "
@@ -347,6 +355,8 @@ static cJSON *result_document(run_state *st, const char *status, time_t finished
     const kt_backend_iface *iface = kt_backend_find(st->spec->backend);
     iface->probe(&info);
     cJSON_AddItemToObject(prov, "device", kt_provenance_device_json(st->spec->backend, &info));
+    if (st->spec->n_plugins)
+        cJSON_AddItemToObject(prov, "plugins", kt_provenance_plugins_json(st->spec));
     cJSON *run = kt_provenance_add_run(prov, st->started, finished, st->argc, st->argv);
     cJSON *seeds = cJSON_AddObjectToObject(run, "seeds");
     kt_json_add_real(seeds, "inputs", (double)st->spec->seed);

@@ -39,6 +39,11 @@ void kt_spec_free(kt_spec *spec)
     free(spec->path);
     free(spec->bytes);
     free(spec->description);
+    for (size_t i = 0; i < spec->n_plugins; i++) {
+        free(spec->plugins[i].path);
+        free(spec->plugins[i].resolved);
+    }
+    free(spec->plugins);
     free(spec->models);
     free(spec->batch_sizes);
     free(spec->context_lengths);

@@ -30,6 +30,16 @@ typedef struct kt_arm {
     int line, col;                        /* where it is declared */
 } kt_arm;
 
+/* One entry of the spec's 'plugins:' list. */
+typedef struct kt_spec_plugin {
+    char *path;      /* as written */
+    char *resolved;  /* relative to the spec's folder */
+    int index;       /* kt_plugin_load's index; -1 when loading failed */
+    char sha256[65]; /* of the file as loaded */
+    long long size;  /* bytes */
+    int line, col;   /* the entry's place */
+} kt_spec_plugin;
+
 /* An exclude or include entry: a partial point (only the keys it names are set). */
 typedef struct kt_matrix_rule {
     unsigned axes; /* KT_AXIS_* named by the entry */
@@ -54,8 +64,10 @@ typedef struct kt_spec {
     size_t len;
 
     int version;
-    char name[KT_NAME_MAX]; /* [a-z0-9._-]+ */
-    char *description;      /* may be NULL */
+    char name[KT_NAME_MAX];  /* [a-z0-9._-]+ */
+    char *description;       /* may be NULL */
+    kt_spec_plugin *plugins; /* 'plugins:', loaded before anything is resolved */
+    size_t n_plugins;
     const kt_op *op;
     char backend_requested[16]; /* as written: auto | cpu | cuda | sim (or the override) */
     char backend[16];           /* resolved: cpu | cuda | sim */

@@ -1,5 +1,6 @@
 /* spec_json.c - what was run, after defaults: the parsed copy kept in result.json. */
 #include "spec/spec_json.h"
+#include "spec/spec_plugins.h"
 #include "util/json.h"
 
 #include <math.h>
@@ -21,11 +22,17 @@ cJSON *kt_params_to_json(const kt_param_def *defs, int n, const kt_param_value *
     return o;
 }
 
-static cJSON *arm_json(const kt_arm *a)
+static cJSON *arm_json(const kt_spec *spec, const kt_arm *a)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", a->name);
     cJSON_AddStringToObject(o, "variant", a->variant->name);
+    const kt_spec_plugin *from = kt_spec_plugin_of(spec, kt_variant_plugin(a->variant));
+    if (from) {
+        cJSON *p = cJSON_AddObjectToObject(o, "plugin");
+        cJSON_AddStringToObject(p, "path", from->path);
+        cJSON_AddStringToObject(p, "sha256", from->sha256);
+    }
     cJSON_AddItemToObject(o, "params",
                           kt_params_to_json(a->variant->params, a->variant->n_params, a->params));
     return o;
@@ -46,6 +53,11 @@ cJSON *kt_spec_to_json(const kt_spec *spec)
     cJSON_AddNumberToObject(o, "version", spec->version);
     cJSON_AddStringToObject(o, "name", spec->name);
     kt_json_add_str_or_null(o, "description", spec->description);
+    if (spec->n_plugins) {
+        cJSON *plugins = cJSON_AddArrayToObject(o, "plugins");
+        for (size_t i = 0; i < spec->n_plugins; i++)
+            cJSON_AddItemToArray(plugins, cJSON_CreateString(spec->plugins[i].path));
+    }
     cJSON_AddStringToObject(o, "op", spec->op->name);
     cJSON_AddStringToObject(o, "backend_requested", spec->backend_requested);
     cJSON_AddStringToObject(o, "backend", spec->backend);
@@ -93,10 +105,10 @@ cJSON *kt_spec_to_json(const kt_spec *spec)
     cJSON_AddItemToObject(
         inputs, "params",
         kt_params_to_json(spec->op->input_params, spec->op->n_input_params, spec->input_params));
-    cJSON_AddItemToObject(o, "baseline", arm_json(&spec->baseline));
+    cJSON_AddItemToObject(o, "baseline", arm_json(spec, &spec->baseline));
     cJSON *cands = cJSON_AddArrayToObject(o, "candidates");
     for (size_t k = 0; k < spec->n_candidates; k++)
-        cJSON_AddItemToArray(cands, arm_json(&spec->candidates[k]));
+        cJSON_AddItemToArray(cands, arm_json(spec, &spec->candidates[k]));
     cJSON *t = cJSON_AddObjectToObject(o, "trials");
     cJSON_AddNumberToObject(t, "warmup", spec->warmup);
     cJSON_AddNumberToObject(t, "min_repetitions", spec->min_repetitions);

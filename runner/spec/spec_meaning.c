@@ -10,6 +10,7 @@
 #include "spec/catalog.h"
 #include "spec/matrix.h"
 #include "spec/plan.h"
+#include "spec/spec_plugins.h"
 #include "util/suggest.h"
 #include "spec/yaml_tree.h"
 
@@ -269,10 +270,20 @@ static void check_op_backend(mctx *c)
     const kt_node *op_node = kt_node_get(c->root, "op");
     const char *op_name = kt_node_str(op_node);
     spec->op = op_name ? kt_op_find(op_name) : NULL;
+    if (spec->op && !kt_spec_uses_plugin(spec, kt_op_plugin(spec->op)))
+        spec->op = NULL; /* from a plugin another spec of this command listed */
     if (!spec->op) {
+        const char *names[64];
+        size_t n = 0;
+        for (int i = 0; i < kt_op_count() && n < 64; i++)
+            if (kt_spec_uses_plugin(spec, kt_op_plugin(kt_op_at(i))))
+                names[n++] = kt_op_at(i)->name;
+        char hint[96];
+        did_you_mean(hint, sizeof(hint), op_name ? op_name : "", names, n);
         report(c, op_node, NULL,
-               "op '%s' is not built into this ktrial ('ktrial kernels' lists the ops it has)",
-               op_name ? op_name : "");
+               "op '%s' is neither built in nor added by a listed plugin%s ('ktrial kernels' "
+               "lists the ops)",
+               op_name ? op_name : "", hint);
         return;
     }
 
@@ -659,14 +670,36 @@ static void check_arm(mctx *c, const kt_node *node, const char *path, kt_arm *ar
     const char *name = kt_node_str(vnode);
     char sub[96];
     snprintf(sub, sizeof(sub), "%s.variant", path);
-    arm->variant = name ? kt_variant_find(spec->op->name, spec->backend, name) : NULL;
+    const kt_node *pnode = kt_node_get(node, "plugin");
+    const kt_spec_plugin *from = NULL;
+    if (pnode) {
+        char psub[96];
+        snprintf(psub, sizeof(psub), "%s.plugin", path);
+        from = kt_spec_plugin_named(spec, kt_node_str(pnode));
+        if (!from) {
+            report(c, pnode, psub, "'%s' is not listed under plugins", kt_node_str(pnode));
+            return;
+        }
+        if (from->index < 0)
+            return; /* its load error is reported at its entry */
+    }
+    int ambiguous = 0;
+    arm->variant = name ? kt_spec_find_variant(spec, name, from, c->diag, &ambiguous) : NULL;
+    if (ambiguous)
+        return;
+    if (!arm->variant && from) {
+        report(c, vnode, sub, "plugin '%s' has no variant '%s' of op '%s' on backend '%s'",
+               from->path, name ? name : "", spec->op->name, spec->backend);
+        return;
+    }
     if (!arm->variant) {
         const char *names[64];
         size_t n = 0;
         char elsewhere[128] = "", hint[96], list[512] = "";
         for (int i = 0; i < kt_variant_count(); i++) {
             const kt_variant *v = kt_variant_at(i);
-            if (strcmp(v->op, spec->op->name) != 0)
+            if (strcmp(v->op, spec->op->name) != 0 ||
+                !kt_spec_uses_plugin(spec, kt_variant_plugin(v)))
                 continue;
             if (strcmp(v->backend, spec->backend) == 0 && n < 64) {
                 names[n++] = v->name;
@@ -890,6 +923,8 @@ int kt_spec_check_meaning(kt_spec *spec, const kt_spec_options *opts, kt_diag *d
     if (tnode && get_int(&c, tnode, "threads", 0, KT_LIMIT_THREADS, &threads) == 0)
         spec->threads = (int)threads;
 
+    if (kt_spec_load_plugins(spec, diag) != 0)
+        goto done; /* names cannot be resolved without them */
     check_op_backend(&c);
     if (spec->op) {
         check_axes(&c);
@@ -902,6 +937,7 @@ int kt_spec_check_meaning(kt_spec *spec, const kt_spec_options *opts, kt_diag *d
     check_thresholds(&c);
     if (diag->n_errors == errors_before)
         check_plan(&c, spec);
+done:
     kt_catalog_free(&c.catalog);
     return diag->n_errors == errors_before ? 0 : -1;
 }

@@ -151,6 +151,8 @@ class Corpus(unittest.TestCase):
             with self.subTest(spec=os.path.basename(path)):
                 if spec_op(path) not in self.ops:
                     continue
+                if "\nplugins:" in open(path).read():
+                    continue  # built plugins: tests/cli/test_plugins.py validates these
                 r = ktrial("validate", path)
                 self.assertEqual(r.returncode, 0, r.stderr)
                 self.assertTrue(r.stdout.startswith(f"ok: {path} ("), r.stdout)

@@ -1,0 +1,330 @@
+"""Plugins through the built binary: a plugin built outside the tree against the installed
+header, two builds of one plugin A/B-tested, a plugin op, every bad-plugin case with its
+message and exit code, crashes in run and in kt_plugin_init, 'kernels --plugin', and resume
+and compare refusing a changed plugin."""
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from ktrial_cli import KTRIAL, SOURCE, run, validate_result  # noqa: E402
+
+BUILD = os.environ.get("KT_BUILD_DIR", os.path.join(SOURCE, "build"))
+TESTS = os.path.join(BUILD, "tests", "plugins")
+EXAMPLES = os.path.join(BUILD, "examples", "plugins")
+TINY = "{name: tiny, hidden: 96, heads: 3, kv_heads: 1, head_dim: 32, intermediate: 200}"
+
+
+def test_plugin(name):
+    return os.path.join(TESTS, f"libkt_test_{name}.so")
+
+
+def sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def arm_yaml(arm):
+    return "{" + ", ".join(f"{k}: {v}" for k, v in arm.items()) + "}"
+
+
+def gemm_spec(path, plugins, baseline, candidates, op="gemm", extra=None, max_reps=12):
+    """A small spec on awkward shapes (M = 3, N = K = 96); returns the line of each plugin."""
+    lines = ["version: 1", "name: plugin-test", "plugins:"]
+    lines += [f"  - {p}" for p in plugins]
+    lines += [f"op: {op}", "backend: cpu", "dtype: fp32", "threads: 1", f"models: [{TINY}]",
+              "batch_sizes: [3]", "context_lengths: [5]", "phases: [decode]"]
+    lines += extra if extra is not None else ["roles: [o]"]
+    lines += ["inputs: {distribution: llm, seed: 4, sets: 2}",
+              f"baseline: {arm_yaml(baseline)}", "candidates:"]
+    lines += [f"  - {arm_yaml(c)}" for c in candidates]
+    lines += [f"trials: {{warmup: 1, min_repetitions: 10, max_repetitions: {max_reps}, "
+              "max_seconds_per_point: 2, flush_cache: false}",
+              "thresholds: {numerics: {max_rel_l2: 1.0e-4}, latency: {min_speedup: 0.01}}"]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        if not KTRIAL or not os.path.exists(test_plugin("segv_run")):
+            self.skipTest("needs the built ktrial and test plugins")
+        self.tmp = tempfile.mkdtemp(prefix="kt-plugins-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def spec(self, *args, **kw):
+        return gemm_spec(os.path.join(self.tmp, "spec.yaml"), *args, **kw)
+
+    def cand(self, doc, name):
+        return {c["name"]: c for p in doc["points"] for c in p["candidates"]}[name]
+
+
+class OutsideTheTree(Base):
+    def test_plugin_built_against_the_installed_header_gets_a_verdict(self):
+        prefix = os.path.join(self.tmp, "prefix")
+        subprocess.run(["cmake", "--install", BUILD, "--prefix", prefix, "--component",
+                        "plugin-dev"], check=True, capture_output=True)
+        env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(prefix, "share", "pkgconfig"))
+        cflags = subprocess.run(["pkg-config", "--cflags", "ktrial-plugin"], env=env,
+                                check=True, capture_output=True, text=True).stdout.split()
+        self.assertTrue(any(os.path.realpath(f[2:]) == os.path.realpath(
+            os.path.join(prefix, "include")) for f in cflags if f.startswith("-I")), cflags)
+        src = os.path.join(self.tmp, "src")
+        os.makedirs(src)
+        shutil.copy(os.path.join(SOURCE, "examples", "plugins", "gemm_blocked.c"),
+                    os.path.join(src, "mine.c"))
+        subprocess.run(["cc", "-O2", "-Wall", "-Werror", "-shared", "-fPIC"] + cflags +
+                       ["mine.c", "-o", "libmine.so"], cwd=src, check=True)
+        spec = gemm_spec(os.path.join(src, "spec.yaml"), ["libmine.so"], {"variant": "blas"},
+                         [{"name": "mine", "variant": "blocked", "params": "{block: 32}"}])
+        out = os.path.join(self.tmp, "out")
+        r = run(["run", spec, "-o", out])
+        self.assertIn(r.returncode, (0, 1, 2), r.stderr)
+        doc = validate_result(self, out)
+        mine = self.cand(doc, "mine")
+        self.assertFalse(mine["failed"], mine)
+        self.assertIn(mine["verdict"], ("KEEP", "REJECT", "INCONCLUSIVE"))
+        # checked against the float64 reference on every input set, within the gate
+        self.assertEqual(len(mine["numerics"]), 2)
+        for n in mine["numerics"]:
+            self.assertLess(n["rel_l2"], 1e-5)
+        (plugin,) = doc["provenance"]["plugins"]
+        self.assertEqual(plugin["sha256"], sha256(os.path.join(src, "libmine.so")))
+        self.assertEqual(plugin["path"], "libmine.so")
+        self.assertEqual(plugin["abi_version"], "1.0")
+        self.assertRegex(plugin["build_id"] or "", r"^[0-9a-f]{16,}$")
+        self.assertIsNone(plugin["git"])  # /tmp lies in no work tree
+
+    def test_a_cpp_plugin_builds_against_the_header(self):
+        if not shutil.which("g++"):
+            self.skipTest("no g++")
+        src = os.path.join(self.tmp, "cxx.cpp")
+        with open(src, "w") as f:
+            f.write("#include <ktrial/plugin.h>\n"
+                    "static int run(void *, const kt_call *) { return KT_OK; }\n"
+                    "static const kt_variant v = {\"gemm\", \"cxx\", \"cpu\", \"c++\", "
+                    "nullptr, 0, nullptr, run, nullptr, nullptr};\n"
+                    "int kt_plugin_init(kt_plugin_registrar *r) "
+                    "{ return r->add_variant(r, &v); }\n")
+        lib = os.path.join(self.tmp, "libcxx.so")
+        subprocess.run(["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC",
+                        "-I" + os.path.join(SOURCE, "include"), src, "-o", lib], check=True)
+        r = run(["kernels", "--plugin", lib])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("cpu/cxx: c++", r.stdout)
+
+    def test_every_header_function_is_exported(self):
+        with open(os.path.join(SOURCE, "include", "ktrial", "plugin.h")) as f:
+            header = f.read()
+        declared = set(re.findall(r"^[a-z_0-9 ]+[ *]+(kt_[a-z0-9_]+)\(", header, re.M))
+        declared.discard("kt_plugin_init")
+        with open(os.path.join(SOURCE, "include", "ktrial", "plugin.syms")) as f:
+            listed = set(re.findall(r"(kt_[a-z0-9_]+);", f.read()))
+        self.assertEqual(declared, listed)
+        nm = subprocess.run(["nm", "-D", "--defined-only", KTRIAL], capture_output=True,
+                            text=True, check=True).stdout
+        exported = set(re.findall(r" T (kt_[a-z0-9_]+)$", nm, re.M))
+        self.assertEqual(declared - exported, set())
+        self.assertEqual(exported - declared, set())  # nothing else of ktrial is visible
+
+
+class TwoBuilds(Base):
+    def test_two_builds_of_one_plugin_in_one_paired_run(self):
+        o1 = os.path.join(EXAMPLES, "o1", "libkt_gemm_blocked.so")
+        o3 = os.path.join(EXAMPLES, "o3", "libkt_gemm_blocked.so")
+        spec = self.spec([o1, o3], {"variant": "blocked", "plugin": o1},
+                         [{"name": "o3", "variant": "blocked", "plugin": o3}])
+        out = os.path.join(self.tmp, "out")
+        r = run(["run", spec, "-o", out])
+        self.assertIn(r.returncode, (0, 1, 2), r.stderr)
+        doc = validate_result(self, out)
+        plugins = doc["provenance"]["plugins"]
+        self.assertEqual([p["sha256"] for p in plugins], [sha256(o1), sha256(o3)])
+        self.assertNotEqual(plugins[0]["sha256"], plugins[1]["sha256"])
+        parsed = doc["spec"]["parsed"]
+        self.assertEqual(parsed["baseline"]["plugin"]["sha256"], sha256(o1))
+        self.assertEqual(parsed["candidates"][0]["plugin"]["sha256"], sha256(o3))
+        self.assertFalse(self.cand(doc, "o3")["failed"])
+
+    def test_a_variant_in_two_plugins_needs_the_arm_to_say_which(self):
+        o1 = os.path.join(EXAMPLES, "o1", "libkt_gemm_blocked.so")
+        o3 = os.path.join(EXAMPLES, "o3", "libkt_gemm_blocked.so")
+        spec = self.spec([o1, o3], {"variant": "tiled"}, [{"name": "b", "variant": "blocked"}])
+        r = run(["validate", spec])
+        self.assertEqual(r.returncode, 65, r.stderr)
+        self.assertIn(f"{spec}:5:5: plugins[1]: '{o3}': variant 'blocked' of op 'gemm' on cpu "
+                      f"is also provided by '{o1}'; an arm that uses it must name its plugin "
+                      f"(plugin: {o3})", r.stderr)
+
+    def test_an_arm_plugin_must_be_listed(self):
+        o1 = os.path.join(EXAMPLES, "o1", "libkt_gemm_blocked.so")
+        spec = self.spec([o1], {"variant": "tiled"},
+                         [{"name": "b", "variant": "blocked", "plugin": "other.so"}])
+        r = run(["validate", spec])
+        self.assertEqual(r.returncode, 65, r.stderr)
+        self.assertRegex(r.stderr, r"spec.yaml:\d+:\d+: candidates\[0\]\.plugin: 'other.so' is "
+                                   r"not listed under plugins")
+
+
+class BadPlugins(Base):
+    CASES = [
+        ("missing", "cannot open: No such file or directory"),
+        ("not-elf", "not an ELF shared library (no ELF header)"),
+        ("no_init", "does not export kt_plugin_init"),
+        ("bad_abi", "built for plugin ABI 99.2; this ktrial speaks 1.0 (rebuild it against "
+                    "this ktrial's ktrial/plugin.h)"),
+        ("init_error", "kt_plugin_init returned -4: the tuning table 'tiles.bin' is missing"),
+        ("null_run", "variant 'norun' has a NULL run"),
+        ("min_max", "variant 'minmax': param 'tile' has min 64 > max 8"),
+        ("dup_builtin", "variant 'tiled' of op 'gemm' on cpu clashes with the built-in variant "
+                        "'tiled'; rename it"),
+        ("segv_init", "crashed in kt_plugin_init with signal 11 (Segmentation fault)"),
+    ]
+
+    def path_of(self, case):
+        if case == "missing":
+            return os.path.join(self.tmp, "nonexistent.so")
+        if case == "not-elf":
+            path = os.path.join(self.tmp, "fake.so")
+            with open(path, "w") as f:
+                f.write("#!/bin/sh\necho not a library\n")
+            return path
+        return test_plugin(case)
+
+    def test_each_bad_plugin_is_a_validation_error_at_its_entry(self):
+        good = os.path.join(EXAMPLES, "libkt_gemm_blocked.so")
+        for case, message in self.CASES:
+            with self.subTest(case=case):
+                bad = self.path_of(case)
+                spec = self.spec([good, bad], {"variant": "tiled"},
+                                 [{"name": "b", "variant": "blocked"}])
+                for cmd in (["validate", spec], ["run", spec, "-o", self.tmp + "/o-" + case]):
+                    r = run(cmd)
+                    self.assertEqual(r.returncode, 65, r.stderr)
+                    self.assertIn(f"{spec}:5:5: plugins[1]: '{bad}': {message}", r.stderr)
+                    self.assertFalse(os.path.exists(self.tmp + "/o-" + case))
+
+    def test_kernels_refuses_a_bad_plugin(self):
+        r = run(["kernels", "--plugin", test_plugin("null_run")])
+        self.assertEqual(r.returncode, 65)
+        self.assertIn("variant 'norun' has a NULL run", r.stderr)
+
+
+class RunTime(Base):
+    def test_crashing_and_misbehaving_candidates_are_rejected_alone(self):
+        spec = self.spec([test_plugin("segv_run"), test_plugin("misbehave"),
+                          os.path.join(EXAMPLES, "libkt_gemm_blocked.so")],
+                         {"variant": "tiled"},
+                         [{"name": "segv", "variant": "segv"},
+                          {"name": "nan", "variant": "nan"},
+                          {"name": "unwritten", "variant": "unwritten"},
+                          {"name": "fails", "variant": "fails"},
+                          {"name": "good", "variant": "blocked"}],
+                         extra=["roles: [o, qkv]"])
+        out = os.path.join(self.tmp, "out")
+        r = run(["run", spec, "-o", out])
+        self.assertEqual(r.returncode, 1, r.stderr)
+        doc = validate_result(self, out)
+        self.assertEqual(doc["status"], "complete")
+        self.assertEqual(len(doc["points"]), 2)
+        with open(os.path.join(out, "points.jsonl")) as f:
+            self.assertEqual(len(f.read().splitlines()), 2)
+        for point in doc["points"]:
+            c = {x["name"]: x for x in point["candidates"]}
+            reasons = {k: " ".join(v["reasons"]) for k, v in c.items()}
+            for name in ("segv", "nan", "unwritten", "fails"):
+                self.assertEqual(c[name]["verdict"], "REJECT", reasons[name])
+            self.assertIn("signal 11", reasons["segv"])
+            self.assertIn("NaN", reasons["nan"])
+            self.assertIn("unwritten", reasons["unwritten"])
+            self.assertIn("not supported", reasons["fails"])
+            self.assertNotEqual(c["good"]["verdict"], "REJECT", reasons["good"])
+
+    def test_plugin_op_runs_with_its_float64_reference(self):
+        lib = os.path.join(EXAMPLES, "libkt_rmsnorm.so")
+        spec = self.spec([lib], {"variant": "twopass"}, [{"name": "u", "variant": "unrolled"}],
+                         op="rmsnorm", extra=[])
+        with open(spec) as f:
+            text = f.read().replace("phases: [decode]", "phases: [decode, prefill]")
+        with open(spec, "w") as f:
+            f.write(text)
+        out = os.path.join(self.tmp, "out")
+        r = run(["run", spec, "-o", out])
+        self.assertIn(r.returncode, (0, 1, 2), r.stderr)
+        doc = validate_result(self, out)
+        self.assertEqual(doc["spec"]["parsed"]["op"], "rmsnorm")
+        self.assertEqual([p["id"] for p in doc["points"]],
+                         ["tiny/decode/b3", "tiny/prefill/b3/t5"])
+        for p in doc["points"]:
+            for arm in [p["baseline"]] + p["candidates"]:
+                for n in arm["numerics"]:
+                    self.assertLess(n["rel_l2"], 1e-6)
+                    self.assertGreater(n["rel_l2"], 0)  # fp32 arithmetic, not the reference
+        # without the plugin the op is unknown
+        with open(spec) as f:
+            text = f.read().replace(f"plugins:\n  - {lib}\n", "")
+        with open(spec, "w") as f:
+            f.write(text)
+        r = run(["validate", spec])
+        self.assertEqual(r.returncode, 65)
+        self.assertIn("op 'rmsnorm' is neither built in nor added by a listed plugin", r.stderr)
+
+    def test_kernels_lists_a_plugins_variants_and_params(self):
+        r = run(["kernels", "--plugin", os.path.join(EXAMPLES, "libkt_gemm_blocked.so"),
+                 "--plugin", os.path.join(EXAMPLES, "libkt_rmsnorm.so")])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("(ABI 1.0)", r.stdout)
+        self.assertIn("cpu/blocked: plain C blocked GEMM", r.stdout)
+        self.assertRegex(r.stdout, r"block +int +default 64 +\[8, 512\] +tile edge")
+        self.assertIn("op rmsnorm: y[M,H]", r.stdout)
+        self.assertIn("cpu/unrolled:", r.stdout)
+        self.assertNotIn("cpu/tiled", r.stdout)  # only what the plugins provide
+
+
+class ChangedPlugin(Base):
+    def test_resume_and_compare_refuse_a_rebuilt_plugin(self):
+        lib = os.path.join(self.tmp, "libgemm.so")
+        shutil.copy(os.path.join(EXAMPLES, "o1", "libkt_gemm_blocked.so"), lib)
+        spec = self.spec(["libgemm.so"], {"variant": "tiled"},
+                         [{"name": "b", "variant": "blocked"}], max_reps=10)
+        old, new = os.path.join(self.tmp, "old"), os.path.join(self.tmp, "new")
+        self.assertIn(run(["run", spec, "-o", old]).returncode, (0, 1, 2))
+        os.remove(lib)
+        shutil.copy(os.path.join(EXAMPLES, "o3", "libkt_gemm_blocked.so"), lib)
+        r = run(["run", spec, "--resume", old])
+        self.assertEqual(r.returncode, 65, r.stderr)
+        self.assertIn("error: plugin 'libgemm.so' changed: sha256", r.stderr)
+        self.assertIn(run(["run", spec, "-o", new]).returncode, (0, 1, 2))
+        r = run(["compare", old, new])
+        self.assertEqual(r.returncode, 65, r.stderr)
+        self.assertIn("error: plugin 'libgemm.so' changed: sha256", r.stderr)
+        r = run(["compare", old, new, "--force"])
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        self.assertIn("warning: plugin 'libgemm.so' changed", r.stderr)
+        r = run(["run", spec, "--resume", old, "--force"])
+        self.assertIn(r.returncode, (0, 1, 2), r.stderr)
+
+
+class Experiments(Base):
+    def test_the_plugin_experiments_validate(self):
+        for name in ("plugin-gemm.yaml", "plugin-two-builds.yaml"):
+            with self.subTest(spec=name):
+                with open(os.path.join(SOURCE, "experiments", name)) as f:
+                    text = f.read().replace("../build/", BUILD + "/")
+                path = os.path.join(self.tmp, name)
+                with open(path, "w") as f:
+                    f.write(text)
+                r = run(["validate", path])
+                self.assertEqual(r.returncode, 0, r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
