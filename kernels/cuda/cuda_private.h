@@ -76,6 +76,11 @@ void kt_cuda_matmul_release(kt_cuda_matmul *mm, kt_backend *b);
 /* util.cu: one thread spins ~10 us and writes {clock64 start, globaltimer start, clock64
  * end, globaltimer end} into 'stamps' (device memory, 4 values). */
 int kt_cuda_clock_sample(cudaStream_t stream, unsigned long long *stamps);
+/* util.cu: reads 'bytes' (a multiple of 16) of device buffer 'buf' with 16-byte loads over
+ * 4 blocks per SM; 'sink' is a device word that is written only if the XOR of the buffer
+ * equals a constant no zeroed buffer has. */
+int kt_cuda_l2_flush(cudaStream_t stream, const void *buf, size_t bytes, int sm_count,
+                     unsigned *sink);
 
 /* gemm_tiled.cu: Y[m,n] = X[m,k] W[n,k]^T with 64x64 tiles, fp32 FMA in ascending k order
  * for every output (bit-identical for any m and any run). */
