@@ -321,14 +321,16 @@ static void write_json(const char *path, double copy_bw, double read_bw, double 
                 speedup(ratios[i][1], ratios[i][2], ratios[i][3]), i + 1 < n_ratios ? "," : "");
     fprintf(f, "  },\n");
     fprintf(f, "  \"rows\": [\n");
-    for (int i = 0; i < n_rows; i++)
+    for (int i = 0; i < n_rows; i++) {
         fprintf(f,
                 "    {\"op\": \"%s\", \"case\": \"%s\", \"variant\": \"%s\", \"median_us\": %.3f, "
-                "\"tflops\": %.3f, \"tbs\": %.4f%s%.4g}%s\n",
+                "\"tflops\": %.3f, \"tbs\": %.4f",
                 rows[i].op, rows[i].label, rows[i].variant, rows[i].ns * 1e-3, rows[i].tflops,
-                rows[i].tbs, rows[i].kept_fraction >= 0 ? ", \"kept_fraction\": " : "",
-                rows[i].kept_fraction >= 0 ? rows[i].kept_fraction : 0.0,
-                i + 1 < n_rows ? "," : "");
+                rows[i].tbs);
+        if (rows[i].kept_fraction >= 0)
+            fprintf(f, ", \"kept_fraction\": %.4f", rows[i].kept_fraction);
+        fprintf(f, "}%s\n", i + 1 < n_rows ? "," : "");
+    }
     fprintf(f, "  ]\n}\n");
     fclose(f);
 }
