@@ -1,45 +1,10 @@
-/* core.c - errors, params, tensors and the counting wrappers around a backend vtable. */
+/* core.c - params, tensors and the counting wrappers around a backend vtable. */
 #include "kernel.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static _Thread_local char last_error[1024];
-
-static void error_vset(const char *fmt, va_list ap)
-{
-    vsnprintf(last_error, sizeof(last_error), fmt, ap);
-}
-
-int kt_error_set(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    error_vset(fmt, ap);
-    va_end(ap);
-    return KT_ERROR;
-}
-
-int kt_error_code(int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    error_vset(fmt, ap);
-    va_end(ap);
-    return code;
-}
-
-const char *kt_error_last(void)
-{
-    return last_error;
-}
-
-void kt_error_clear(void)
-{
-    last_error[0] = '\0';
-}
 
 const char *kt_phase_name(kt_phase phase)
 {
@@ -147,11 +112,9 @@ void kt_device_info_add(kt_device_info *info, const char *key, const char *fmt, 
     info->n++;
 }
 
-int kt_backend_open(kt_backend **out, const char *name, int threads, uint64_t seed)
+int kt_backend_open_iface(kt_backend **out, const kt_backend_iface *iface, int threads,
+                          uint64_t seed)
 {
-    const kt_backend_iface *iface = kt_backend_find(name);
-    if (!iface)
-        return kt_error_code(KT_EINVAL, "unknown backend '%s'", name);
     kt_backend *b = calloc(1, sizeof(*b));
     if (!b)
         return kt_error_code(KT_ENOMEM, "out of memory");

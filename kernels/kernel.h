@@ -29,11 +29,12 @@ extern "C" {
 
 enum {
     KT_OK = 0,
-    KT_ERROR = -1,       /* generic failure; message set */
-    KT_ENODEV = -2,      /* the backend has no usable device */
-    KT_ENOMEM = -3,      /* an allocation failed */
-    KT_EINVAL = -4,      /* bad argument or shape */
-    KT_EUNSUPPORTED = -5 /* this variant cannot run this problem (dtype, shape) */
+    KT_ERROR = -1,        /* generic failure; message set */
+    KT_ENODEV = -2,       /* the backend has no usable device */
+    KT_ENOMEM = -3,       /* an allocation failed */
+    KT_EINVAL = -4,       /* bad argument or shape */
+    KT_EUNSUPPORTED = -5, /* this variant cannot run this problem (dtype, shape) */
+    KT_EIO = -6           /* a file could not be written or read */
 };
 
 /* Sets the calling thread's last error message (printf-style) and returns KT_ERROR. */
@@ -284,6 +285,10 @@ typedef struct kt_backend {
     size_t bytes_peak;
 } kt_backend;
 
+/* Opens the backend 'iface' (core.c knows no names). */
+int kt_backend_open_iface(kt_backend **out, const kt_backend_iface *iface, int threads,
+                          uint64_t seed);
+/* Finds the backend called 'name' in the registry and opens it (registry.c). */
 int kt_backend_open(kt_backend **out, const char *name, int threads, uint64_t seed);
 void kt_backend_close(kt_backend *b);
 int kt_backend_alloc(kt_backend *b, void **ptr, size_t bytes);

@@ -94,3 +94,11 @@ const kt_variant *kt_variant_find(const char *op, const char *backend, const cha
     }
     return NULL;
 }
+
+int kt_backend_open(kt_backend **out, const char *name, int threads, uint64_t seed)
+{
+    const kt_backend_iface *iface = kt_backend_find(name);
+    if (!iface)
+        return kt_error_code(KT_EINVAL, "unknown backend '%s'", name);
+    return kt_backend_open_iface(out, iface, threads, seed);
+}

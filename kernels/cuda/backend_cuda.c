@@ -34,14 +34,6 @@ typedef struct cuda_ctx {
  * CUDA's own state is per process. */
 static pid_t cuda_initialised_pid;
 
-int kt_cuda_status(cudaError_t err, const char *file, int line)
-{
-    if (err == cudaSuccess)
-        return KT_OK;
-    return kt_error_set("%s:%d: %s: %s", file, line, cudaGetErrorName(err),
-                        cudaGetErrorString(err));
-}
-
 int kt_blaslt_status(cublasStatus_t st, const char *file, int line)
 {
     if (st == CUBLAS_STATUS_SUCCESS)

@@ -3,7 +3,7 @@
 #ifndef KT_RUN_ARCHIVE_H
 #define KT_RUN_ARCHIVE_H
 
-#include "decide/results.h"
+#include "archive/result_json.h"
 
 #include <cjson/cJSON.h>
 

@@ -3,7 +3,7 @@
  * its interval, Mann-Whitney p), numerics changes and verdict flips; exit 1 on a regression. */
 #include "cli/commands.h"
 #include "util/json.h"
-#include "decide/results.h"
+#include "archive/result_json.h"
 #include "archive/run_archive.h"
 #include "decide/stats.h"
 

@@ -5,7 +5,8 @@
 #include "util/json.h"
 #include "spec/matrix.h"
 #include "archive/provenance.h"
-#include "decide/results.h"
+#include "archive/result_json.h"
+#include "cli/summary.h"
 #include "archive/run_archive.h"
 #include "util/sha256.h"
 #include "spec/spec.h"
@@ -36,7 +37,7 @@ typedef struct run_options {
 typedef struct run_state {
     run_options opt;
     kt_spec *spec;
-    kt_matrix matrix;
+    const kt_matrix *matrix; /* the spec's (expanded once, when it loaded) */
     kt_git_state git;
     char dir[PATH_MAX];
     char spec_sha[65];
@@ -347,9 +348,9 @@ static int run_points(run_state *st)
         if (kt_run_archive_load_points(&done, &n_done, st->dir) < 0)
             n_done = 0;
         if (kt_run_archive_rewrite_samples(st->dir, done, n_done) < 0)
-            return -1;
+            return KT_EIO;
     }
-    size_t n = st->matrix.n;
+    size_t n = st->matrix->n;
     st->run.points = calloc(n ? n : 1, sizeof(*st->run.points));
     if (!st->run.points)
         return kt_error_set("out of memory");
@@ -369,7 +370,7 @@ static int run_points(run_state *st)
     for (size_t i = 0; i < n && !st->interrupted; i++) {
         if ((int)(i % (size_t)st->opt.shard_count) != st->opt.shard_index - 1)
             continue;
-        const kt_point *pt = &st->matrix.points[i];
+        const kt_point *pt = &st->matrix->points[i];
         kt_point_result *slot = &st->run.points[st->run.n_points];
         int d = already_done(done, n_done, pt->id);
         if (d >= 0) {
@@ -394,7 +395,7 @@ static int run_points(run_state *st)
             break;
         }
         if (kt_run_archive_point(st->dir, slot, st->spec) < 0) {
-            rc = -1;
+            rc = KT_EIO; /* the archive, not the measurement, failed */
             break;
         }
     }
@@ -490,11 +491,8 @@ int cmd_run(int argc, char **argv)
     }
     if ((rc = check_backend(st.spec)) != 0)
         goto done;
-    if (kt_matrix_expand(&st.matrix, st.spec, &diag) < 0) {
-        rc = KT_EXIT_DATAERR;
-        goto done;
-    }
-    flush_diag(&diag); /* warnings */
+    st.matrix = st.spec->matrix;
+    flush_diag(&diag); /* warnings, the matrix's among them, once */
 
     char dir[PATH_MAX];
     spec_dir(dir, sizeof(dir), st.opt.spec_path);
@@ -516,7 +514,7 @@ int cmd_run(int argc, char **argv)
     }
     if (!st.opt.json && st.tty)
         fprintf(stderr, "%s: %zu point%s, %zu candidate%s, backend %s%s\n", st.spec->name,
-                st.matrix.n, st.matrix.n == 1 ? "" : "s", st.spec->n_candidates,
+                st.matrix->n, st.matrix->n == 1 ? "" : "s", st.spec->n_candidates,
                 st.spec->n_candidates == 1 ? "" : "s", st.spec->backend,
                 st.opt.quick ? " (--quick)" : "");
 
@@ -530,7 +528,7 @@ int cmd_run(int argc, char **argv)
     sigaction(SIGTERM, &old_term, NULL);
     if (points_rc < 0) {
         fprintf(stderr, "error: %s\n", kt_error_last());
-        int io = strstr(kt_error_last(), "cannot write") != NULL;
+        int io = points_rc == KT_EIO;
         io |= write_result(&st, "failed", time(NULL)) < 0;
         rc = io ? KT_EXIT_IOERR : KT_EXIT_SOFTWARE;
         goto done;
@@ -539,7 +537,6 @@ int cmd_run(int argc, char **argv)
 done:
     flush_diag(&diag);
     kt_run_result_free(&st.run);
-    kt_matrix_free(&st.matrix);
     kt_git_state_free(&st.git);
     kt_spec_free(st.spec);
     return rc;

@@ -2,7 +2,8 @@
  * and its provenance in a few lines. */
 #include "cli/commands.h"
 #include "util/json.h"
-#include "decide/results.h"
+#include "archive/result_json.h"
+#include "cli/summary.h"
 #include "archive/run_archive.h"
 
 #include <stdio.h>

@@ -15,6 +15,10 @@ enum {
     KT_EXIT_INTERRUPTED = 130
 };
 
+struct kt_run_result;
+/* The exit code of a finished run: 70 when a point could not be measured, else by verdict. */
+int kt_run_exit_code(const struct kt_run_result *run);
+
 typedef struct kt_command {
     const char *name;
     int (*fn)(int argc, char **argv); /* argv[0] is the command name */

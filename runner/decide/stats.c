@@ -1,6 +1,6 @@
 /* stats.c - summaries of raw times and the Hodges-Lehmann shift estimates with their
  * distribution-free confidence intervals. The rank tests live in stats_rank.c, the
- * order-statistic selection in stats_select.c. */
+ * order-statistic selection in stats_select.c, the sort order in stats_sort.c. */
 #include "decide/stats.h"
 #include "decide/stats_internal.h"
 
@@ -9,25 +9,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-int kt_stats_cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    if (isnan(a) || isnan(b))
-        return isnan(a) - isnan(b);
-    return (a > b) - (a < b);
-}
-
-int kt_stats_sorted_copy(double **out, const double *x, size_t n)
-{
-    *out = malloc((n ? n : 1) * sizeof(**out));
-    if (!*out)
-        return kt_error_code(KT_ENOMEM, "out of memory sorting %zu values", n);
-    if (n)
-        memcpy(*out, x, n * sizeof(**out));
-    qsort(*out, n, sizeof(**out), kt_stats_cmp_double);
-    return KT_OK;
-}
 
 double kt_stats_quantile(const double *sorted, size_t n, double q)
 {

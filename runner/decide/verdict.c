@@ -1,4 +1,5 @@
 /* verdict.c - from measurements to KEEP / REJECT / INCONCLUSIVE, with reasons in words. */
+#include "decide/verdict.h"
 #include "measure/trial.h"
 
 #include <math.h>
@@ -21,13 +22,57 @@ int kt_verdict_parse(const char *name)
     return -1;
 }
 
-static void add_reason(kt_candidate_result *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+static const char *const reason_names[KT_REASON_CODE_COUNT] = {"none",
+                                                               "failed",
+                                                               "not_measured",
+                                                               "rel_l2",
+                                                               "cosine",
+                                                               "max_abs",
+                                                               "error_vs_baseline",
+                                                               "not_repeatable",
+                                                               "memory",
+                                                               "slower",
+                                                               "faster",
+                                                               "undecided",
+                                                               "no_pairs"};
 
-static void add_reason(kt_candidate_result *c, const char *fmt, ...)
+const char *kt_reason_code_name(kt_reason_code code)
+{
+    return (unsigned)code < KT_REASON_CODE_COUNT ? reason_names[code] : "unknown";
+}
+
+kt_reason_code kt_reason_code_parse(const char *name)
+{
+    for (int i = 0; name && i < KT_REASON_CODE_COUNT; i++)
+        if (strcmp(name, reason_names[i]) == 0)
+            return (kt_reason_code)i;
+    return KT_REASON_NONE;
+}
+
+int kt_reason_is_quality(kt_reason_code code)
+{
+    switch (code) {
+    case KT_REASON_FAILED:
+    case KT_REASON_REL_L2:
+    case KT_REASON_COSINE:
+    case KT_REASON_MAX_ABS:
+    case KT_REASON_ERROR_VS_BASELINE:
+    case KT_REASON_NOT_REPEATABLE:
+    case KT_REASON_MEMORY:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static void add_reason(kt_candidate_result *c, kt_reason_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void add_reason(kt_candidate_result *c, kt_reason_code code, const char *fmt, ...)
 {
     if (c->n_reasons >= (int)(sizeof(c->reasons) / sizeof(c->reasons[0])))
         return;
+    c->reason_codes[c->n_reasons] = code;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(c->reasons[c->n_reasons++], sizeof(c->reasons[0]), fmt, ap);
@@ -52,17 +97,20 @@ static int check_limits(kt_candidate_result *c, const kt_arm_result *base, const
     for (int s = 0; s < a->n_sets; s++) {
         const kt_numerics *n = &a->numerics[s];
         if (!isnan(lim->max_rel_l2) && n->rel_l2 > lim->max_rel_l2) {
-            add_reason(c, "rel_l2 %.3g above max_rel_l2 %.3g on input set %d at %s", n->rel_l2,
+            add_reason(c, KT_REASON_REL_L2,
+                       "rel_l2 %.3g above max_rel_l2 %.3g on input set %d at %s", n->rel_l2,
                        lim->max_rel_l2, s, id);
             broken++;
         }
         if (!isnan(lim->min_cosine) && n->cosine < lim->min_cosine) {
-            add_reason(c, "cosine %.6f below min_cosine %.6f on input set %d at %s", n->cosine,
+            add_reason(c, KT_REASON_COSINE,
+                       "cosine %.6f below min_cosine %.6f on input set %d at %s", n->cosine,
                        lim->min_cosine, s, id);
             broken++;
         }
         if (!isnan(lim->max_abs) && n->max_abs > lim->max_abs) {
-            add_reason(c, "max_abs %.3g above max_abs %.3g on input set %d at %s", n->max_abs,
+            add_reason(c, KT_REASON_MAX_ABS,
+                       "max_abs %.3g above max_abs %.3g on input set %d at %s", n->max_abs,
                        lim->max_abs, s, id);
             broken++;
         }
@@ -74,14 +122,14 @@ static int check_limits(kt_candidate_result *c, const kt_arm_result *base, const
     c->worst_rel_l2 = worst_rel_l2(a);
     c->error_ratio = c->worst_rel_l2 / base_err;
     if (!isnan(lim->max_error_vs_baseline) && c->error_ratio > lim->max_error_vs_baseline) {
-        add_reason(c,
+        add_reason(c, KT_REASON_ERROR_VS_BASELINE,
                    "rel_l2 %.3g is %.3gx the baseline's %.3g, above max_error_vs_baseline %.3g "
                    "at %s",
                    c->worst_rel_l2, c->error_ratio, base_err, lim->max_error_vs_baseline, id);
         broken++;
     }
     if (lim->bitwise_repeatable && a->repeatable == 0) {
-        add_reason(c,
+        add_reason(c, KT_REASON_NOT_REPEATABLE,
                    "outputs differ between two runs on the same input at %s "
                    "(bitwise_repeatable)",
                    id);
@@ -89,7 +137,8 @@ static int check_limits(kt_candidate_result *c, const kt_arm_result *base, const
     }
     c->memory_ratio = base->bytes > 0 ? a->bytes / base->bytes : NAN;
     if (!isnan(spec->max_memory_ratio) && c->memory_ratio > spec->max_memory_ratio) {
-        add_reason(c, "memory %.0f bytes is %.3gx the baseline's %.0f, above max_ratio %.3g at %s",
+        add_reason(c, KT_REASON_MEMORY,
+                   "memory %.0f bytes is %.3gx the baseline's %.0f, above max_ratio %.3g at %s",
                    a->bytes, c->memory_ratio, base->bytes, spec->max_memory_ratio, id);
         broken++;
     }
@@ -159,7 +208,7 @@ void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline
 
     if (c->arm.failed) {
         c->verdict = KT_VERDICT_REJECT;
-        add_reason(c, "%s at %s", c->arm.failure, id);
+        add_reason(c, KT_REASON_FAILED, "%s at %s", c->arm.failure, id);
         return;
     }
     int broken = check_limits(c, baseline, spec, id);
@@ -182,20 +231,21 @@ void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline
     int slow = n >= 1 && c->ci_high < target;
     int fast = n >= 1 && c->ci_low >= target;
     if (slow)
-        add_reason(c, "speedup %.3f [%.3f, %.3f] below %.3g at %s", c->speedup, c->ci_low,
-                   c->ci_high, target, id);
+        add_reason(c, KT_REASON_SLOWER, "speedup %.3f [%.3f, %.3f] below %.3g at %s", c->speedup,
+                   c->ci_low, c->ci_high, target, id);
     if (broken || slow) {
         c->verdict = KT_VERDICT_REJECT;
     } else if (fast) {
         c->verdict = KT_VERDICT_KEEP;
-        add_reason(c, "speedup %.3f [%.3f, %.3f] at or above %.3g at %s", c->speedup, c->ci_low,
-                   c->ci_high, target, id);
+        add_reason(c, KT_REASON_FASTER, "speedup %.3f [%.3f, %.3f] at or above %.3g at %s",
+                   c->speedup, c->ci_low, c->ci_high, target, id);
     } else {
         c->verdict = KT_VERDICT_INCONCLUSIVE;
         if (n >= 1)
-            add_reason(c, "speedup %.3f [%.3f, %.3f] includes %.3g after %zu pairs at %s",
-                       c->speedup, c->ci_low, c->ci_high, target, n, id);
+            add_reason(c, KT_REASON_UNDECIDED,
+                       "speedup %.3f [%.3f, %.3f] includes %.3g after %zu pairs at %s", c->speedup,
+                       c->ci_low, c->ci_high, target, n, id);
         else
-            add_reason(c, "no timed pairs at %s", id);
+            add_reason(c, KT_REASON_NO_PAIRS, "no timed pairs at %s", id);
     }
 }

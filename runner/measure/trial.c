@@ -502,6 +502,7 @@ finish:
             kt_candidate_result *c = &out->cands[k];
             c->verdict = KT_VERDICT_INCONCLUSIVE;
             c->n_reasons = 1;
+            c->reason_codes[0] = KT_REASON_NOT_MEASURED;
             snprintf(c->reasons[0], sizeof(c->reasons[0]), "not measured: %s at %s", out->error,
                      point->id);
         }

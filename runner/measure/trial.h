@@ -8,20 +8,15 @@
 #ifndef KT_TRIAL_H
 #define KT_TRIAL_H
 
+#include "decide/verdict.h"
 #include "measure/check.h"
 #include "spec/spec.h"
 #include "decide/stats.h"
 
 #include <stddef.h>
 
-#define KT_MAX_SETS  64
-#define KT_MAX_LOOKS 64
-
-typedef enum { KT_VERDICT_KEEP = 0, KT_VERDICT_REJECT, KT_VERDICT_INCONCLUSIVE } kt_verdict;
-
-const char *kt_verdict_name(kt_verdict v);
-/* Parses "KEEP" | "REJECT" | "INCONCLUSIVE"; returns -1 when unknown. */
-int kt_verdict_parse(const char *name);
+#define KT_MAX_SETS  KT_LIMIT_INPUT_SETS
+#define KT_MAX_LOOKS KT_LIMIT_LOOKS
 
 /* One timed pair: the baseline and one candidate back to back on one input set. */
 typedef struct kt_pair {
@@ -70,7 +65,8 @@ typedef struct kt_candidate_result {
     double error_ratio; /* worst candidate rel_l2 / worst baseline rel_l2 */
     double memory_ratio;
     kt_verdict verdict;
-    char reasons[8][320];
+    char reasons[KT_LIMIT_REASONS][KT_LIMIT_REASON_LEN]; /* sentences with numbers, for people */
+    kt_reason_code reason_codes[KT_LIMIT_REASONS];       /* what each reason is, for decisions */
     int n_reasons;
 } kt_candidate_result;
 

@@ -1,7 +1,7 @@
 /* worker.c - a child process per point, supervised through a pipe. */
 #include "measure/worker.h"
 #include "util/json.h"
-#include "decide/results.h"
+#include "archive/result_json.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -282,6 +282,7 @@ int kt_worker_run_point(kt_point_result *out, const kt_spec *spec, const kt_poin
                          spec->candidates[k].variant->name);
                 c->verdict = KT_VERDICT_INCONCLUSIVE;
                 c->n_reasons = 1;
+                c->reason_codes[0] = KT_REASON_NOT_MEASURED;
                 snprintf(c->reasons[0], sizeof(c->reasons[0]), "not measured: %s at %s", out->error,
                          point->id);
             }

@@ -156,9 +156,9 @@ static void matrix_place(const kt_spec *spec, const char *key, int *line, int *c
 {
     static const char *const keys[] = {"models", "phases", "roles", "batch_sizes",
                                        "context_lengths"};
-    const kt_node *n = key ? kt_spec_node(spec, key) : NULL;
+    const kt_node *n = key ? kt_node_at_path(spec->root, key) : NULL;
     for (size_t i = 0; !n && i < sizeof(keys) / sizeof(keys[0]); i++)
-        n = kt_spec_node(spec, keys[i]);
+        n = kt_node_at_path(spec->root, keys[i]);
     *line = n ? n->line : 0;
     *col = n ? n->col : 0;
 }

@@ -3,9 +3,10 @@
 #define KT_MATRIX_H
 
 #include "util/diag.h"
+#include "util/limits.h"
 #include "spec/spec.h"
 
-#define KT_MATRIX_MAX_POINTS 10000
+#define KT_MATRIX_MAX_POINTS KT_LIMIT_POINTS
 
 typedef struct kt_matrix {
     kt_point *points; /* stable order: model, phase, role, batch, context (axes the op uses) */

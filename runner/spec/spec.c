@@ -4,6 +4,7 @@
 #include "spec/spec.h"
 #include "spec/embedded.h"
 #include "spec/schema.h"
+#include "spec/matrix.h"
 #include "spec/spec_meaning.h"
 #include "spec/yaml_tree.h"
 
@@ -47,6 +48,9 @@ void kt_spec_free(kt_spec *spec)
     free(spec->include);
     free(spec->candidates);
     kt_node_free(spec->root);
+    if (spec->matrix)
+        kt_matrix_free(spec->matrix);
+    free(spec->matrix);
     free(spec);
 }
 
@@ -146,75 +150,4 @@ done:
     free(bytes);
     fclose(f);
     return rc;
-}
-
-const kt_node *kt_spec_node(const kt_spec *spec, const char *dotted_path)
-{
-    const kt_node *node = spec ? spec->root : NULL;
-    char key[128];
-    const char *p = dotted_path;
-    while (node && *p) {
-        const char *dot = strchr(p, '.');
-        size_t n = dot ? (size_t)(dot - p) : strlen(p);
-        if (n >= sizeof(key))
-            return NULL;
-        memcpy(key, p, n);
-        key[n] = '\0';
-        node = kt_node_get(node, key);
-        p = dot ? dot + 1 : p + n;
-    }
-    return node;
-}
-
-/* True when 'op' has at least one variant on 'backend'. */
-static int op_runs_on(const kt_op *op, const char *backend)
-{
-    for (int i = 0; i < kt_variant_count(); i++) {
-        const kt_variant *v = kt_variant_at(i);
-        if (strcmp(v->op, op->name) == 0 && strcmp(v->backend, backend) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-static int cuda_answers(void)
-{
-    const kt_backend_iface *cuda = kt_backend_find("cuda");
-    if (!cuda)
-        return 0;
-    kt_device_info info;
-    memset(&info, 0, sizeof(info));
-    return cuda->probe(&info) == KT_OK && info.available;
-}
-
-int kt_spec_resolve_backend(char *out, size_t out_len, const kt_op *op, const char *requested,
-                            char *why, size_t why_len)
-{
-    static const char *const known[] = {"auto", "cpu", "cuda", "sim"};
-    int found = 0;
-    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-        found |= strcmp(requested, known[i]) == 0;
-    if (!found) {
-        snprintf(why, why_len, "unknown backend '%s' (choose auto, cpu, cuda or sim)", requested);
-        return -1;
-    }
-    const char *name = requested;
-    if (strcmp(requested, "auto") == 0)
-        name = op->backend_only ? op->backend_only : cuda_answers() ? "cuda" : "cpu";
-    if (op->backend_only && strcmp(name, op->backend_only) != 0) {
-        snprintf(why, why_len, "op '%s' runs only on backend '%s', not '%s'", op->name,
-                 op->backend_only, name);
-        return -1;
-    }
-    if (!kt_backend_find(name)) {
-        snprintf(why, why_len, "backend '%s' is not built into this ktrial%s", name,
-                 strcmp(name, "cuda") == 0 ? " (configure with -DKT_CUDA=ON)" : "");
-        return -1;
-    }
-    if (!op_runs_on(op, name)) {
-        snprintf(why, why_len, "op '%s' has no variants on backend '%s'", op->name, name);
-        return -1;
-    }
-    snprintf(out, out_len, "%s", name);
-    return 0;
 }

@@ -8,12 +8,13 @@
 #define KT_SPEC_H
 
 #include "util/diag.h"
+#include "util/limits.h"
 #include "kernel.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define KT_SPEC_MAX_BYTES (1024 * 1024)
+#define KT_SPEC_MAX_BYTES KT_LIMIT_SPEC_BYTES
 
 typedef enum { KT_ORDER_RANDOM = 0, KT_ORDER_ALTERNATE, KT_ORDER_GROUPED } kt_order;
 typedef enum { KT_AGGREGATE_ALL = 0, KT_AGGREGATE_GEOMEAN } kt_aggregate;
@@ -101,6 +102,9 @@ typedef struct kt_spec {
     double budget_minutes; /* NAN = no budget */
 
     struct kt_node *root; /* the parsed document (owned), for places in later messages */
+    /* The points, expanded once by the meaning checks (owned; NULL when the spec has
+     * errors), so the matrix's warnings are printed once per command. */
+    struct kt_matrix *matrix;
 } kt_spec;
 
 typedef struct kt_spec_options {
@@ -115,9 +119,6 @@ int kt_spec_parse(kt_spec **out, const char *path, const char *bytes, size_t len
                   const kt_spec_options *opts, kt_diag *diag);
 void kt_spec_free(kt_spec *spec);
 
-/* The node at a dotted key path of the spec's document ("trials.max_repetitions",
- * "candidates"), or NULL; for commands that report a problem at a spec's line. */
-const struct kt_node *kt_spec_node(const kt_spec *spec, const char *dotted_path);
 /* Resolves a requested backend name ("auto", "cpu", "cuda", "sim") for 'op' into 'out'
  * (auto: the op's only backend, else cuda when built and a device answers, else cpu).
  * Returns 0, or -1 with the reason in 'why' (an unknown name, a backend not built, a

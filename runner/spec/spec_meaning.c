@@ -28,8 +28,8 @@ typedef struct mctx {
     int backend_ok; /* spec->backend is resolved and the op has variants there */
 } mctx;
 
-#define MAX_BYTES_DIM 1048576
-#define MAX_CONTEXT   16777216
+#define MAX_BYTES_DIM KT_LIMIT_DIMENSION
+#define MAX_CONTEXT   KT_LIMIT_CONTEXT
 
 static void report(mctx *c, const kt_node *at, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -637,7 +637,7 @@ static void check_inputs(mctx *c)
         spec->seed = (uint64_t)v;
     const kt_node *sets = kt_node_get(inputs, "sets");
     spec->input_sets = 3;
-    if (sets && get_int(c, sets, "inputs.sets", 1, 64, &v) == 0)
+    if (sets && get_int(c, sets, "inputs.sets", 1, KT_LIMIT_INPUT_SETS, &v) == 0)
         spec->input_sets = (int)v;
     if (spec->op) {
         char owner[96];
@@ -753,15 +753,18 @@ static void check_trials(mctx *c)
     int64_t v;
     const kt_node *n;
     spec->warmup = 3;
-    if ((n = kt_node_get(t, "warmup")) && get_int(c, n, "trials.warmup", 0, 1000, &v) == 0)
+    if ((n = kt_node_get(t, "warmup")) &&
+        get_int(c, n, "trials.warmup", 0, KT_LIMIT_WARMUP, &v) == 0)
         spec->warmup = (int)v;
     spec->min_repetitions = 10;
     const kt_node *min_node = kt_node_get(t, "min_repetitions");
-    if (min_node && get_int(c, min_node, "trials.min_repetitions", 2, 1000000, &v) == 0)
+    if (min_node &&
+        get_int(c, min_node, "trials.min_repetitions", 2, KT_LIMIT_REPETITIONS, &v) == 0)
         spec->min_repetitions = (int)v;
     spec->max_repetitions = 200;
     const kt_node *max_node = kt_node_get(t, "max_repetitions");
-    if (max_node && get_int(c, max_node, "trials.max_repetitions", 2, 1000000, &v) == 0)
+    if (max_node &&
+        get_int(c, max_node, "trials.max_repetitions", 2, KT_LIMIT_REPETITIONS, &v) == 0)
         spec->max_repetitions = (int)v;
     if (spec->min_repetitions > spec->max_repetitions) {
         if (max_node)
@@ -822,24 +825,32 @@ static int check_shapes(mctx *c, const kt_matrix *m)
     return bad ? -1 : 0;
 }
 
-static void check_plan(mctx *c)
+/* Expands the matrix once, keeping it in 'spec', and checks its shapes and the budget. */
+static void check_plan(mctx *c, kt_spec *spec)
 {
-    const kt_spec *spec = c->spec;
     kt_matrix m = {0};
     kt_plan plan = {0};
     if (kt_matrix_expand(&m, spec, c->diag) != 0 || check_shapes(c, &m) != 0)
         goto done;
-    if (kt_plan_estimate(&plan, spec, &m) != 0) {
+    spec->matrix = malloc(sizeof(*spec->matrix));
+    if (!spec->matrix) {
+        report(c, kt_node_get(c->root, "op"), NULL, "out of memory");
+        goto done;
+    }
+    *spec->matrix = m;
+    memset(&m, 0, sizeof(m));
+    const kt_matrix *pm = spec->matrix;
+    if (kt_plan_estimate(&plan, spec, pm) != 0) {
         report(c, kt_node_get(c->root, "op"), NULL, "cannot estimate the plan: %s",
                kt_error_last());
         goto done;
     }
     double minutes = plan.total_seconds / 60.0;
     if (!isnan(spec->budget_minutes) && minutes > spec->budget_minutes && !c->opts->skip_budget)
-        report(c, kt_spec_node(spec, "budget.max_minutes"), "budget.max_minutes",
+        report(c, kt_node_at_path(spec->root, "budget.max_minutes"), "budget.max_minutes",
                "the plan needs up to %.1f minutes (%zu points); the budget is %g (--force "
                "overrides)",
-               minutes, m.n, spec->budget_minutes);
+               minutes, pm->n, spec->budget_minutes);
 done:
     kt_plan_free(&plan);
     kt_matrix_free(&m);
@@ -867,7 +878,7 @@ int kt_spec_check_meaning(kt_spec *spec, const kt_spec_options *opts, kt_diag *d
         report(&c, kt_node_get(c.root, "dtype"), "dtype", "unknown dtype '%s'", dtype);
     int64_t threads = 0;
     const kt_node *tnode = kt_node_get(c.root, "threads");
-    if (tnode && get_int(&c, tnode, "threads", 0, 1024, &threads) == 0)
+    if (tnode && get_int(&c, tnode, "threads", 0, KT_LIMIT_THREADS, &threads) == 0)
         spec->threads = (int)threads;
 
     check_op_backend(&c);
@@ -881,7 +892,7 @@ int kt_spec_check_meaning(kt_spec *spec, const kt_spec_options *opts, kt_diag *d
     check_trials(&c);
     check_thresholds(&c);
     if (diag->n_errors == errors_before)
-        check_plan(&c);
+        check_plan(&c, spec);
     kt_catalog_free(&c.catalog);
     return diag->n_errors == errors_before ? 0 : -1;
 }

@@ -730,3 +730,21 @@ fail:
     cJSON_Delete(out);
     return NULL;
 }
+
+const kt_node *kt_node_at_path(const kt_node *root, const char *dotted_path)
+{
+    const kt_node *node = root;
+    char key[128];
+    const char *p = dotted_path;
+    while (node && *p) {
+        const char *dot = strchr(p, '.');
+        size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        if (n >= sizeof(key))
+            return NULL;
+        memcpy(key, p, n);
+        key[n] = '\0';
+        node = kt_node_get(node, key);
+        p = dot ? dot + 1 : p + n;
+    }
+    return node;
+}

@@ -54,6 +54,9 @@ void kt_node_free(kt_node *node);
 kt_scalar_type kt_node_scalar_type(const kt_node *node);
 /* Value of a map key, or NULL. */
 const kt_node *kt_node_get(const kt_node *map, const char *key);
+/* The node at a dotted key path under 'root' ("trials.max_repetitions", "candidates"), or
+ * NULL; for messages that point at a spec's line. */
+const kt_node *kt_node_at_path(const kt_node *root, const char *dotted_path);
 /* Scalar conversions; return 0 on success, -1 when the scalar is not of that type or
  * overflows it. kt_node_int also takes a float with no fraction that fits (4.0, 1e3), as
  * JSON Schema's "integer" does; kt_node_double takes ints, and rejects a finite literal

@@ -9,7 +9,8 @@
 #include <cmocka.h>
 
 #include "cli/commands.h"
-#include "decide/results.h"
+#include "archive/result_json.h"
+#include "cli/summary.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -373,6 +374,7 @@ static kt_run_result make_run(size_t n, const kt_verdict v[][2], const double s[
             if (v[i][k] == KT_VERDICT_REJECT) {
                 c->n_reasons = 1;
                 snprintf(c->reasons[0], sizeof(c->reasons[0]), "speedup %.3f [...] below", s[i][k]);
+                c->reason_codes[0] = KT_REASON_SLOWER;
             }
         }
         points[i].cands = cands[i];
@@ -469,6 +471,7 @@ static void test_aggregate_geomean(void **state)
     /* numerics (anything but speed) rejecting at one point rejects under geomean too */
     spec.min_speedup = 0.9;
     strcpy(cands[1][0].reasons[0], "rel_l2 0.02 above max_rel_l2 0.001 on input set 0 at b2/t64");
+    cands[1][0].reason_codes[0] = KT_REASON_REL_L2;
     assert_int_equal(kt_run_aggregate(&run, &spec), 0);
     assert_int_equal(run.cands[0].verdict, KT_VERDICT_REJECT);
     assert_string_equal(run.cands[0].reason,
@@ -478,6 +481,7 @@ static void test_aggregate_geomean(void **state)
 
     /* a point without a finite interval does not enter the mean */
     strcpy(cands[1][0].reasons[0], "speedup 0.800 [...] below");
+    cands[1][0].reason_codes[0] = KT_REASON_SLOWER;
     cands[1][0].ci_high = INFINITY;
     assert_int_equal(kt_run_aggregate(&run, &spec), 0);
     assert_true(fabs(run.cands[0].geomean_speedup - 1.2) < 1e-12);

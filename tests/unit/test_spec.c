@@ -161,10 +161,10 @@ static void test_every_value(void **state)
     assert_string_equal(kt_order_name(KT_ORDER_GROUPED), "grouped");
     assert_string_equal(kt_aggregate_name(KT_AGGREGATE_ALL), "all");
     /* the document stays for later lookups */
-    const kt_node *n = kt_spec_node(s, "trials.max_repetitions");
+    const kt_node *n = kt_node_at_path(s->root, "trials.max_repetitions");
     assert_non_null(n);
     assert_int_equal(n->line, 20);
-    assert_null(kt_spec_node(s, "trials.nothing"));
+    assert_null(kt_node_at_path(s->root, "trials.nothing"));
     kt_spec_free(s);
     kt_diag_free(&d);
 }

@@ -1,6 +1,6 @@
-/* results.c - point results as JSON, aggregation over points, and the summary table. */
-#include "decide/results.h"
-#include "cli/commands.h"
+/* result_json.c - a point's results as JSON and back (points.jsonl and result.json share
+ * it), and the per-candidate verdicts as JSON. */
+#include "archive/result_json.h"
 #include "util/json.h"
 #include "spec/spec_json.h"
 
@@ -225,6 +225,9 @@ static cJSON *candidate_json(const kt_candidate_result *c, const kt_arm *spec_ar
     cJSON *reasons = cJSON_AddArrayToObject(o, "reasons");
     for (int i = 0; i < c->n_reasons; i++)
         cJSON_AddItemToArray(reasons, cJSON_CreateString(c->reasons[i]));
+    cJSON *codes = cJSON_AddArrayToObject(o, "reason_codes");
+    for (int i = 0; i < c->n_reasons; i++)
+        cJSON_AddItemToArray(codes, cJSON_CreateString(kt_reason_code_name(c->reason_codes[i])));
     cJSON_AddItemToObject(o, "pairs", pairs_json(c));
     return o;
 }
@@ -266,6 +269,12 @@ static int candidate_from_json(kt_candidate_result *c, const cJSON *o)
     {
         if (c->n_reasons < 8 && cJSON_IsString(r))
             snprintf(c->reasons[c->n_reasons++], sizeof(c->reasons[0]), "%s", r->valuestring);
+    }
+    int i = 0;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(o, "reason_codes"))
+    {
+        if (i < c->n_reasons && cJSON_IsString(r))
+            c->reason_codes[i++] = kt_reason_code_parse(r->valuestring);
     }
     return pairs_from_json(c, cJSON_GetObjectItemCaseSensitive(o, "pairs"));
 }
@@ -315,109 +324,6 @@ int kt_point_result_from_json(kt_point_result *out, const cJSON *o)
     return 0;
 }
 
-/* Geometric mean of point speedups, with a normal-approximation interval built from each
- * point's interval (half-width in log units taken as z * standard error). */
-static void geomean(kt_candidate_verdict *cv, const kt_run_result *run, size_t k, double conf)
-{
-    double sum = 0, var = 0;
-    size_t n = 0;
-    double z = 1.959963984540054; /* each point's interval is ~95% after adjustment or more */
-    (void)conf;
-    for (size_t i = 0; i < run->n_points; i++) {
-        const kt_candidate_result *c = &run->points[i].cands[k];
-        if (!(c->speedup > 0) || !(c->ci_low > 0) || !isfinite(c->ci_high))
-            continue;
-        double se = (log(c->ci_high) - log(c->ci_low)) / (2 * z);
-        sum += log(c->speedup);
-        var += se * se;
-        n++;
-    }
-    cv->geomean_speedup = cv->geomean_low = cv->geomean_high = NAN;
-    if (n == 0)
-        return;
-    double mean = sum / (double)n, se = sqrt(var) / (double)n;
-    cv->geomean_speedup = exp(mean);
-    cv->geomean_low = exp(mean - z * se);
-    cv->geomean_high = exp(mean + z * se);
-}
-
-/* Did this point reject the candidate for a reason other than speed? */
-static int rejected_for_quality(const kt_candidate_result *c)
-{
-    if (c->verdict != KT_VERDICT_REJECT)
-        return 0;
-    if (c->arm.failed)
-        return 1;
-    for (int i = 0; i < c->n_reasons; i++)
-        if (strncmp(c->reasons[i], "speedup ", 8) != 0)
-            return 1;
-    return 0;
-}
-
-int kt_run_aggregate(kt_run_result *run, const kt_spec *spec)
-{
-    free(run->cands);
-    run->n_cands = spec->n_candidates;
-    run->cands = calloc(run->n_cands ? run->n_cands : 1, sizeof(*run->cands));
-    if (!run->cands)
-        return -1;
-    run->point_errors = 0;
-    run->order_warnings = 0;
-    for (size_t i = 0; i < run->n_points; i++) {
-        run->point_errors += run->points[i].error[0] != 0;
-        for (size_t k = 0; k < run->points[i].n_cands; k++)
-            run->order_warnings += run->points[i].cands[k].order_warning;
-    }
-    int any_reject = 0, any_inconclusive = 0;
-    for (size_t k = 0; k < run->n_cands; k++) {
-        kt_candidate_verdict *cv = &run->cands[k];
-        snprintf(cv->name, sizeof(cv->name), "%s", spec->candidates[k].name);
-        snprintf(cv->variant, sizeof(cv->variant), "%s", spec->candidates[k].variant->name);
-        int quality_reject = 0, measured = 0;
-        for (size_t i = 0; i < run->n_points; i++) {
-            const kt_candidate_result *c = &run->points[i].cands[k];
-            measured += c->speedup > 0 && isfinite(c->ci_high) && c->ci_low > 0;
-            cv->keep += c->verdict == KT_VERDICT_KEEP;
-            cv->reject += c->verdict == KT_VERDICT_REJECT;
-            cv->inconclusive += c->verdict == KT_VERDICT_INCONCLUSIVE;
-            quality_reject += rejected_for_quality(c);
-        }
-        geomean(cv, run, k, spec->confidence);
-        if (spec->aggregate == KT_AGGREGATE_GEOMEAN) {
-            if (quality_reject) {
-                cv->verdict = KT_VERDICT_REJECT;
-                snprintf(cv->reason, sizeof(cv->reason),
-                         "numerics, memory or a failure rejected it at %d point(s)",
-                         quality_reject);
-            } else if (cv->geomean_high < spec->min_speedup) {
-                cv->verdict = KT_VERDICT_REJECT;
-            } else if (cv->geomean_low >= spec->min_speedup && measured == (int)run->n_points) {
-                cv->verdict = KT_VERDICT_KEEP;
-            } else {
-                cv->verdict = KT_VERDICT_INCONCLUSIVE;
-            }
-            if (!cv->reason[0])
-                snprintf(cv->reason, sizeof(cv->reason),
-                         "geometric mean speedup %.3f [%.3f, %.3f] against %.3g over %zu points",
-                         cv->geomean_speedup, cv->geomean_low, cv->geomean_high, spec->min_speedup,
-                         run->n_points);
-        } else {
-            cv->verdict = cv->reject         ? KT_VERDICT_REJECT
-                          : cv->inconclusive ? KT_VERDICT_INCONCLUSIVE
-                                             : KT_VERDICT_KEEP;
-            snprintf(cv->reason, sizeof(cv->reason),
-                     "%d keep, %d reject, %d inconclusive of %zu points (aggregate: all)", cv->keep,
-                     cv->reject, cv->inconclusive, run->n_points);
-        }
-        any_reject |= cv->verdict == KT_VERDICT_REJECT;
-        any_inconclusive |= cv->verdict == KT_VERDICT_INCONCLUSIVE;
-    }
-    run->verdict = any_reject         ? KT_VERDICT_REJECT
-                   : any_inconclusive ? KT_VERDICT_INCONCLUSIVE
-                                      : KT_VERDICT_KEEP;
-    return 0;
-}
-
 cJSON *kt_candidate_verdicts_to_json(const kt_run_result *run)
 {
     cJSON *arr = cJSON_CreateArray();
@@ -439,102 +345,4 @@ cJSON *kt_candidate_verdicts_to_json(const kt_run_result *run)
         cJSON_AddItemToArray(arr, o);
     }
     return arr;
-}
-
-void kt_run_result_free(kt_run_result *run)
-{
-    for (size_t i = 0; i < run->n_points; i++)
-        kt_point_result_free(&run->points[i]);
-    free(run->points);
-    free(run->cands);
-    memset(run, 0, sizeof(*run));
-}
-
-int kt_run_exit_code(const kt_run_result *run)
-{
-    if (run->point_errors)
-        return KT_EXIT_SOFTWARE;
-    switch (run->verdict) {
-    case KT_VERDICT_KEEP:
-        return KT_EXIT_KEEP;
-    case KT_VERDICT_REJECT:
-        return KT_EXIT_REJECT;
-    default:
-        return KT_EXIT_INCONCLUSIVE;
-    }
-}
-
-static void format_time(char *buf, size_t len, double ns)
-{
-    if (!isfinite(ns))
-        snprintf(buf, len, "-");
-    else if (ns < 1e3)
-        snprintf(buf, len, "%.0f ns", ns);
-    else if (ns < 1e6)
-        snprintf(buf, len, "%.2f us", ns / 1e3);
-    else if (ns < 1e9)
-        snprintf(buf, len, "%.2f ms", ns / 1e6);
-    else
-        snprintf(buf, len, "%.3f s", ns / 1e9);
-}
-
-/* Width of the widest point id and candidate name, so the table lines up. */
-static void column_widths(const kt_run_result *run, int *point_w, int *cand_w)
-{
-    *point_w = 5;
-    *cand_w = 9;
-    for (size_t i = 0; i < run->n_points; i++) {
-        const kt_point_result *p = &run->points[i];
-        if ((int)strlen(p->point.id) > *point_w)
-            *point_w = (int)strlen(p->point.id);
-        for (size_t k = 0; k < p->n_cands; k++)
-            if ((int)strlen(p->cands[k].arm.name) > *cand_w)
-                *cand_w = (int)strlen(p->cands[k].arm.name);
-    }
-}
-
-void kt_print_summary(FILE *out, const kt_run_result *run, const char *baseline_name,
-                      const char *aggregate, double min_speedup)
-{
-    int pw, cw;
-    column_widths(run, &pw, &cw);
-    fprintf(out, "%-*s  %-*s  %10.10s  %10s  %-24s %9s %9s  %s\n", pw, "point", cw, "candidate",
-            baseline_name, "candidate", "speedup [CI]", "p", "rel_l2", "verdict");
-    for (size_t i = 0; i < run->n_points; i++) {
-        const kt_point_result *p = &run->points[i];
-        for (size_t k = 0; k < p->n_cands; k++) {
-            const kt_candidate_result *c = &p->cands[k];
-            char tb[24], tc[24], sp[48];
-            format_time(tb, sizeof(tb), c->base_time.median);
-            format_time(tc, sizeof(tc), c->cand_time.median);
-            if (isfinite(c->speedup))
-                snprintf(sp, sizeof(sp), "%.3f [%.3f, %.3f]", c->speedup, c->ci_low, c->ci_high);
-            else
-                snprintf(sp, sizeof(sp), "-");
-            fprintf(out, "%-*s  %-*s  %10s  %10s  %-24s %9.3g %9.3g  %s%s\n", pw, p->point.id, cw,
-                    c->arm.name, tb, tc, sp, c->shift.p_value, c->worst_rel_l2,
-                    kt_verdict_name(c->verdict), c->order_warning ? " (order effect!)" : "");
-            if (c->verdict != KT_VERDICT_KEEP)
-                for (int r = 0; r < c->n_reasons; r++)
-                    fprintf(out, "    %s\n", c->reasons[r]);
-        }
-        if (p->error[0])
-            fprintf(out, "    error: %s\n", p->error);
-    }
-    fprintf(out, "\n");
-    for (size_t k = 0; k < run->n_cands; k++) {
-        const kt_candidate_verdict *cv = &run->cands[k];
-        fprintf(out, "candidate %-*s  %-12s %s", cw, cv->name, kt_verdict_name(cv->verdict),
-                cv->reason);
-        if (isfinite(cv->geomean_speedup) && strcmp(aggregate, "geomean") != 0)
-            fprintf(out, "; geomean speedup %.3f", cv->geomean_speedup);
-        fprintf(out, "\n");
-    }
-    fprintf(out, "overall: %s (min_speedup %.3g, aggregate %s)\n", kt_verdict_name(run->verdict),
-            min_speedup, aggregate);
-    if (run->order_warnings)
-        fprintf(out,
-                "warning: %d point(s) show an order effect (candidate-first pairs differ "
-                "from baseline-first pairs, p < 0.01)\n",
-                run->order_warnings);
 }

@@ -1,0 +1,41 @@
+/* error.c - the calling thread's last error message (libgit2 style: set once where the
+ * failure happens, read by whoever reports it). A leaf: every other file may depend on it. */
+#include "kernel.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static _Thread_local char last_error[1024];
+
+static void error_vset(const char *fmt, va_list ap)
+{
+    vsnprintf(last_error, sizeof(last_error), fmt, ap);
+}
+
+int kt_error_set(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    error_vset(fmt, ap);
+    va_end(ap);
+    return KT_ERROR;
+}
+
+int kt_error_code(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    error_vset(fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+const char *kt_error_last(void)
+{
+    return last_error;
+}
+
+void kt_error_clear(void)
+{
+    last_error[0] = '\0';
+}

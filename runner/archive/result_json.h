@@ -1,0 +1,17 @@
+/* result_json.h - point results and candidate verdicts as JSON (points.jsonl and
+ * result.json share the point form). */
+#ifndef KT_RESULT_JSON_H
+#define KT_RESULT_JSON_H
+
+#include "decide/aggregate.h"
+
+#include <cjson/cJSON.h>
+
+#define KT_RESULT_SCHEMA_VERSION 1
+
+cJSON *kt_point_result_to_json(const kt_point_result *p, const kt_spec *spec);
+/* Reads a point back (for --resume, show and compare). Returns 0 or -1 when malformed. */
+int kt_point_result_from_json(kt_point_result *out, const cJSON *json);
+cJSON *kt_candidate_verdicts_to_json(const kt_run_result *run);
+
+#endif

@@ -1,0 +1,13 @@
+/* summary.h - the summary table: per point and candidate, then a line per candidate, then
+ * the overall verdict. */
+#ifndef KT_SUMMARY_H
+#define KT_SUMMARY_H
+
+#include "decide/aggregate.h"
+
+#include <stdio.h>
+
+void kt_print_summary(FILE *out, const kt_run_result *run, const char *baseline_name,
+                      const char *aggregate, double min_speedup);
+
+#endif

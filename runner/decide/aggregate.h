@@ -1,0 +1,33 @@
+/* aggregate.h - a run's results: its points, the verdict of each candidate over the points
+ * (by the spec's aggregate), and the run's overall verdict. */
+#ifndef KT_AGGREGATE_H
+#define KT_AGGREGATE_H
+
+#include "decide/verdict.h"
+#include "measure/trial.h"
+#include "spec/spec.h"
+
+typedef struct kt_candidate_verdict {
+    char name[KT_NAME_MAX];
+    char variant[KT_NAME_MAX];
+    kt_verdict verdict;
+    int keep, reject, inconclusive; /* point verdicts */
+    double geomean_speedup, geomean_low, geomean_high;
+    char reason[512];
+} kt_candidate_verdict;
+
+typedef struct kt_run_result {
+    kt_point_result *points;
+    size_t n_points;
+    kt_candidate_verdict *cands;
+    size_t n_cands;
+    kt_verdict verdict;
+    int point_errors; /* points whose baseline or set-up failed */
+    int order_warnings;
+} kt_run_result;
+
+/* Per-candidate verdicts by spec->aggregate, and the overall verdict. */
+int kt_run_aggregate(kt_run_result *run, const kt_spec *spec);
+void kt_run_result_free(kt_run_result *run);
+
+#endif

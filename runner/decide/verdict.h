@@ -1,0 +1,39 @@
+/* verdict.h - the verdict types: KEEP / REJECT / INCONCLUSIVE, and the typed codes of the
+ * reasons behind them. Decisions read the codes; the reasons' text is for people only. */
+#ifndef KT_VERDICT_H
+#define KT_VERDICT_H
+
+typedef enum { KT_VERDICT_KEEP = 0, KT_VERDICT_REJECT, KT_VERDICT_INCONCLUSIVE } kt_verdict;
+
+const char *kt_verdict_name(kt_verdict v);
+/* Parses "KEEP" | "REJECT" | "INCONCLUSIVE"; returns -1 when unknown. */
+int kt_verdict_parse(const char *name);
+
+/* Why a candidate got its verdict at a point. The numbers are stable: result.json stores
+ * the names, and new codes are only ever appended. */
+typedef enum kt_reason_code {
+    KT_REASON_NONE = 0,
+    KT_REASON_FAILED = 1,            /* could not run, crashed, hung, NaN, unwritten output */
+    KT_REASON_NOT_MEASURED = 2,      /* the point itself could not be set up */
+    KT_REASON_REL_L2 = 3,            /* above thresholds.numerics.max_rel_l2 */
+    KT_REASON_COSINE = 4,            /* below min_cosine */
+    KT_REASON_MAX_ABS = 5,           /* above max_abs */
+    KT_REASON_ERROR_VS_BASELINE = 6, /* above max_error_vs_baseline */
+    KT_REASON_NOT_REPEATABLE = 7,    /* bitwise_repeatable broken */
+    KT_REASON_MEMORY = 8,            /* above thresholds.memory.max_ratio */
+    KT_REASON_SLOWER = 9,            /* the speedup interval lies below min_speedup */
+    KT_REASON_FASTER = 10,           /* the speedup interval lies at or above min_speedup */
+    KT_REASON_UNDECIDED = 11,        /* the interval includes min_speedup */
+    KT_REASON_NO_PAIRS = 12          /* nothing was timed */
+} kt_reason_code;
+#define KT_REASON_CODE_COUNT 13
+
+/* "failed", "rel_l2", ..., or "unknown" for a number out of range. */
+const char *kt_reason_code_name(kt_reason_code code);
+/* Parses a name from kt_reason_code_name; returns KT_REASON_NONE when unknown. */
+kt_reason_code kt_reason_code_parse(const char *name);
+/* True for the reasons that reject on quality (numerics, memory, failure), as opposed to
+ * speed: a geomean verdict never averages these away. */
+int kt_reason_is_quality(kt_reason_code code);
+
+#endif
