@@ -47,8 +47,8 @@ grep -E 'OpenBLAS|libyaml|libgit2|cJSON' "$build.configure.log"
 cmake --build "$build" -j"${JOBS:-2}" --target ktrial test_cuda_kernels bench_cuda \
     >"$build.build.log" 2>&1 || { tail -30 "$build.build.log"; echo "check-deps: build FAILED"; exit 1; }
 # every library ktrial loads from Debian resolves into the private root
-ldd "$build/ktrial" | grep -E 'yaml|git2|cjson|openblas|crypto|pcre2|libz' | tee "$build.ldd.txt"
-if grep -E 'yaml|git2|cjson|openblas' "$build.ldd.txt" | grep -v -q "$KT_PRIVATE_ROOT"; then
+ldd "$build/ktrial" | grep -E 'yaml|git2|cjson|openblas|crypto|pcre2|libz' | tee "$build.ldd.log"
+if grep -E 'yaml|git2|cjson|openblas' "$build.ldd.log" | grep -v -q "$KT_PRIVATE_ROOT"; then
     echo "check-deps: a library resolved outside the private root" >&2; exit 1
 fi
 "$build/ktrial" --version
