@@ -187,7 +187,8 @@ static void dev_free(dev_set *d)
 
 /* The deterministic GEMM (tensor cores, fp16 and bf16; and the fp32 FMA tiles) and the fused
  * SwiGLU: a second run repeats the first bit for bit; so does every launch shape (1, 3, 4, 8
- * warps per block); and row r of a batch-M product equals the product of that row alone. */
+ * warps per block); and row r of a batch-M product (for SwiGLU: of the fused gate/up
+ * activations) equals the product of that row alone. */
 static void check_bitwise(const char *op, const char *variant, kt_dtype dtype, int cores)
 {
     const int64_t M = 131, N = 97, K = 1000; /* swiglu: hidden K, intermediate N */
@@ -254,24 +255,43 @@ static void check_bitwise(const char *op, const char *variant, kt_dtype dtype, i
             fail_msg("%s/%s %s cores %d: %d warps differ from 4", op, variant, kt_dtype_name(dtype),
                      cores, warps[i]);
     }
-    /* rows alone */
-    params[wi].num = 4;
+    /* rows alone: the gemm variant; for swiglu the fused gate/up kernel (its down projection is
+     * cuBLASLt, whose algorithm may change with m) */
     const int64_t rows[] = {0, 1, 15, 16, 63, 64, 100, M - 1};
+    uint16_t *act = swiglu ? malloc((size_t)(M * N) * 2) : NULL;
+    void *da = swiglu ? dev_put(&d, NULL, (size_t)(M * N) * 2) : NULL;
+    const int tw = kt_cuda_tensor_warps(params + ci);
+    if (swiglu) {
+        assert_non_null(act);
+        assert_int_equal(kt_cuda_gate_up_silu(kt_cuda_stream(b), dtype, dx, dw, da, M, N, K, tw),
+                         KT_OK);
+        dev_get(&d, act, da, (size_t)(M * N) * 2);
+    }
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-        kt_problem one = p;
-        one.m = 1;
-        const void *in1[3] = {(const uint16_t *)dx + rows[i] * K, dw, dd};
-        void *out[1] = {dy};
-        kt_call call = {b, &one, params, in1, out, 1, -1, 1};
-        void *st = NULL;
-        assert_int_equal(v->prepare(&st, &call), KT_OK);
-        assert_int_equal(v->run(st, &call), KT_OK);
-        dev_get(&d, y2, dy, (size_t)out_cols * 2);
-        v->release(st, b);
-        if (memcmp(y2, y1 + rows[i] * out_cols, (size_t)out_cols * 2) != 0)
+        const void *xr = (const uint16_t *)dx + rows[i] * K;
+        const uint16_t *want = swiglu ? act + rows[i] * N : y1 + rows[i] * out_cols;
+        const int64_t cols = swiglu ? N : out_cols;
+        if (swiglu) {
+            assert_int_equal(
+                kt_cuda_gate_up_silu(kt_cuda_stream(b), dtype, xr, dw, da, 1, N, K, tw), KT_OK);
+            dev_get(&d, y2, da, (size_t)N * 2);
+        } else {
+            kt_problem one = p;
+            one.m = 1;
+            const void *in1[3] = {xr, dw, dd};
+            void *out[1] = {dy};
+            kt_call call = {b, &one, params, in1, out, 1, -1, 1};
+            void *st = NULL;
+            assert_int_equal(v->prepare(&st, &call), KT_OK);
+            assert_int_equal(v->run(st, &call), KT_OK);
+            dev_get(&d, y2, dy, (size_t)out_cols * 2);
+            v->release(st, b);
+        }
+        if (memcmp(y2, want, (size_t)cols * 2) != 0)
             fail_msg("%s/%s %s cores %d: row %lld alone differs", op, variant, kt_dtype_name(dtype),
                      cores, (long long)rows[i]);
     }
+    free(act);
     dev_free(&d);
     kt_backend_close(b);
     free(hx);
