@@ -33,6 +33,8 @@ int cmd_run(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_env(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_slurm(int argc, char **argv);
 
 /* The table, for 'help' and --help handling inside commands. */
 const kt_command *kt_command_find(const char *name);
