@@ -6,7 +6,9 @@
  * G = H / Hkv. A block of the attend kernel owns (b, KV head, up to 8 heads of its group,
  * one split) and keeps, per head, a running max and sum in log2 units and an unnormalised
  * fp32 output; the merge kernel combines the splits. */
+#include "attn_plan.h"
 #include "cuda_types.cuh"
+#include "ffd_scan.h"
 
 #include <cuda_fp8.h>
 #include <math.h>
@@ -15,8 +17,8 @@ namespace
 {
 
 constexpr int THREADS = 128, WARPS = THREADS / 32;
-constexpr int HG = 8;  /* query heads per block (a GQA group is split into groups of 8) */
-constexpr int CH = 64; /* tokens scored per step */
+constexpr int HG = KT_CUDA_ATTN_HEADS_PER_BLOCK;         /* a GQA group is split into groups of 8 */
+constexpr int CH = 64;                                   /* tokens scored per step */
 constexpr int CPT = KT_CUDA_ATTN_MAX_HEAD_DIM / THREADS; /* output channels per thread */
 
 struct AttnArgs {
@@ -27,6 +29,7 @@ struct AttnArgs {
     float *acc, *max_log2, *sum;
     int64_t n_splits;
     int64_t split_tokens; /* dense */
+    bool vectorised;      /* dense: the 16-byte-load kernel where head_dim allows */
     /* ffd */
     const uint8_t *codes;
     const float *scales;
@@ -35,6 +38,7 @@ struct AttnArgs {
     float *block_max; /* written by the scan, read by the attend kernel */
     uint8_t *keep;
     float delta_log2;
+    bool scan_fp32; /* ffd: the fp32 scan even where the tensor-core scan applies */
 };
 
 struct Shared {
@@ -162,6 +166,179 @@ __device__ __forceinline__ void attend_range(const Shared &sh, float (&acc)[HG][
     }
 }
 
+/* ---- dense decode with 16-byte loads ----------------------------------------------------
+ * A key row of D = LPK x VEC elements is read by a lane group of LPK lanes, one 16-byte load
+ * each; a block of THREADS / LPK lane groups walks its split KPI keys per step per group
+ * (attn_plan.h), so each lane has 2 x KPI loads in flight. Scores of all HG heads and KPI keys
+ * are reduced across the group's lanes level by level (HG x KPI independent shuffles per
+ * level). Every group keeps its own online softmax; the groups are combined at the end. */
+
+/* The pair type of a 16-bit T. */
+template <typename T> struct Pair;
+template <> struct Pair<__nv_bfloat16> {
+    using type = __nv_bfloat162;
+};
+template <> struct Pair<__half> {
+    using type = __half2;
+};
+
+/* fp32 values of a 16-byte vector of T. */
+__device__ __forceinline__ void unpack16(float (&f)[4], const uint4 &u, float)
+{
+    f[0] = __uint_as_float(u.x), f[1] = __uint_as_float(u.y);
+    f[2] = __uint_as_float(u.z), f[3] = __uint_as_float(u.w);
+}
+__device__ __forceinline__ float2 to_float2(__nv_bfloat162 h)
+{
+    return __bfloat1622float2(h);
+}
+__device__ __forceinline__ float2 to_float2(__half2 h)
+{
+    return __half22float2(h);
+}
+/* 16-bit T: four pairs. */
+template <typename T> __device__ __forceinline__ void unpack16(float (&f)[8], const uint4 &u, T)
+{
+    const typename Pair<T>::type *h = reinterpret_cast<const typename Pair<T>::type *>(&u);
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        float2 x = to_float2(h[i]);
+        f[2 * i] = x.x, f[2 * i + 1] = x.y;
+    }
+}
+
+template <typename T, int LPK> struct VecShape {
+    static constexpr int VEC = 16 / (int)sizeof(T), D = LPK * VEC, NGRP = THREADS / LPK;
+    static constexpr size_t smem_bytes = (size_t)(HG * D + 2 * HG * NGRP + NGRP * HG * D) * 4;
+};
+
+template <typename T, int LPK, int KPI>
+__global__ void __launch_bounds__(THREADS) dense_vec_kernel(AttnArgs a)
+{
+    using S = VecShape<T, LPK>;
+    constexpr int VEC = S::VEC, D = S::D, NGRP = S::NGRP;
+    extern __shared__ float smem[];
+    float *qs = smem;             /* [HG][D] q * scale_log2 (0 for heads past the group) */
+    float *gm = qs + HG * D;      /* [HG][NGRP] each group's running max */
+    float *gl = gm + HG * NGRP;   /* [HG][NGRP] each group's sum */
+    float *gacc = gl + HG * NGRP; /* [NGRP][HG][D] each group's output */
+    const int64_t split = blockIdx.x, b = blockIdx.z;
+    const int64_t kvh = blockIdx.y / a.head_groups, hg = blockIdx.y % a.head_groups;
+    const int64_t g0 = hg * HG, bh = b * a.kv_heads + kvh;
+    const int ng = (int)min((int64_t)HG, a.group - g0);
+    const int grp = threadIdx.x / LPK, sub = threadIdx.x % LPK;
+
+    const T *q = (const T *)a.q + (b * a.heads + kvh * a.group + g0) * D;
+    for (int i = threadIdx.x; i < HG * D; i += THREADS)
+        qs[i] = i < ng * D ? kt_to_f32(q[i]) * a.scale_log2 : 0.0f;
+    __syncthreads();
+
+    const T *k = (const T *)a.k + bh * a.context * D + sub * VEC;
+    const T *v = (const T *)a.v + bh * a.context * D + sub * VEC;
+    const int64_t t0 = split * a.split_tokens, t1 = min(a.context, t0 + a.split_tokens);
+    float m[HG], l[HG], acc[HG][VEC];
+#pragma unroll
+    for (int g = 0; g < HG; g++) {
+        m[g] = -INFINITY, l[g] = 0.0f;
+#pragma unroll
+        for (int c = 0; c < VEC; c++)
+            acc[g][c] = 0.0f;
+    }
+    const int64_t steps = kt_dense_steps(t1 - t0, NGRP, KPI); /* uniform: every lane shuffles */
+    for (int64_t it = 0; it < steps; it++) {
+        const int64_t tb = kt_dense_token(t0, it, grp, 0, NGRP, KPI);
+        uint4 kr[KPI], vr[KPI];
+#pragma unroll
+        for (int j = 0; j < KPI; j++) {
+            const int64_t t = tb + j;
+            kr[j] = vr[j] = make_uint4(0, 0, 0, 0);
+            if (t < t1) {
+                kr[j] = __ldg(reinterpret_cast<const uint4 *>(k + t * D));
+                vr[j] = __ldg(reinterpret_cast<const uint4 *>(v + t * D));
+            }
+        }
+        float kf[KPI][VEC], s[HG][KPI];
+#pragma unroll
+        for (int j = 0; j < KPI; j++)
+            unpack16(kf[j], kr[j], T());
+#pragma unroll
+        for (int g = 0; g < HG; g++) {
+            float qv[VEC];
+#pragma unroll
+            for (int c = 0; c < VEC; c += 4) {
+                float4 x = *reinterpret_cast<const float4 *>(qs + g * D + sub * VEC + c);
+                qv[c] = x.x, qv[c + 1] = x.y, qv[c + 2] = x.z, qv[c + 3] = x.w;
+            }
+#pragma unroll
+            for (int j = 0; j < KPI; j++) {
+                float d0 = 0.0f;
+#pragma unroll
+                for (int c = 0; c < VEC; c++)
+                    d0 = fmaf(qv[c], kf[j][c], d0);
+                s[g][j] = d0;
+            }
+        }
+#pragma unroll
+        for (int o = LPK / 2; o > 0; o >>= 1)
+#pragma unroll
+            for (int g = 0; g < HG; g++)
+#pragma unroll
+                for (int j = 0; j < KPI; j++)
+                    s[g][j] += __shfl_xor_sync(0xffffffffu, s[g][j], o);
+        if (tb >= t1)
+            continue; /* this group has no key in this step (the split's last) */
+#pragma unroll
+        for (int j = 0; j < KPI; j++)
+            if (tb + j >= t1)
+#pragma unroll
+                for (int g = 0; g < HG; g++)
+                    s[g][j] = -INFINITY;
+        float alpha[HG];
+#pragma unroll
+        for (int g = 0; g < HG; g++)
+            alpha[g] = kt_osm_step(&m[g], &l[g], s[g], s[g], KPI); /* s becomes the weights */
+#pragma unroll
+        for (int g = 0; g < HG; g++)
+#pragma unroll
+            for (int c = 0; c < VEC; c++)
+                acc[g][c] *= alpha[g];
+#pragma unroll
+        for (int j = 0; j < KPI; j++) {
+            float vf[VEC];
+            unpack16(vf, vr[j], T());
+#pragma unroll
+            for (int g = 0; g < HG; g++)
+#pragma unroll
+                for (int c = 0; c < VEC; c++)
+                    acc[g][c] = fmaf(s[g][j], vf[c], acc[g][c]);
+        }
+    }
+
+    /* combine the groups of this block into the split's partial result */
+#pragma unroll
+    for (int g = 0; g < HG; g++) {
+        if (sub == 0) {
+            gm[g * NGRP + grp] = m[g];
+            gl[g * NGRP + grp] = l[g];
+        }
+#pragma unroll
+        for (int c = 0; c < VEC; c++)
+            gacc[(grp * HG + g) * D + sub * VEC + c] = acc[g][c];
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < ng * D; i += THREADS) {
+        const int g = i / D, c = i % D;
+        float M, L, A;
+        kt_lse_combine(&M, &L, &A, gm + g * NGRP, gl + g * NGRP, gacc + g * D + c, HG * D, NGRP);
+        const int64_t idx = (b * a.heads + kvh * a.group + g0 + g) * a.n_splits + split;
+        a.acc[idx * D + c] = A;
+        if (c == 0) {
+            a.max_log2[idx] = M;
+            a.sum[idx] = L;
+        }
+    }
+}
+
 /* Whether full block 'blk' of (b, KV head) is kept: some head of the whole GQA group has an
  * approximate block max >= its pseudo-max (block 0, last full block) - delta. */
 __device__ __forceinline__ bool ffd_keep(const AttnArgs &a, int64_t bh, int64_t blk)
@@ -174,7 +351,8 @@ __device__ __forceinline__ bool ffd_keep(const AttnArgs &a, int64_t bh, int64_t 
     return false;
 }
 
-template <typename T, bool FFD> __global__ void __launch_bounds__(THREADS) attend_kernel(AttnArgs a)
+/* __maxnreg__: ptxas's default register budget spills this kernel (64 registers) */
+template <typename T, bool FFD> __global__ void __maxnreg__(128) attend_kernel(AttnArgs a)
 {
     extern __shared__ float smem[];
     const int64_t d = a.d, split = blockIdx.x, b = blockIdx.z;
@@ -268,7 +446,8 @@ __global__ void merge_kernel(const float *acc, const float *max_log2, const floa
     }
 }
 
-/* One block per (full block, b, KV head): per-channel scale, 2-bit codes, fp8 residuals. */
+/* One block per (full block, b, KV head): per-channel scale, 2-bit codes, fp8 residuals;
+ * the same arithmetic as kt_ffd_quantize_block (kernels/cpu/ffd_quant.c), op for op. */
 template <typename T>
 __global__ void __launch_bounds__(THREADS)
     quantize_kernel(const T *k, int64_t context, int64_t d, int64_t block, int64_t n_full,
@@ -296,9 +475,26 @@ __global__ void __launch_bounds__(THREADS)
             float x = kt_to_f32(kb[t * d + c]), sc = sscale[c];
             float code = fminf(fmaxf(rintf(x / sc + 1.5f), 0.0f), 3.0f);
             packed |= (unsigned)code << (2 * m);
-            residual[(t_base + t) * d + c] = __nv_fp8_e4m3(x - (code - 1.5f) * sc).__x;
+            /* as kt_ffd_quantize_block: one rounding, clamped, then e4m3 (ties to even),
+             * so the device cache equals the host one bit for bit */
+            float r = fminf(fmaxf(__fmaf_rn(-(code - 1.5f), sc, x), -448.0f), 448.0f);
+            residual[(t_base + t) * d + c] = __nv_fp8_e4m3(r).__x;
         }
         codes[(t_base + t) * row_bytes + byte] = (uint8_t)packed;
+    }
+}
+
+/* After every warp wrote its maxima into 'wmax': block_max of the block's 'ng' heads (a
+ * scan kernel's end; synchronizes). */
+__device__ __forceinline__ void store_block_max(const AttnArgs &a, const float (*wmax)[HG],
+                                                int64_t bh, int64_t blk, int64_t g0, int ng)
+{
+    __syncthreads();
+    if (threadIdx.x < ng) {
+        float m = wmax[0][threadIdx.x];
+        for (int w = 1; w < WARPS; w++)
+            m = fmaxf(m, wmax[w][threadIdx.x]);
+        a.block_max[(bh * a.n_full + blk) * a.group + g0 + threadIdx.x] = m;
     }
 }
 
@@ -354,13 +550,120 @@ template <typename T> __global__ void __launch_bounds__(THREADS) scan_kernel(Att
         if (lane == 0)
             wmax[warp][g] = m;
     }
+    store_block_max(a, wmax, bh, blk, g0, ng);
+}
+
+/* ---- FFD scan on int8 tensor cores (ffd_scan.h) ------------------------------------------
+ * One block per (full block, KV head x head group, b), as scan_kernel. The heads' weights
+ * w = q x scale are quantised per head to qi = 128 hi + lo and held as mma B fragments (the
+ * head is the fragment's column: HG = 8 = n); each warp takes 16-token m-tiles, unpacks each
+ * token's code bytes into int8 A fragments, and runs two m16n8k32 mma per 32 channels. */
+
+__device__ __forceinline__ void mma_s8(int (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                       uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+template <typename T, int KSTEPS>
+__global__ void __launch_bounds__(THREADS) scan_mma_kernel(AttnArgs a)
+{
+    constexpr int D = 32 * KSTEPS;
+    __shared__ float w[HG][D];
+    __shared__ int qi[HG][D];
+    __shared__ float sw[HG];
+    __shared__ int sum_qi[HG];
+    __shared__ float wmax[WARPS][HG];
+    const int64_t blk = blockIdx.x, b = blockIdx.z;
+    const int64_t kvh = blockIdx.y / a.head_groups, hg = blockIdx.y % a.head_groups;
+    const int64_t g0 = hg * HG, bh = b * a.kv_heads + kvh;
+    const int ng = (int)min((int64_t)HG, a.group - g0);
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const T *q = (const T *)a.q + (b * a.heads + kvh * a.group + g0) * D;
+    const float *scale = a.scales + (bh * a.n_full + blk) * D;
+    for (int i = threadIdx.x; i < HG * D; i += THREADS)
+        w[i / D][i % D] = i < ng * D ? (kt_to_f32(q[i]) * a.scale_log2) * scale[i % D] : 0.0f;
     __syncthreads();
-    if (threadIdx.x < ng) {
-        float m = wmax[0][threadIdx.x];
-        for (int w = 1; w < WARPS; w++)
-            m = fmaxf(m, wmax[w][threadIdx.x]);
-        a.block_max[(bh * a.n_full + blk) * a.group + g0 + threadIdx.x] = m;
+    for (int g = warp; g < HG; g += WARPS) { /* per head: the step, the integers, their sum */
+        float amax = 0.0f;
+        for (int c = lane; c < D; c += 32)
+            amax = fmaxf(amax, fabsf(w[g][c]));
+        const float step = kt_ffd_weight_step(warp_max(amax));
+        int sum = 0;
+        for (int c = lane; c < D; c += 32) {
+            qi[g][c] = kt_ffd_weight_int(w[g][c], step);
+            sum += qi[g][c];
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+            sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        if (lane == 0) {
+            sw[g] = step;
+            sum_qi[g] = sum;
+        }
     }
+    __syncthreads();
+    uint32_t bhi[KSTEPS][2], blo[KSTEPS][2]; /* this lane's B fragments: column = head */
+    const int head = kt_mma_b_col(lane);
+#pragma unroll
+    for (int s = 0; s < KSTEPS; s++)
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            int h[4], l[4];
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int v = qi[head][32 * s + kt_mma_b_row(lane, r, e, 32, 4)];
+                h[e] = kt_ffd_weight_hi(v), l[e] = kt_ffd_weight_lo(v);
+            }
+            bhi[s][r] = kt_pack_s8x4(h[0], h[1], h[2], h[3]);
+            blo[s][r] = kt_pack_s8x4(l[0], l[1], l[2], l[3]);
+        }
+
+    const uint8_t *codes = a.codes + (bh * a.n_full + blk) * a.block * (D / 4);
+    const int tig = lane & 3, col0 = kt_mma_c_col(lane, 0);
+    float best[2] = {-INFINITY, -INFINITY}; /* heads col0, col0 + 1 */
+    for (int64_t mt = warp; mt * 16 < a.block; mt += WARPS) {
+        int chi[4] = {0, 0, 0, 0}, clo[4] = {0, 0, 0, 0};
+        const int64_t row0 = mt * 16 + kt_mma_a_row(lane, 0),
+                      row1 = mt * 16 + kt_mma_a_row(lane, 1);
+#pragma unroll
+        for (int s = 0; s < KSTEPS; s++) {
+            /* 8 code bytes = 32 channels per row and k-step; this lane's 4 channels of each
+             * half are byte tig of each 4-byte word */
+            uint2 c0 = make_uint2(0, 0), c1 = make_uint2(0, 0);
+            if (row0 < a.block)
+                c0 = __ldg(reinterpret_cast<const uint2 *>(codes + row0 * (D / 4)) + s);
+            if (row1 < a.block)
+                c1 = __ldg(reinterpret_cast<const uint2 *>(codes + row1 * (D / 4)) + s);
+            const uint32_t frag[4] = {kt_ffd_expand_codes((c0.x >> (8 * tig)) & 0xffu),
+                                      kt_ffd_expand_codes((c1.x >> (8 * tig)) & 0xffu),
+                                      kt_ffd_expand_codes((c0.y >> (8 * tig)) & 0xffu),
+                                      kt_ffd_expand_codes((c1.y >> (8 * tig)) & 0xffu)};
+            mma_s8(chi, frag, bhi[s][0], bhi[s][1]);
+            mma_s8(clo, frag, blo[s][0], blo[s][1]);
+        }
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int64_t row = mt * 16 + kt_mma_c_row(lane, i);
+            const int h = kt_mma_c_col(lane, i);
+            if (row < a.block)
+                best[i & 1] =
+                    fmaxf(best[i & 1], kt_ffd_scan_score(chi[i], clo[i], sw[h], sum_qi[h]));
+        }
+    }
+#pragma unroll
+    for (int o = 4; o < 32; o <<= 1) /* over the lanes of the same tig: same heads */
+#pragma unroll
+        for (int i = 0; i < 2; i++)
+            best[i] = fmaxf(best[i], __shfl_xor_sync(0xffffffffu, best[i], o));
+    if (lane < 4) {
+        wmax[warp][col0] = best[0];
+        wmax[warp][col0 + 1] = best[1];
+    }
+    store_block_max(a, wmax, bh, blk, g0, ng);
 }
 
 int check_shape(const kt_cuda_attn_shape *s, bool ffd)
@@ -407,12 +710,48 @@ size_t attend_smem_bytes(int64_t d)
     return (size_t)(HG * d + HG * CH + 3 * HG) * sizeof(float);
 }
 
+/* The dense vector kernel for head_dim LPK x VEC, 4 keys per lane group per step. */
+template <typename T, int LPK> int launch_dense_vec(cudaStream_t stream, const AttnArgs &a)
+{
+    dim3 grid((unsigned)a.n_splits, (unsigned)(a.kv_heads * a.head_groups), (unsigned)a.batch);
+    dense_vec_kernel<T, LPK, 4><<<grid, THREADS, VecShape<T, LPK>::smem_bytes, stream>>>(a);
+    KT_CUDA_CHECK_LAUNCH();
+    return KT_OK;
+}
+
+/* Dense with 16-byte loads when head_dim is 4, 8, 16 or 32 vectors of 16 bytes; 0 when it is
+ * not (the scalar attend kernel then runs). */
+template <typename T> int dense_vec(cudaStream_t stream, const AttnArgs &a, bool *done)
+{
+    const int64_t row_bytes = a.d * (int64_t)sizeof(T);
+    *done = true;
+    switch (row_bytes % 16 == 0 ? row_bytes / 16 : 0) {
+    case 4:
+        return launch_dense_vec<T, 4>(stream, a);
+    case 8:
+        return launch_dense_vec<T, 8>(stream, a);
+    case 16:
+        return launch_dense_vec<T, 16>(stream, a);
+    case 32:
+        return launch_dense_vec<T, 32>(stream, a);
+    default:
+        *done = false;
+        return KT_OK;
+    }
+}
+
 /* Attend over every split, then merge; 'a.n_splits' > 0. */
 template <typename T, bool FFD> int launch_attend(cudaStream_t stream, const AttnArgs &a)
 {
-    dim3 grid((unsigned)a.n_splits, (unsigned)(a.kv_heads * a.head_groups), (unsigned)a.batch);
-    attend_kernel<T, FFD><<<grid, THREADS, attend_smem_bytes(a.d), stream>>>(a);
-    KT_CUDA_CHECK_LAUNCH();
+    bool done = false;
+    int rc = FFD || !a.vectorised ? KT_OK : dense_vec<T>(stream, a, &done);
+    if (rc < 0)
+        return rc;
+    if (!done) {
+        dim3 grid((unsigned)a.n_splits, (unsigned)(a.kv_heads * a.head_groups), (unsigned)a.batch);
+        attend_kernel<T, FFD><<<grid, THREADS, attend_smem_bytes(a.d), stream>>>(a);
+        KT_CUDA_CHECK_LAUNCH();
+    }
     merge_kernel<T><<<(unsigned)(a.batch * a.heads), THREADS, 0, stream>>>(
         a.acc, a.max_log2, a.sum, (T *)a.out, a.n_splits, a.d);
     KT_CUDA_CHECK_LAUNCH();
@@ -433,15 +772,26 @@ int launch_quantize(cudaStream_t stream, const kt_cuda_attn_shape *s, const void
     return KT_OK;
 }
 
+/* The scan: int8 tensor cores for head_dim 64, 128, 256 (unless 'a.scan_fp32'), else fp32. */
+template <typename T> int launch_scan(cudaStream_t stream, const AttnArgs &a)
+{
+    dim3 grid((unsigned)a.n_full, (unsigned)(a.kv_heads * a.head_groups), (unsigned)a.batch);
+    if (!a.scan_fp32 && a.d == 64)
+        scan_mma_kernel<T, 2><<<grid, THREADS, 0, stream>>>(a);
+    else if (!a.scan_fp32 && a.d == 128)
+        scan_mma_kernel<T, 4><<<grid, THREADS, 0, stream>>>(a);
+    else if (!a.scan_fp32 && a.d == 256)
+        scan_mma_kernel<T, 8><<<grid, THREADS, 0, stream>>>(a);
+    else
+        scan_kernel<T><<<grid, THREADS, (size_t)(HG * a.d + a.d) * sizeof(float), stream>>>(a);
+    KT_CUDA_CHECK_LAUNCH();
+    return KT_OK;
+}
+
 template <typename T> int launch_ffd(cudaStream_t stream, const AttnArgs &a)
 {
-    if (a.n_full > 0) {
-        dim3 grid((unsigned)a.n_full, (unsigned)(a.kv_heads * a.head_groups), (unsigned)a.batch);
-        size_t smem = (size_t)(HG * a.d + a.d) * sizeof(float);
-        scan_kernel<T><<<grid, THREADS, smem, stream>>>(a);
-        KT_CUDA_CHECK_LAUNCH();
-    }
-    return launch_attend<T, true>(stream, a);
+    int rc = a.n_full > 0 ? launch_scan<T>(stream, a) : KT_OK;
+    return rc < 0 ? rc : launch_attend<T, true>(stream, a);
 }
 
 } // namespace
@@ -449,7 +799,7 @@ template <typename T> int launch_ffd(cudaStream_t stream, const AttnArgs &a)
 extern "C" int kt_cuda_attention_dense(cudaStream_t stream, kt_dtype dtype,
                                        const kt_cuda_attn_shape *s, const void *q, const void *k,
                                        const void *v, void *out, int64_t split_tokens,
-                                       const kt_cuda_attn_partials *part)
+                                       int vectorised, const kt_cuda_attn_partials *part)
 {
     int rc = check_shape(s, false);
     if (rc < 0)
@@ -458,6 +808,7 @@ extern "C" int kt_cuda_attention_dense(cudaStream_t stream, kt_dtype dtype,
         return kt_error_code(KT_EINVAL, "split scratch does not match split_tokens");
     AttnArgs a = base_args(s, q, k, v, out, part);
     a.split_tokens = split_tokens;
+    a.vectorised = vectorised != 0;
     return kt_dispatch_dtype(dtype,
                              [&](auto t) { return launch_attend<decltype(t), false>(stream, a); });
 }
@@ -476,8 +827,8 @@ extern "C" int kt_cuda_ffd_quantize(cudaStream_t stream, kt_dtype dtype,
 extern "C" int kt_cuda_ffd_attend(cudaStream_t stream, kt_dtype dtype, const kt_cuda_attn_shape *s,
                                   const void *q, const void *k, const void *v, void *out,
                                   const kt_cuda_ffd_cache *cache, double delta_log2,
-                                  int64_t split_blocks, float *block_max, uint8_t *keep,
-                                  const kt_cuda_attn_partials *part)
+                                  int64_t split_blocks, int scan_fp32, float *block_max,
+                                  uint8_t *keep, const kt_cuda_attn_partials *part)
 {
     int rc = check_shape(s, true);
     if (rc < 0)
@@ -493,6 +844,7 @@ extern "C" int kt_cuda_ffd_attend(cudaStream_t stream, kt_dtype dtype, const kt_
     a.block_max = block_max;
     a.keep = keep;
     a.delta_log2 = (float)delta_log2;
+    a.scan_fp32 = scan_fp32 != 0;
     int64_t tail = s->context - cache->n_full * cache->block;
     if (split_blocks <= 0 || part->n_splits != a.n_full_splits + (tail > 0 ? 1 : 0))
         return kt_error_code(KT_EINVAL, "split scratch does not match split_blocks");

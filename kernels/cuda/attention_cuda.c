@@ -1,5 +1,6 @@
 /* attention_cuda.c - the CUDA attention_decode variants: dense split-KV flash decoding and
  * FFD. Inputs q[B,H,d], k[B,Hkv,T,d], v[B,Hkv,T,d]; output out[B,H,d]. */
+#include "attn_plan.h"
 #include "cuda_backend.h"
 #include "cuda_private.h"
 
@@ -68,16 +69,21 @@ static int check_cuda(const kt_call *call)
 
 /* ---- dense ----------------------------------------------------------------------------- */
 
-enum { P_SPLIT_TOKENS, P_DENSE_COUNT };
+enum { P_SPLIT_TOKENS, P_VECTORISED, P_DENSE_COUNT };
 
 static const kt_param_def dense_params[P_DENSE_COUNT] = {
-    {"split_tokens", KT_PARAM_INT, 512, 16, 1 << 24, NULL,
-     "tokens per split (one block per batch, KV head and split)"},
+    {"split_tokens", KT_PARAM_INT, 0, 0, 1 << 24, NULL,
+     "tokens per split (one block per batch, KV head, 8 heads and split); 0: sized by the SM "
+     "count, 4 blocks per SM, at least 128 tokens"},
+    {"vectorised", KT_PARAM_BOOL, 1, 0, 1, NULL,
+     "16-byte loads, 4 keys per lane group in flight (head_dim x element size 64..512 bytes); "
+     "false: one scalar load per lane, the kernel ffd uses"},
 };
 
 typedef struct dense_state {
     split_scratch scratch;
     int64_t split_tokens;
+    int vectorised;
 } dense_state;
 
 static int dense_prepare(void **out, const kt_call *call)
@@ -92,6 +98,14 @@ static int dense_prepare(void **out, const kt_call *call)
         return kt_error_code(KT_ENOMEM, "out of memory");
     *out = st;
     st->split_tokens = (int64_t)call->params[P_SPLIT_TOKENS].num;
+    st->vectorised = call->params[P_VECTORISED].num != 0;
+    if (st->split_tokens == 0) {
+        int64_t group = p->heads / p->kv_heads;
+        int64_t head_groups =
+            (group + KT_CUDA_ATTN_HEADS_PER_BLOCK - 1) / KT_CUDA_ATTN_HEADS_PER_BLOCK;
+        st->split_tokens = kt_dense_split_tokens(p->batch * p->kv_heads * head_groups, p->context,
+                                                 kt_cuda_sm_count(call->backend));
+    }
     return scratch_alloc(&st->scratch, call->backend, p,
                          (p->context + st->split_tokens - 1) / st->split_tokens);
 }
@@ -100,9 +114,9 @@ static int dense_run(void *state, const kt_call *call)
 {
     dense_state *st = state;
     kt_cuda_attn_shape s = shape_of(call->problem);
-    return kt_cuda_attention_dense(kt_cuda_stream(call->backend), call->problem->dtype, &s,
-                                   call->inputs[0], call->inputs[1], call->inputs[2],
-                                   call->outputs[0], st->split_tokens, &st->scratch.part);
+    return kt_cuda_attention_dense(
+        kt_cuda_stream(call->backend), call->problem->dtype, &s, call->inputs[0], call->inputs[1],
+        call->inputs[2], call->outputs[0], st->split_tokens, st->vectorised, &st->scratch.part);
 }
 
 static void dense_release(void *state, kt_backend *backend)
@@ -114,28 +128,44 @@ static void dense_release(void *state, kt_backend *backend)
     free(st);
 }
 
+/* split_tokens and n_splits: the plan the last prepare chose (auto or given). */
+static int dense_metrics(void *state, kt_metric *out, int max)
+{
+    const dense_state *st = state;
+    kt_metric m[] = {
+        {"split_tokens", (double)st->split_tokens, ""},
+        {"n_splits", (double)st->scratch.part.n_splits, ""},
+    };
+    return kt_cuda_metrics_copy(out, max, m, (int)(sizeof(m) / sizeof(m[0])));
+}
+
 const kt_variant kt_variant_cuda_attention_dense = {
     /* .op = */ "attention_decode",
     /* .name = */ "dense",
     /* .backend = */ "cuda",
-    /* .doc = */ "split-KV flash decoding, online softmax in fp32, log-sum-exp merge",
+    /* .doc = */
+    "split-KV flash decoding, 16-byte loads, splits sized by the SM count, online softmax in "
+    "fp32, log-sum-exp merge",
     /* .params = */ dense_params,
     /* .n_params = */ P_DENSE_COUNT,
     /* .prepare = */ dense_prepare,
     /* .run = */ dense_run,
     /* .release = */ dense_release,
-    /* .metrics = */ NULL,
+    /* .metrics = */ dense_metrics,
 };
 
 /* ---- ffd ------------------------------------------------------------------------------- */
 
-enum { P_DELTA, P_BLOCK, P_SPLIT_BLOCKS, P_FFD_COUNT };
+enum { P_DELTA, P_BLOCK, P_SPLIT_BLOCKS, P_SCAN, P_FFD_COUNT };
 
 static const kt_param_def ffd_params[P_FFD_COUNT] = {
     {"delta", KT_PARAM_FLOAT, 5, 0, 1e30, NULL,
      "keep a block when a head's approximate score >= pseudo-max - delta (log2 units)"},
     {"block", KT_PARAM_INT, 128, 16, 4096, NULL, "tokens per quantization block"},
     {"split_blocks", KT_PARAM_INT, 4, 1, 1 << 20, NULL, "full blocks per attend split"},
+    {"scan", KT_PARAM_ENUM, 0, 0, 0, "mma|fp32",
+     "block scan: int8 tensor cores (head_dim 64, 128, 256; weights quantised to 15 bits) or "
+     "fp32 FMA (every head_dim)"},
 };
 
 typedef struct ffd_state {
@@ -145,6 +175,7 @@ typedef struct ffd_state {
     split_scratch scratch;
     double delta_log2;
     int64_t split_blocks;
+    int scan_fp32;
     size_t n_flags;
 } ffd_state;
 
@@ -182,6 +213,7 @@ static int ffd_prepare(void **out, const kt_call *call)
     st->backend = call->backend;
     st->delta_log2 = call->params[P_DELTA].num;
     st->split_blocks = (int64_t)call->params[P_SPLIT_BLOCKS].num;
+    st->scan_fp32 = call->params[P_SCAN].num != 0;
     st->cache.block = (int64_t)call->params[P_BLOCK].num;
     st->cache.n_full = p->context / st->cache.block;
     st->n_flags = (size_t)(p->batch * p->kv_heads * st->cache.n_full);
@@ -204,8 +236,8 @@ static int ffd_run(void *state, const kt_call *call)
     kt_cuda_attn_shape s = shape_of(call->problem);
     return kt_cuda_ffd_attend(kt_cuda_stream(call->backend), call->problem->dtype, &s,
                               call->inputs[0], call->inputs[1], call->inputs[2], call->outputs[0],
-                              &st->cache, st->delta_log2, st->split_blocks, st->block_max.ptr,
-                              st->keep.ptr, &st->scratch.part);
+                              &st->cache, st->delta_log2, st->split_blocks, st->scan_fp32,
+                              st->block_max.ptr, st->keep.ptr, &st->scratch.part);
 }
 
 static void ffd_release(void *state, kt_backend *backend)

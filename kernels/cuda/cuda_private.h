@@ -46,6 +46,26 @@ int kt_cuda_sm_count(kt_backend *b);
 /* Copies up to 'max' of the 'n' metrics 'm' into 'out'; returns how many (for metrics()). */
 int kt_cuda_metrics_copy(kt_metric *out, int max, const kt_metric *m, int n);
 
+/* The params 'cores' and 'warps' of the deterministic gemm and the fused swiglu_mlp, in
+ * this order, and (gemm_cuda.c) the 'tensor_warps' argument of kt_cuda_gemm_tiled and
+ * kt_cuda_gate_up_silu they mean, from the value of 'cores' followed by that of 'warps'. */
+#define KT_CUDA_TENSOR_PARAMS                                                                      \
+    {"cores",                                                                                      \
+     KT_PARAM_ENUM,                                                                                \
+     0,                                                                                            \
+     0,                                                                                            \
+     0,                                                                                            \
+     "tensor|fp32",                                                                                \
+     "fp16/bf16: mma.sync tensor cores (fp32 accumulation) or fp32 FMA tiles; fp32 storage "       \
+     "always uses fp32 FMA"},                                                                      \
+    {                                                                                              \
+        "warps", KT_PARAM_INT, 4, 1, 8, NULL,                                                      \
+            "tensor cores: warps per block (16 x 8 outputs each); the result does not depend on "  \
+            "it"                                                                                   \
+    }
+#define KT_CUDA_TENSOR_PARAM_COUNT 2
+int kt_cuda_tensor_warps(const kt_param_value *cores_warps);
+
 /* ---- cuBLASLt matmul in ktrial's layout: Y[m,n] = X[m,k] W[n,k]^T, row-major ---------- */
 
 typedef struct kt_cuda_matmul {
@@ -76,15 +96,23 @@ void kt_cuda_matmul_release(kt_cuda_matmul *mm, kt_backend *b);
 /* util.cu: one thread spins ~10 us and writes {clock64 start, globaltimer start, clock64
  * end, globaltimer end} into 'stamps' (device memory, 4 values). */
 int kt_cuda_clock_sample(cudaStream_t stream, unsigned long long *stamps);
+/* util.cu: reads 'bytes' (a multiple of 16) of device buffer 'buf' with 16-byte loads over
+ * 4 blocks per SM; 'sink' is a device word that is written only if the XOR of the buffer
+ * equals a constant no zeroed buffer has. */
+int kt_cuda_l2_flush(cudaStream_t stream, const void *buf, size_t bytes, int sm_count,
+                     unsigned *sink);
 
-/* gemm_tiled.cu: Y[m,n] = X[m,k] W[n,k]^T with 64x64 tiles, fp32 FMA in ascending k order
- * for every output (bit-identical for any m and any run). */
+/* gemm_tiled.cu: Y[m,n] = X[m,k] W[n,k]^T in a fixed reduction order for every output
+ * (bit-identical for any m, launch and run): fp16/bf16 on tensor cores (mma.sync, fp32
+ * accumulation, 'tensor_warps' 1..8 warps per block); fp32, or 'tensor_warps' 0, as 64x64
+ * tiles of fp32 FMA in ascending k. */
 int kt_cuda_gemm_tiled(cudaStream_t stream, kt_dtype dtype, const void *x, const void *w, void *y,
-                       int64_t m, int64_t n, int64_t k);
+                       int64_t m, int64_t n, int64_t k, int tensor_warps);
 /* gemm_tiled.cu: A[m,inter] = silu(X Wg^T) * (X Wu^T), with w_gate_up[2*inter, hidden]
- * holding Wg in rows 0..inter-1 and Wu in rows inter..2*inter-1; both tiles in one kernel. */
+ * holding Wg in rows 0..inter-1 and Wu in rows inter..2*inter-1; both tiles in one kernel,
+ * on tensor cores as kt_cuda_gemm_tiled. */
 int kt_cuda_gate_up_silu(cudaStream_t stream, kt_dtype dtype, const void *x, const void *w_gate_up,
-                         void *a, int64_t m, int64_t inter, int64_t hidden);
+                         void *a, int64_t m, int64_t inter, int64_t hidden, int tensor_warps);
 /* gemm_tiled.cu: A[m,inter] = silu(H[:, :inter]) * H[:, inter:] for H[m, 2*inter]. */
 int kt_cuda_silu_mul(cudaStream_t stream, kt_dtype dtype, const void *h, void *a, int64_t m,
                      int64_t inter);
@@ -103,14 +131,19 @@ typedef struct kt_cuda_attn_partials {
     int64_t n_splits;
 } kt_cuda_attn_partials;
 
+/* Query heads of one GQA group one attention block handles (a larger group takes several). */
+#define KT_CUDA_ATTN_HEADS_PER_BLOCK 8
 /* Largest head_dim the attention kernels take (KT_EUNSUPPORTED beyond). */
 #define KT_CUDA_ATTN_MAX_HEAD_DIM 256
 
 /* attention.cu: dense split-KV flash decoding, 'split_tokens' tokens per split; 'part'
- * must hold ceil(context / split_tokens) splits. */
+ * must hold ceil(context / split_tokens) splits. 'vectorised': 16-byte loads, several keys
+ * per lane group in flight (attn_plan.h) when head_dim x element size is 64, 128, 256 or
+ * 512 bytes; otherwise, or when 0, the scalar kernel FFD also uses. */
 int kt_cuda_attention_dense(cudaStream_t stream, kt_dtype dtype, const kt_cuda_attn_shape *s,
                             const void *q, const void *k, const void *v, void *out,
-                            int64_t split_tokens, const kt_cuda_attn_partials *part);
+                            int64_t split_tokens, int vectorised,
+                            const kt_cuda_attn_partials *part);
 
 /* FFD key cache for full blocks: codes [B][Hkv][n_full*block][head_dim/4] (2-bit, channel
  * 4i+m at bits 2m of byte i), scales [B][Hkv][n_full][head_dim] float, residuals
@@ -128,11 +161,13 @@ int kt_cuda_ffd_quantize(cudaStream_t stream, kt_dtype dtype, const kt_cuda_attn
                          const void *k, const kt_cuda_ffd_cache *cache);
 /* attention.cu: FFD decode. 'block_max' [B][Hkv][n_full][G] holds approximate block maxima
  * (log2 units), 'keep' [B][Hkv][n_full] the kept flags; 'part' holds
- * ceil(n_full / split_blocks) + (tail ? 1 : 0) splits. */
+ * ceil(n_full / split_blocks) + (tail ? 1 : 0) splits. The scan runs on int8 tensor cores
+ * (ffd_scan.h) for head_dim 64, 128 and 256 unless 'scan_fp32', else in fp32. */
 int kt_cuda_ffd_attend(cudaStream_t stream, kt_dtype dtype, const kt_cuda_attn_shape *s,
                        const void *q, const void *k, const void *v, void *out,
                        const kt_cuda_ffd_cache *cache, double delta_log2, int64_t split_blocks,
-                       float *block_max, uint8_t *keep, const kt_cuda_attn_partials *part);
+                       int scan_fp32, float *block_max, uint8_t *keep,
+                       const kt_cuda_attn_partials *part);
 
 #ifdef __cplusplus
 }

@@ -70,6 +70,13 @@ const kt_variant kt_variant_cuda_gemm_cublaslt = {
     /* .metrics = */ blaslt_metrics,
 };
 
+static const kt_param_def deterministic_params[] = {KT_CUDA_TENSOR_PARAMS};
+
+int kt_cuda_tensor_warps(const kt_param_value *cores_warps)
+{
+    return cores_warps[0].num == 0 ? (int)cores_warps[1].num : 0;
+}
+
 static int deterministic_prepare(void **out, const kt_call *call)
 {
     const kt_problem *p = call->problem;
@@ -86,7 +93,8 @@ static int deterministic_run(void *state, const kt_call *call)
     (void)state;
     const kt_problem *p = call->problem;
     return kt_cuda_gemm_tiled(kt_cuda_stream(call->backend), p->dtype, call->inputs[0],
-                              call->inputs[1], call->outputs[0], p->m, p->n, p->k);
+                              call->inputs[1], call->outputs[0], p->m, p->n, p->k,
+                              kt_cuda_tensor_warps(call->params));
 }
 
 static void deterministic_release(void *state, kt_backend *backend)
@@ -99,9 +107,11 @@ const kt_variant kt_variant_cuda_gemm_deterministic = {
     /* .op = */ "gemm",
     /* .name = */ "deterministic",
     /* .backend = */ "cuda",
-    /* .doc = */ "64x64 tiles, 16-bit loads upcast, fp32 FMA in ascending k, no split-K",
-    /* .params = */ NULL,
-    /* .n_params = */ 0,
+    /* .doc = */
+    "fixed reduction order, no split-K, no atomics: fp16/bf16 on mma.sync tensor cores, "
+    "fp32 as 64x64 tiles of fp32 FMA in ascending k",
+    /* .params = */ deterministic_params,
+    /* .n_params = */ KT_CUDA_TENSOR_PARAM_COUNT,
     /* .prepare = */ deterministic_prepare,
     /* .run = */ deterministic_run,
     /* .release = */ deterministic_release,

@@ -1,17 +1,19 @@
 /* swiglu_cuda.c - the CUDA swiglu_mlp variants. Inputs x[M,H], w_gate_up[2I,H] (gate rows
  * 0..I-1, up rows I..2I-1), w_down[H,I]; output y[M,H]; problem->k = H, problem->n = I.
  *   unfused: cuBLASLt gate_up into h[M,2I], silu(gate) * up into a[M,I], cuBLASLt down.
- *   fused:   one tiled kernel computes the gate and up tiles with the silu*mul epilogue
- *            (no [M,2I] intermediate), then cuBLASLt down. */
+ *   fused:   one kernel computes the gate and up tiles (tensor cores for fp16/bf16) with the
+ *            silu*mul epilogue (no [M,2I] intermediate), then cuBLASLt down. */
 #include "cuda_backend.h"
 #include "cuda_private.h"
 
 #include <stdlib.h>
 
-enum { P_WORKSPACE_MIB, P_COUNT };
+enum { P_WORKSPACE_MIB, P_CORES, P_WARPS, P_COUNT };
 
+/* unfused takes the first, fused all three */
 static const kt_param_def swiglu_params[P_COUNT] = {
     {"workspace_mib", KT_PARAM_INT, 32, 0, 4096, NULL, "cuBLASLt workspace per GEMM, MiB"},
+    KT_CUDA_TENSOR_PARAMS,
 };
 
 typedef struct swiglu_state {
@@ -67,7 +69,7 @@ static int swiglu_run(void *state, const kt_call *call)
     int rc;
     if (st->fused)
         rc = kt_cuda_gate_up_silu(stream, p->dtype, call->inputs[0], call->inputs[1], st->a, p->m,
-                                  p->n, p->k);
+                                  p->n, p->k, kt_cuda_tensor_warps(call->params + P_CORES));
     else if ((rc = kt_cuda_matmul_run(&st->gate_up, b, call->inputs[0], call->inputs[1], st->h)) >=
              0)
         rc = kt_cuda_silu_mul(stream, p->dtype, st->h, st->a, p->m, p->n);
@@ -104,7 +106,7 @@ const kt_variant kt_variant_cuda_swiglu_unfused = {
     /* .backend = */ "cuda",
     /* .doc = */ "cuBLASLt gate_up into [M,2I], elementwise silu*mul, cuBLASLt down",
     /* .params = */ swiglu_params,
-    /* .n_params = */ P_COUNT,
+    /* .n_params = */ P_CORES,
     /* .prepare = */ unfused_prepare,
     /* .run = */ swiglu_run,
     /* .release = */ swiglu_release,
@@ -115,7 +117,9 @@ const kt_variant kt_variant_cuda_swiglu_fused = {
     /* .op = */ "swiglu_mlp",
     /* .name = */ "fused",
     /* .backend = */ "cuda",
-    /* .doc = */ "tiled gate+up kernel with the silu*mul epilogue writing [M,I], cuBLASLt down",
+    /* .doc = */
+    "gate+up on mma.sync tensor cores (fp16/bf16; fp32 FMA tiles for fp32) with the silu*mul "
+    "epilogue writing [M,I], cuBLASLt down",
     /* .params = */ swiglu_params,
     /* .n_params = */ P_COUNT,
     /* .prepare = */ fused_prepare,

@@ -1,50 +1,181 @@
 #!/usr/bin/env bash
-# Builds, tests and times the CUDA variants in one go on a lent GPU machine (H200, sm_90;
-# about 8 minutes in all). Writes under $OUT (default build/gpu-out), six files at most, as the
-# device tool brings back only a few:
-#   ctest-gpu.txt        the gpu-labelled tests
-#   bench_cuda.txt       achieved TFLOP/s and TB/s per variant against measured ceilings
-#   <name>.result.json   the result of each short experiment (archives stay in build/gpu-runs)
-# On a device machine with no registry: run tests/gpu/fetch-deps.sh here first, carry .gpu-deps.
-# Exit status: that of `ctest -L gpu` (the timings are reported, never judged here).
+# tests/gpu/run.sh - the one script to run on a lent GPU machine (H200, sm_90), bounded to
+# 8 minutes in all: builds for sm_90 only, runs the GPU tests (a skip or a missing device is
+# a failure here, never a pass), compute-sanitizer memcheck and racecheck on a small case,
+# bench_cuda, and the three experiments/gpu specs. Writes into $OUT (default ./gpu-results):
+#   summary.json          every check (name, status, seconds, detail) and bench_cuda's figures
+#   run.log               everything printed
+#   bench_cuda.json       bench_cuda's figures alone
+#   <spec>.result.json    the result of each experiments/gpu spec
+# A machine without a registry: run tests/gpu/fetch-deps.sh here first and carry .gpu-deps;
+# the .deb files are unpacked into a private root (tests/gpu/private-root.sh), never into /.
+# Exit: 0 every check passed; 1 some check failed; 69 no GPU (nothing built or run).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-$PWD/build/gpu-out}
+OUT=${OUT:-$PWD/gpu-results}
 mkdir -p "$OUT"
+exec > >(tee "$OUT/run.log") 2>&1
+budget=${KT_GPU_BUDGET_S:-470} # seconds; the device tool's 8-minute bound, less the transfers
+build=${KT_GPU_BUILD_DIR:-build-gpu}
 jobs=$(nproc)
+checks=()
+failed=0
 
-# A GPU machine here reaches no package registry: tests/gpu/fetch-deps.sh downloads the .deb
-# files beforehand, the device tool carries .gpu-deps, and they are unpacked into a private root.
-if [ -d .gpu-deps ] && ls .gpu-deps/*.deb >/dev/null 2>&1; then
-    root=$PWD/.gpu-deps/root
-    for f in .gpu-deps/*.deb; do dpkg -x "$f" "$root"; done
-    lib=$root/usr/lib/x86_64-linux-gnu
-    export PKG_CONFIG=$root/usr/bin/pkgconf
-    export PKG_CONFIG_PATH=$lib/pkgconfig:$lib/openblas-pthread/pkgconfig:$root/usr/share/pkgconfig
-    export PKG_CONFIG_SYSROOT_DIR=$root
-    export LD_LIBRARY_PATH=$lib:$lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-    export LD_LIBRARY_PATH=$root/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
-else
-    scripts/setup.sh || { echo "run.sh: setup failed (no registry? see tests/gpu/fetch-deps.sh)" >&2; exit 1; }
+json_str() {
+    local s=$1
+    s=${s//\\/\\\\}; s=${s//\"/\\\"}; s=${s//$'\n'/\\n}; s=${s//$'\t'/ }; s=${s//$'\r'/}
+    s=$(printf '%s' "$s" | tr -d '\000-\010\013-\037')
+    printf '"%s"' "$s"
+}
+# check NAME STATUS SECONDS DETAIL: STATUS pass | fail | skip | unavailable ('fail' fails the run)
+check() {
+    checks+=("{\"name\": $(json_str "$1"), \"status\": \"$2\", \"seconds\": $3, \"detail\": $(json_str "$4")}")
+    [ "$2" = fail ] && failed=1
+    printf 'run.sh: %-28s %s (%ss) %s\n' "$1" "$2" "$3" "${4%%$'\n'*}"
+}
+left() { echo $((budget - SECONDS)); }
+# step_timeout CAP: CAP seconds, or what is left of the budget less 10 s, whichever is smaller
+step_timeout() { local l=$(($(left) - 10)); [ "$l" -lt "$1" ] && echo $((l > 1 ? l : 1)) || echo "$1"; }
+# have_time NAME: whether 20 s of the budget are left; if not, NAME fails as not run
+have_time() {
+    [ "$(left)" -ge 20 ] && return 0
+    check "$1" fail 0 "not run: the ${budget}s budget is spent"
+    return 1
+}
+summary() {
+    local status=$1 device=${2:-} bench=null IFS=,
+    [ -s "$OUT/bench_cuda.json" ] && bench=$(cat "$OUT/bench_cuda.json")
+    cat >"$OUT/summary.json" <<JSON
+{
+  "schema": "ktrial-gpu-run/1",
+  "status": "$status",
+  "commit": $(json_str "$(git rev-parse HEAD 2>/dev/null || echo unknown)"),
+  "device": $(json_str "$device"),
+  "seconds": $SECONDS,
+  "budget_seconds": $budget,
+  "checks": [${checks[*]}],
+  "bench": $bench
+}
+JSON
+}
+
+# ---- 1. a GPU, before anything is built ----------------------------------------------------
+t0=$SECONDS
+device=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1)
+if [ $? -ne 0 ] || [ -z "$device" ]; then
+    why=${device:-nvidia-smi printed nothing}
+    command -v nvidia-smi >/dev/null || why="nvidia-smi not found"
+    check gpu fail $((SECONDS - t0)) "no GPU: $why"
+    summary "no GPU"
+    echo "run.sh: no GPU ($why): nothing built or run" >&2
+    exit 69
 fi
-cmake -S . -B build -DKT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release \
-    > build-configure.log 2>&1 || { tail -30 build-configure.log; exit 1; }
-grep -A12 'feature summary' build-configure.log
-cmake --build build -j"$jobs" > build-make.log 2>&1 || { tail -40 build-make.log; exit 1; }
+check gpu pass $((SECONDS - t0)) "$device"
 
-echo "== ctest -L gpu"
-(cd build && timeout 240 ctest -L gpu --output-on-failure) 2>&1 | tee "$OUT/ctest-gpu.txt"
-tests_rc=${PIPESTATUS[0]}
+# ---- 2. dependencies ---------------------------------------------------------------------
+t0=$SECONDS
+if ls .gpu-deps/*.deb >/dev/null 2>&1; then
+    . tests/gpu/private-root.sh
+    if kt_private_root; then
+        check deps pass $((SECONDS - t0)) "private root $KT_PRIVATE_ROOT from .gpu-deps"
+    else
+        check deps fail $((SECONDS - t0)) "cannot unpack .gpu-deps"
+    fi
+elif pkg-config --exists yaml-0.1 libgit2 libcjson openblas libcrypto cmocka 2>/dev/null ||
+    scripts/setup.sh; then
+    check deps pass $((SECONDS - t0)) "system packages"
+else
+    check deps fail $((SECONDS - t0)) "no .gpu-deps and scripts/setup.sh failed (no registry? run tests/gpu/fetch-deps.sh where one answers and carry .gpu-deps)"
+fi
 
-echo "== bench_cuda (median of 20, L2 flushed, bf16)"
-timeout 120 ./build/tests/bench_cuda 2>&1 | tee "$OUT/bench_cuda.txt"
+# ---- 3. build (sm_90 only) -----------------------------------------------------------------
+built=0
+if [ $failed -eq 0 ]; then
+    t0=$SECONDS
+    if timeout "$(step_timeout 60)" cmake -S . -B "$build" -DKT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+        -DCMAKE_BUILD_TYPE=Release >"$build.configure.log" 2>&1 &&
+        timeout "$(step_timeout 200)" cmake --build "$build" -j"$jobs" \
+            --target ktrial test_cuda_kernels bench_cuda >"$build.build.log" 2>&1; then
+        built=1
+        check build pass $((SECONDS - t0)) "$(grep -m1 'CUDA backend' "$build.configure.log")"
+    else
+        check build fail $((SECONDS - t0)) "$(tail -25 "$build.configure.log" "$build.build.log" 2>/dev/null)"
+    fi
+fi
 
-for spec in experiments/gpu/*.yaml; do
-    name=$(basename "$spec" .yaml)
-    echo "== ktrial run $spec"
-    rm -rf "build/gpu-runs/$name"
-    timeout 60 ./build/ktrial run "$spec" --backend cuda -o "build/gpu-runs/$name" 2>&1 | tail -25
-    echo "$name: exit ${PIPESTATUS[0]}"
-    cp "build/gpu-runs/$name/result.json" "$OUT/$name.result.json" 2>/dev/null
-done
-exit "$tests_rc"
+# ---- 4. the GPU tests: a skip (77) is a failure here ---------------------------------------
+if [ $built -eq 1 ]; then
+    t0=$SECONDS
+    echo "== test_cuda_kernels"
+    tout=$(CMOCKA_MESSAGE_OUTPUT=stdout timeout "$(step_timeout 150)" "$build/tests/test_cuda_kernels" 2>&1)
+    rc=$?
+    printf '%s\n' "$tout"
+    while read -r tag name; do
+        [ "$tag" = OK ] && check "test/$name" pass 0 "" || check "test/$name" fail 0 "see run.log"
+    done < <(printf '%s\n' "$tout" | sed -n 's/^\[ *\(OK\|FAILED\) *\] \(test_[a-z0-9_]*\)$/\1 \2/p')
+    case $rc in
+    0) check gpu-tests pass $((SECONDS - t0)) "test_cuda_kernels: all passed" ;;
+    77) check gpu-tests fail $((SECONDS - t0)) "GPU test SKIPPED, so nothing was checked: $(printf '%s' "$tout" | tail -3)" ;;
+    124) check gpu-tests fail $((SECONDS - t0)) "timed out" ;;
+    *) check gpu-tests fail $((SECONDS - t0)) "exit $rc" ;;
+    esac
+
+    # ---- 5. compute-sanitizer on the small case ----------------------------------------
+    for tool in memcheck racecheck; do
+        t0=$SECONDS
+        have_time "sanitizer/$tool" || continue
+        if ! command -v compute-sanitizer >/dev/null; then
+            check "sanitizer/$tool" unavailable 0 "compute-sanitizer not found"
+            continue
+        fi
+        sout=$(timeout "$(step_timeout 45)" compute-sanitizer --tool "$tool" --error-exitcode 3 \
+            "$build/tests/test_cuda_kernels" --small 2>&1)
+        rc=$?
+        printf '%s\n' "$sout" | tail -15
+        if printf '%s' "$sout" | grep -q -i 'device not supported'; then
+            check "sanitizer/$tool" unavailable $((SECONDS - t0)) "compute-sanitizer: device not supported on this machine"
+        elif [ $rc -eq 0 ]; then
+            check "sanitizer/$tool" pass $((SECONDS - t0)) "$(printf '%s' "$sout" | grep -m1 'ERROR SUMMARY')"
+        else
+            check "sanitizer/$tool" fail $((SECONDS - t0)) "exit $rc: $(printf '%s' "$sout" | tail -8)"
+        fi
+    done
+
+    # ---- 6. figures --------------------------------------------------------------------
+    if have_time bench; then
+        t0=$SECONDS
+        echo "== bench_cuda"
+        timeout "$(step_timeout 100)" "$build/tests/bench_cuda" --json "$OUT/bench_cuda.json"
+        rc=$?
+        if [ $rc -eq 0 ] && [ -s "$OUT/bench_cuda.json" ]; then
+            check bench pass $((SECONDS - t0)) "figures in bench_cuda.json and under \"bench\""
+        else
+            check bench fail $((SECONDS - t0)) "bench_cuda exit $rc"
+            rm -f "$OUT/bench_cuda.json"
+        fi
+    fi
+
+    # ---- 7. the experiments: a verdict (0, 1, 2) is a completed run ---------------------
+    verdicts=(KEEP REJECT INCONCLUSIVE)
+    for spec in experiments/gpu/*.yaml; do
+        name=$(basename "$spec" .yaml)
+        t0=$SECONDS
+        have_time "experiment/$name" || continue
+        rm -rf "$build/gpu-runs/$name"
+        echo "== ktrial run $spec"
+        timeout "$(step_timeout 40)" "$build/ktrial" run "$spec" --backend cuda \
+            -o "$build/gpu-runs/$name" 2>&1 | tail -12
+        rc=${PIPESTATUS[0]}
+        cp "$build/gpu-runs/$name/result.json" "$OUT/$name.result.json" 2>/dev/null
+        case $rc in
+        0 | 1 | 2) check "experiment/$name" pass $((SECONDS - t0)) "exit $rc (${verdicts[$rc]})" ;;
+        *) check "experiment/$name" fail $((SECONDS - t0)) "exit $rc" ;;
+        esac
+    done
+fi
+
+status=pass
+[ $failed -eq 0 ] || status=fail
+summary "$status" "$device"
+echo "run.sh: $status in ${SECONDS}s; summary in $OUT/summary.json"
+[ $failed -eq 0 ]

@@ -1,6 +1,7 @@
 /* test_cuda_nodevice.c - what the CUDA backend must do on a machine without a GPU: be
  * registered, say "no CUDA device: <CUDA's error text>" from its probe, refuse to open with
- * KT_ENODEV, and format CUDA and cuBLASLt errors as file:line: name: text. Skips (77) in
+ * KT_ENODEV, format CUDA and cuBLASLt errors as file:line: name: text, and tests/gpu/run.sh
+ * must exit 69 saying "no GPU" with a summary.json that says so. Skips (77) in
  * builds without CUDA and on machines where a device answers. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,8 +12,12 @@
 
 #include "kernel.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #ifdef KT_HAVE_CUDA
 #include "cuda/cuda_private.h"
@@ -109,6 +114,62 @@ static void test_variants_refuse_other_backends(void **state)
     kt_backend_close(b);
 }
 
+/* Reads all of 'path' (NUL-terminated) or NULL. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = malloc(1 << 16);
+    size_t n = buf ? fread(buf, 1, (1 << 16) - 1, f) : 0;
+    fclose(f);
+    if (buf)
+        buf[n] = '\0';
+    return buf;
+}
+
+/* run.sh on this GPU-less machine: exit 69, "no GPU" on its output, nothing built, and a
+ * valid summary.json whose status is "no GPU" with a failed 'gpu' check. */
+static void test_run_sh_says_no_gpu(void **state)
+{
+    (void)state;
+    if (system("command -v nvidia-smi >/dev/null 2>&1") == 0)
+        skip(); /* nvidia-smi answers: run.sh would go on to build (tests/gpu covers it) */
+    const char *src = getenv("KT_SOURCE_DIR");
+    assert_non_null(src);
+    char out[] = "/tmp/kt-gpu-run-XXXXXX", cmd[1024], path[512], text[4096] = "";
+    assert_non_null(mkdtemp(out));
+    snprintf(cmd, sizeof(cmd), "OUT='%s' KT_GPU_BUILD_DIR='%s/build' '%s/tests/gpu/run.sh' 2>&1",
+             out, out, src);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(text, 1, sizeof(text) - 1, p);
+    text[n] = '\0';
+    int status = pclose(p);
+    print_message("%s", text);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 69);
+    assert_non_null(strstr(text, "no GPU"));
+    snprintf(path, sizeof(path), "%s/build", out);
+    assert_int_not_equal(access(path, F_OK), 0); /* nothing configured or built */
+    snprintf(path, sizeof(path), "%s/summary.json", out);
+    char *json = slurp(path);
+    assert_non_null(json);
+    cJSON *root = cJSON_Parse(json);
+    assert_non_null(root);
+    assert_string_equal(cJSON_GetObjectItem(root, "status")->valuestring, "no GPU");
+    cJSON *checks = cJSON_GetObjectItem(root, "checks");
+    assert_true(cJSON_GetArraySize(checks) == 1);
+    cJSON *gpu = cJSON_GetArrayItem(checks, 0);
+    assert_string_equal(cJSON_GetObjectItem(gpu, "name")->valuestring, "gpu");
+    assert_string_equal(cJSON_GetObjectItem(gpu, "status")->valuestring, "fail");
+    assert_non_null(strstr(cJSON_GetObjectItem(gpu, "detail")->valuestring, "no GPU"));
+    cJSON_Delete(root);
+    free(json);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", out);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     kt_device_info info;
@@ -123,6 +184,7 @@ int main(void)
         cmocka_unit_test(test_open_fails_with_enodev),
         cmocka_unit_test(test_error_formatting),
         cmocka_unit_test(test_variants_refuse_other_backends),
+        cmocka_unit_test(test_run_sh_says_no_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
