@@ -168,6 +168,22 @@ static int refuse_dirty(const kt_git_state *git)
     return KT_EXIT_DATAERR;
 }
 
+/* The result records both the binary's commit and the code's: say when they differ, which
+ * means the binary was not rebuilt after a commit or checkout. */
+static void warn_stale_binary(const kt_git_state *git)
+{
+    if (!git->available || !git->workdir || strcmp(git->workdir, kt_build_source_dir()) != 0)
+        return; /* the spec lives outside the tree this binary was built from */
+    if (strcmp(git->commit, kt_build_commit()) != 0)
+        fprintf(stderr,
+                "warning: this ktrial was built from commit %.12s but the code is at %.12s; "
+                "rebuild (cmake --build build) so the result names the code that ran\n",
+                kt_build_commit(), git->commit);
+    else if (git->dirty && !kt_build_dirty())
+        fprintf(stderr, "warning: the tree has uncommitted changes this ktrial was not built "
+                        "with; rebuild (cmake --build build) before trusting the result\n");
+}
+
 static int choose_folder(run_state *st)
 {
     if (st->opt.resume_dir) {
@@ -256,6 +272,7 @@ static cJSON *result_document(run_state *st, const char *status, time_t finished
     cJSON_AddStringToObject(tool, "name", "ktrial");
     cJSON_AddStringToObject(tool, "version", kt_version());
     cJSON_AddStringToObject(tool, "commit", kt_build_commit());
+    cJSON_AddBoolToObject(tool, "dirty", kt_build_dirty());
     cJSON_AddStringToObject(doc, "status", status);
     cJSON *spec = cJSON_AddObjectToObject(doc, "spec");
     cJSON_AddStringToObject(spec, "path", st->spec->path);
@@ -384,7 +401,10 @@ static int run_points(run_state *st)
         if (st->tty)
             show_progress(st, 0, st->spec->max_repetitions);
         if (kt_worker_run_point(slot, st->spec, pt, &wo) < 0) {
-            rc = kt_error_set("point '%s': %s", pt->id, kt_error_last());
+            /* kt_error_last() is the buffer kt_error_set writes: copy it out first */
+            char why[512];
+            snprintf(why, sizeof(why), "%s", kt_error_last());
+            rc = kt_error_set("point '%s': %s", pt->id, why);
             break;
         }
         st->run.n_points++;
@@ -498,6 +518,7 @@ int cmd_run(int argc, char **argv)
     spec_dir(dir, sizeof(dir), st.opt.spec_path);
     kt_git_state_collect(&st.git, dir, &diag);
     flush_diag(&diag);
+    warn_stale_binary(&st.git);
     if (st.opt.require_clean && (!st.git.available || st.git.dirty)) {
         rc = refuse_dirty(&st.git);
         goto done;
