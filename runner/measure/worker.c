@@ -31,16 +31,36 @@ uint64_t kt_point_seed(const kt_spec *spec, const kt_point *point)
     return kt_seed_mix(spec->seed, kt_hash_bytes(point->id, strlen(point->id)));
 }
 
+size_t kt_worker_frame_line(char *out, size_t cap, const char *fmt, va_list ap)
+{
+    if (cap < 2)
+        return 0;
+    int n = vsnprintf(out, cap, fmt, ap);
+    if (n < 0)
+        n = 0;
+    size_t len = (size_t)n < cap - 1 ? (size_t)n : cap - 1;
+    while (len > 0 && out[len - 1] == '\n')
+        len--;
+    for (size_t i = 0; i < len; i++) /* one message, one line, whatever the text held */
+        if (out[i] == '\n' || out[i] == '\r')
+            out[i] = ' ';
+    if (len > cap - 2)
+        len = cap - 2; /* cut, but keep the newline that ends the frame */
+    out[len++] = '\n';
+    out[len] = '\0';
+    return len;
+}
+
 static void send_line(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void send_line(int fd, const char *fmt, ...)
 {
-    char buf[256];
+    char buf[KT_WORKER_LINE_MAX];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+    size_t n = kt_worker_frame_line(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    if (n > 0 && write(fd, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1) < 0)
+    if (n > 0 && write(fd, buf, n) < 0)
         return; /* the supervisor is gone; nothing left to tell */
 }
 
@@ -105,7 +125,7 @@ static void child_main(int fd, const kt_spec *spec, const kt_point *point,
 typedef struct supervision {
     int last_arm;
     char last_step[32];
-    char error[512];
+    char error[KT_WORKER_LINE_MAX];
     char *result; /* the JSON text once complete */
     int hung;
 } supervision;

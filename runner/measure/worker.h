@@ -8,6 +8,11 @@
 #include "measure/trial.h"
 
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+/* The longest line a worker sends (an error message among them), newline included. */
+#define KT_WORKER_LINE_MAX 1024
 
 typedef struct kt_worker_options {
     const char *backend; /* resolved backend name */
@@ -23,6 +28,10 @@ typedef struct kt_worker_options {
  * culprit). Returns 0, or a negative code when no worker could run at all. */
 int kt_worker_run_point(kt_point_result *out, const kt_spec *spec, const kt_point *point,
                         const kt_worker_options *opts);
+
+/* Formats one worker message as exactly one line: inner newlines become spaces, a message
+ * too long for 'cap' is cut, and the line always ends with '\n'. Returns its length. */
+size_t kt_worker_frame_line(char *out, size_t cap, const char *fmt, va_list ap);
 
 /* The seed of everything random at a point: inputs, order coin, sim durations. */
 uint64_t kt_point_seed(const kt_spec *spec, const kt_point *point);
