@@ -1,5 +1,6 @@
 /* plan.c - the cost of an experiment before it runs (see plan.h for the model). */
 #include "spec/plan.h"
+#include "spec/calibrate.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -14,17 +15,48 @@ static int cpu_threads(const kt_spec *spec)
     return n > 0 ? (int)n : 1;
 }
 
+static double arm_param(const kt_arm *arm, const char *name, double fallback)
+{
+    int i = arm->variant ? kt_param_index(arm->variant->params, arm->variant->n_params, name) : -1;
+    return i >= 0 ? arm->params[i].num : fallback;
+}
+
 double kt_plan_call_seconds(const kt_spec *spec, const kt_arm *arm, const kt_problem *problem)
 {
-    if (strcmp(spec->backend, "sim") == 0) {
-        int i = arm->variant
-                    ? kt_param_index(arm->variant->params, arm->variant->n_params, "median_us")
-                    : -1;
-        return (i >= 0 ? arm->params[i].num : 100.0) * 1e-6;
-    }
+    if (strcmp(spec->backend, "sim") == 0) /* virtual time, plus any real sleep per call */
+        return (arm_param(arm, "median_us", 100.0) + arm_param(arm, "sleep_us", 0.0)) * 1e-6;
     if (strcmp(spec->backend, "cuda") == 0)
         return fmax(problem->flops / 3e14, problem->bytes / 3e12) + 5e-6;
     return fmax(problem->flops / (8e9 * cpu_threads(spec)), problem->bytes / 8e9) + 20e-6;
+}
+
+/* Rates used when the measurement fails (an op that cannot shape the calibration point). */
+static const kt_calibration fallback_rates = {5e-9, 1e-9};
+
+static kt_calibration rates(const kt_spec *spec)
+{
+    kt_calibration c = fallback_rates;
+    if (kt_calibration_get(&c, spec->op, spec->dtype) < 0)
+        c = fallback_rates;
+    return c;
+}
+
+static double startup_seconds(const kt_spec *spec, const kt_problem *p, const kt_calibration *c)
+{
+    double in_elems = 0;
+    for (int i = 0; i < p->n_inputs; i++)
+        in_elems += (double)kt_tensor_elems(&p->tensors[i]);
+    return spec->input_sets *
+           (c->gen_s_per_elem * in_elems + c->ref_s_per_flop * kt_calibration_work(p));
+}
+
+double kt_plan_startup_seconds(const kt_spec *spec, const kt_point *point)
+{
+    kt_problem p;
+    if (spec->op->shape(&p, point, spec->dtype) != KT_OK)
+        return 0;
+    kt_calibration c = rates(spec);
+    return startup_seconds(spec, &p, &c);
 }
 
 double kt_plan_calls_per_point(const kt_spec *spec)
@@ -61,6 +93,7 @@ int kt_plan_estimate(kt_plan *out, const kt_spec *spec, const kt_matrix *m)
         return kt_error_code(KT_ENOMEM, "out of memory");
     out->n = m->n;
     out->calls_per_point = kt_plan_calls_per_point(spec);
+    kt_calibration c = rates(spec);
     for (size_t i = 0; i < m->n; i++) {
         kt_problem p;
         int err = spec->op->shape(&p, &m->points[i], spec->dtype);
@@ -68,7 +101,9 @@ int kt_plan_estimate(kt_plan *out, const kt_spec *spec, const kt_matrix *m)
             kt_plan_free(out);
             return err;
         }
-        out->point_seconds[i] = point_seconds(spec, &p);
+        double startup = startup_seconds(spec, &p, &c);
+        out->point_seconds[i] = KT_PLAN_WORKER_SECONDS + startup + point_seconds(spec, &p);
+        out->startup_seconds += startup;
         out->total_seconds += out->point_seconds[i];
     }
     return KT_OK;

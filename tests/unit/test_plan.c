@@ -112,9 +112,13 @@ static void test_estimate_and_cap(void **state)
     /* checks and warmup: every arm (3 + 3) times; pairs: 200 x (b + c) per candidate */
     double fixed = (100 + 50 + 80) * 1e-6 * 6;
     double pairs = 200 * (150e-6 + 180e-6);
-    assert_float_equal(plan.point_seconds[0], fixed + pairs, 1e-12);
-    assert_float_equal(plan.point_seconds[1], fixed + pairs, 1e-12);
-    assert_float_equal(plan.total_seconds, 2 * (fixed + pairs), 1e-12);
+    /* plus one worker and the start-up (calibrated inputs and references), per point */
+    double up0 = KT_PLAN_WORKER_SECONDS + kt_plan_startup_seconds(&s, &pts[0]);
+    double up1 = KT_PLAN_WORKER_SECONDS + kt_plan_startup_seconds(&s, &pts[1]);
+    assert_true(up1 > up0 && up0 > KT_PLAN_WORKER_SECONDS); /* b4 has more elements than b1 */
+    assert_float_equal(plan.point_seconds[0], up0 + fixed + pairs, 1e-12);
+    assert_float_equal(plan.point_seconds[1], up1 + fixed + pairs, 1e-12);
+    assert_float_equal(plan.total_seconds, up0 + up1 + 2 * (fixed + pairs), 1e-12);
     assert_float_equal(plan.calls_per_point, 818, 0);
     kt_plan_free(&plan);
     assert_null(plan.point_seconds);
@@ -122,7 +126,7 @@ static void test_estimate_and_cap(void **state)
     /* the trial loop stops at max_seconds_per_point, after at most one more pair */
     s.max_seconds_per_point = 0.01;
     assert_int_equal(kt_plan_estimate(&plan, &s, &m), KT_OK);
-    assert_float_equal(plan.point_seconds[0], fixed + 0.01 + 180e-6, 1e-12);
+    assert_float_equal(plan.point_seconds[0], up0 + fixed + 0.01 + 180e-6, 1e-12);
     kt_plan_free(&plan);
 }
 
