@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "util/json.h"
 #include "spec/matrix.h"
+#include "spec/plan.h"
 #include "archive/provenance.h"
 #include "archive/result_json.h"
 #include "cli/summary.h"
@@ -55,10 +56,23 @@ typedef struct run_state {
 
 static volatile sig_atomic_t got_signal;
 
+/* Acknowledged at once (write(2) is async-signal-safe): the first stops the run after the
+ * current pair, the second stops the worker now. */
 static void on_signal(int sig)
 {
     (void)sig;
-    got_signal = 1;
+    static const char first[] = "\ninterrupt: finishing the current pair; Ctrl-C again to stop "
+                                "now\n";
+    static const char second[] = "\ninterrupt: stopping the worker now\n";
+    if (got_signal == 0) {
+        got_signal = 1;
+        if (write(STDERR_FILENO, first, sizeof(first) - 1) < 0)
+            return;
+    } else if (got_signal == 1) {
+        got_signal = 2;
+        if (write(STDERR_FILENO, second, sizeof(second) - 1) < 0)
+            return;
+    }
 }
 
 static int parse_shard(run_options *o, const char *s)
@@ -349,6 +363,48 @@ static void show_progress(void *ctx, int reps, int max_reps)
     fflush(stderr);
 }
 
+/* The start-up watchdog: the spec's trials.max_startup_seconds, else 120 s or 20 times the
+ * plan's start-up estimate for the point, whichever is longer. */
+static double startup_limit(const kt_spec *spec, const kt_point *pt)
+{
+    if (!isnan(spec->max_startup_seconds))
+        return spec->max_startup_seconds;
+    return fmax(120.0, 20.0 * kt_plan_startup_seconds(spec, pt));
+}
+
+/* Without a terminal (a pipe, CI): one line when a point starts, one when its timed pairs
+ * start, and one with its verdicts when it ends, all on stderr. */
+static void note_measuring(void *ctx)
+{
+    run_state *st = ctx;
+    fprintf(stderr, "[%zu/%zu] %s: timed pairs\n", st->point_index + 1, st->n_todo, st->current_id);
+    fflush(stderr);
+}
+
+static void note_point_start(const run_state *st)
+{
+    fprintf(stderr, "[%zu/%zu] %s: start-up (inputs, float64 reference, prepare)\n",
+            st->point_index + 1, st->n_todo, st->current_id);
+    fflush(stderr);
+}
+
+static void note_point_end(const run_state *st, const kt_point_result *r, double seconds)
+{
+    fprintf(stderr, "[%zu/%zu] %s", st->point_index + 1, st->n_todo, r->point.id);
+    if (r->error[0])
+        fprintf(stderr, " not measured: %s", r->error);
+    else
+        for (size_t k = 0; k < r->n_cands; k++) {
+            const kt_candidate_result *c = &r->cands[k];
+            fprintf(stderr, "%s %s %s", k ? ";" : "", c->arm.name, kt_verdict_name(c->verdict));
+            if (c->n_pairs > 0 && isfinite(c->speedup))
+                fprintf(stderr, " %.2fx after %zu pair%s", c->speedup, c->n_pairs,
+                        c->n_pairs == 1 ? "" : "s");
+        }
+    fprintf(stderr, ", %.1f s\n", seconds);
+    fflush(stderr);
+}
+
 static int already_done(const kt_point_result *done, size_t n_done, const char *id)
 {
     for (size_t i = 0; i < n_done; i++)
@@ -380,8 +436,10 @@ static int run_points(run_state *st)
                             resolved_threads(st->spec),
                             st->opt.quick,
                             fmax(120.0, 5.0 * st->spec->max_seconds_per_point),
+                            0,
                             &got_signal,
                             st->tty ? show_progress : NULL,
+                            st->tty ? NULL : note_measuring,
                             st};
     int rc = 0;
     for (size_t i = 0; i < n && !st->interrupted; i++) {
@@ -398,8 +456,12 @@ static int run_points(run_state *st)
             continue;
         }
         st->current_id = pt->id;
+        wo.startup_timeout_s = startup_limit(st->spec, pt);
+        double point_start = now_s();
         if (st->tty)
             show_progress(st, 0, st->spec->max_repetitions);
+        else
+            note_point_start(st);
         if (kt_worker_run_point(slot, st->spec, pt, &wo) < 0) {
             /* kt_error_last() is the buffer kt_error_set writes: copy it out first */
             char why[512];
@@ -407,6 +469,8 @@ static int run_points(run_state *st)
             rc = kt_error_set("point '%s': %s", pt->id, why);
             break;
         }
+        if (!st->tty)
+            note_point_end(st, slot, now_s() - point_start);
         st->run.n_points++;
         st->point_index++;
         if (got_signal || strcmp(slot->stop_reason, "interrupted") == 0) {
@@ -493,7 +557,7 @@ int cmd_run(int argc, char **argv)
     st.argc = argc;
     st.argv = argv;
     st.started = time(NULL);
-    st.tty = isatty(STDOUT_FILENO) && isatty(STDERR_FILENO) && !st.opt.json;
+    st.tty = isatty(STDERR_FILENO) && !st.opt.json; /* the live line; else one line per step */
 
     if (st.opt.backend && strcmp(st.opt.backend, "auto") != 0 && !kt_backend_find(st.opt.backend)) {
         fprintf(stderr, "error: backend '%s' is not built into this ktrial%s\n", st.opt.backend,

@@ -19,8 +19,17 @@ typedef struct kt_worker_options {
     int threads;
     int quick;
     double hang_timeout_s; /* no message from the worker for this long: kill, call it hung */
+    /* the same during start-up (inputs, float64 reference, prepare, correctness), where one
+     * step can take minutes on a large problem; 0 means hang_timeout_s */
+    double startup_timeout_s;
+    /* 1 after one Ctrl-C: the worker finishes its current pair, or is stopped at once when
+     * still starting up (nothing measured is lost: the point is measured again on --resume);
+     * 2 after a second: the worker is killed at once */
     volatile sig_atomic_t *interrupted;
     void (*on_progress)(void *ctx, int reps, int max_reps);
+    /* called once per point when the worker leaves start-up for warmup and timed pairs;
+     * may be NULL */
+    void (*on_measuring)(void *ctx);
     void *ctx;
 } kt_worker_options;
 

@@ -108,6 +108,8 @@ cJSON *kt_spec_to_json(const kt_spec *spec)
     cJSON_AddNumberToObject(t, "min_repetitions", spec->min_repetitions);
     cJSON_AddNumberToObject(t, "max_repetitions", spec->max_repetitions);
     kt_json_add_real(t, "max_seconds_per_point", spec->max_seconds_per_point);
+    if (!isnan(spec->max_startup_seconds))
+        kt_json_add_real(t, "max_startup_seconds", spec->max_startup_seconds);
     cJSON_AddStringToObject(t, "order", kt_order_name(spec->order));
     cJSON_AddBoolToObject(t, "flush_cache", spec->flush_cache);
     cJSON *th = cJSON_AddObjectToObject(o, "thresholds");

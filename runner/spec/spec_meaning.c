@@ -776,6 +776,7 @@ static void check_trials(mctx *c)
                    spec->max_repetitions);
     }
     spec->max_seconds_per_point = get_double(kt_node_get(t, "max_seconds_per_point"), 20.0);
+    spec->max_startup_seconds = get_double(kt_node_get(t, "max_startup_seconds"), NAN);
     static const char *const orders[] = {"random", "alternate", "grouped"};
     static const kt_order order_values[] = {KT_ORDER_RANDOM, KT_ORDER_ALTERNATE, KT_ORDER_GROUPED};
     int o = name_index(kt_node_str(kt_node_get(t, "order")), orders, 3);
