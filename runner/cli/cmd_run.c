@@ -52,6 +52,13 @@ typedef struct run_state {
     size_t point_index, n_todo;
     const char *current_id;
     double start_s;
+    /* the plan and the budget */
+    kt_plan plan;
+    double estimate_s;      /* the plan's seconds for the points this run started with */
+    double left_estimate_s; /* re-estimated after each point */
+    double elapsed_s;       /* of the points loop */
+    int over_budget;        /* budget.max_minutes passed: no new point was started */
+    size_t not_run;
 } run_state;
 
 static volatile sig_atomic_t got_signal;
@@ -278,6 +285,18 @@ static int resolved_threads(const kt_spec *spec)
     return spec->threads > 0 ? spec->threads : (cores > 0 ? (int)cores : 1);
 }
 
+/* Interrupted: 130. Over budget: the points not run leave the answer open (2), unless a
+ * measured point already rejected a candidate (1). */
+static int run_exit_code(const run_state *st)
+{
+    if (st->interrupted)
+        return KT_EXIT_INTERRUPTED;
+    int rc = kt_run_exit_code(&st->run);
+    if (st->over_budget && rc == KT_EXIT_KEEP)
+        rc = KT_EXIT_INCONCLUSIVE;
+    return rc;
+}
+
 static cJSON *result_document(run_state *st, const char *status, time_t finished)
 {
     cJSON *doc = cJSON_CreateObject();
@@ -321,8 +340,12 @@ static cJSON *result_document(run_state *st, const char *status, time_t finished
     kt_json_add_real(decision, "confidence", st->spec->confidence);
     cJSON_AddNumberToObject(decision, "point_errors", st->run.point_errors);
     cJSON_AddNumberToObject(decision, "order_warnings", st->run.order_warnings);
-    cJSON_AddNumberToObject(decision, "exit_code",
-                            st->interrupted ? KT_EXIT_INTERRUPTED : kt_run_exit_code(&st->run));
+    cJSON_AddNumberToObject(decision, "not_run", (double)st->not_run);
+    if (!isnan(st->spec->budget_minutes))
+        kt_json_add_real(decision, "budget_seconds", st->spec->budget_minutes * 60.0);
+    kt_json_add_real(decision, "estimate_seconds", st->estimate_s);
+    kt_json_add_real(decision, "elapsed_seconds", st->elapsed_s);
+    cJSON_AddNumberToObject(decision, "exit_code", run_exit_code(st));
     cJSON *points = cJSON_AddArrayToObject(doc, "points");
     for (size_t i = 0; i < st->run.n_points; i++)
         cJSON_AddItemToArray(points, kt_point_result_to_json(&st->run.points[i], st->spec));
@@ -388,7 +411,8 @@ static void note_point_start(const run_state *st)
     fflush(stderr);
 }
 
-static void note_point_end(const run_state *st, const kt_point_result *r, double seconds)
+static void note_point_end(const run_state *st, const kt_point_result *r, double seconds,
+                           double left_s)
 {
     fprintf(stderr, "[%zu/%zu] %s", st->point_index + 1, st->n_todo, r->point.id);
     if (r->error[0])
@@ -401,7 +425,10 @@ static void note_point_end(const run_state *st, const kt_point_result *r, double
                 fprintf(stderr, " %.2fx after %zu pair%s", c->speedup, c->n_pairs,
                         c->n_pairs == 1 ? "" : "s");
         }
-    fprintf(stderr, ", %.1f s\n", seconds);
+    fprintf(stderr, ", %.1f s", seconds);
+    if (st->point_index + 1 < st->n_todo)
+        fprintf(stderr, "; estimate %.0f s left", left_s);
+    fputc('\n', stderr);
     fflush(stderr);
 }
 
@@ -411,6 +438,42 @@ static int already_done(const kt_point_result *done, size_t n_done, const char *
         if (strcmp(done[i].point.id, id) == 0)
             return (int)i;
     return -1;
+}
+
+/* The plan of the points this run will measure (--quick's cap applied), and a line saying
+ * it on stderr. */
+static void plan_run(run_state *st, const kt_point_result *done, size_t n_done)
+{
+    kt_spec capped = *st->spec;
+    if (st->opt.quick && capped.max_repetitions > KT_QUICK_MAX_REPETITIONS)
+        capped.max_repetitions = KT_QUICK_MAX_REPETITIONS;
+    if (capped.min_repetitions > capped.max_repetitions)
+        capped.min_repetitions = capped.max_repetitions;
+    if (kt_plan_estimate(&st->plan, &capped, st->matrix) < 0)
+        return; /* the spec's own check estimated it already: out of memory only */
+    size_t n = 0;
+    for (size_t i = 0; i < st->matrix->n; i++) {
+        if ((int)(i % (size_t)st->opt.shard_count) != st->opt.shard_index - 1 ||
+            already_done(done, n_done, st->matrix->points[i].id) >= 0)
+            continue;
+        st->estimate_s += st->plan.point_seconds[i];
+        n++;
+    }
+    st->left_estimate_s = st->estimate_s;
+    if (st->opt.json)
+        return;
+    fprintf(stderr, "plan: %zu point%s to measure, estimate %.0f s", n, n == 1 ? "" : "s",
+            st->estimate_s);
+    if (!isnan(st->spec->budget_minutes))
+        fprintf(stderr, " (budget %g min)", st->spec->budget_minutes);
+    fputc('\n', stderr);
+}
+
+/* Past budget.max_minutes (and not --force): start no new point. */
+static int over_budget(const run_state *st)
+{
+    return !isnan(st->spec->budget_minutes) && !st->opt.force &&
+           now_s() - st->start_s > st->spec->budget_minutes * 60.0;
 }
 
 static int run_points(run_state *st)
@@ -431,6 +494,7 @@ static int run_points(run_state *st)
     for (size_t i = 0; i < n; i++)
         todo += (int)(i % (size_t)st->opt.shard_count) == st->opt.shard_index - 1;
     st->n_todo = todo;
+    plan_run(st, done, n_done);
     st->start_s = now_s();
     kt_worker_options wo = {st->spec->backend,
                             resolved_threads(st->spec),
@@ -442,6 +506,7 @@ static int run_points(run_state *st)
                             st->tty ? NULL : note_measuring,
                             st};
     int rc = 0;
+    double estimated_done = 0, measured_done = 0;
     for (size_t i = 0; i < n && !st->interrupted; i++) {
         if ((int)(i % (size_t)st->opt.shard_count) != st->opt.shard_index - 1)
             continue;
@@ -454,6 +519,16 @@ static int run_points(run_state *st)
             st->run.n_points++;
             st->point_index++;
             continue;
+        }
+        if (over_budget(st)) {
+            st->over_budget = 1;
+            st->not_run = st->n_todo - st->point_index;
+            fprintf(stderr,
+                    "budget: %.1f min passed budget.max_minutes = %g; %zu point%s not run "
+                    "(--force runs past the budget; --resume continues)\n",
+                    (now_s() - st->start_s) / 60.0, st->spec->budget_minutes, st->not_run,
+                    st->not_run == 1 ? "" : "s");
+            break;
         }
         st->current_id = pt->id;
         wo.startup_timeout_s = startup_limit(st->spec, pt);
@@ -469,8 +544,13 @@ static int run_points(run_state *st)
             rc = kt_error_set("point '%s': %s", pt->id, why);
             break;
         }
+        /* re-estimate what is left from how far off the plan was so far */
+        estimated_done += st->plan.point_seconds[i];
+        measured_done += now_s() - point_start;
+        st->left_estimate_s -= st->plan.point_seconds[i];
         if (!st->tty)
-            note_point_end(st, slot, now_s() - point_start);
+            note_point_end(st, slot, now_s() - point_start,
+                           fmax(0, st->left_estimate_s) * measured_done / estimated_done);
         st->run.n_points++;
         st->point_index++;
         if (got_signal || strcmp(slot->stop_reason, "interrupted") == 0) {
@@ -483,6 +563,7 @@ static int run_points(run_state *st)
             break;
         }
     }
+    st->elapsed_s = now_s() - st->start_s;
     if (st->tty)
         fprintf(stderr, "\r\033[K");
     for (size_t i = 0; i < n_done; i++)
@@ -505,6 +586,20 @@ static int start_archive(run_state *st)
     return st->opt.resume_dir ? 0 : write_result(st, "running", 0);
 }
 
+/* How long the points took, against the plan and the budget. */
+static void print_time(const run_state *st)
+{
+    printf("time: %.1f s measuring, estimate %.1f s", st->elapsed_s, st->estimate_s);
+    if (!isnan(st->spec->budget_minutes)) {
+        double budget = st->spec->budget_minutes * 60.0;
+        printf(", budget %.0f s (%s)", budget,
+               st->elapsed_s <= budget ? "within"
+               : st->opt.force         ? "over, --force"
+                                       : "over");
+    }
+    putchar('\n');
+}
+
 static int finish(run_state *st)
 {
     int changed = 0;
@@ -514,7 +609,10 @@ static int finish(run_state *st)
         fprintf(stderr, "warning: the git state changed during the run (recorded as "
                         "changed_during_run)\n");
     kt_run_aggregate(&st->run, st->spec);
-    if (write_result(st, st->interrupted ? "interrupted" : "complete", time(NULL)) < 0) {
+    const char *status = st->interrupted   ? "interrupted"
+                         : st->over_budget ? "over_budget"
+                                           : "complete";
+    if (write_result(st, status, time(NULL)) < 0) {
         fprintf(stderr, "error: %s\n", kt_error_last());
         return KT_EXIT_IOERR;
     }
@@ -535,6 +633,7 @@ static int finish(run_state *st)
                    "a full run would decide\n",
                    KT_QUICK_MAX_REPETITIONS);
         printf("archive: %s\n", st->dir);
+        print_time(st);
     }
     if (st->interrupted) {
         size_t archived = st->run.n_points - (st->run.n_points > 0);
@@ -544,7 +643,11 @@ static int finish(run_state *st)
                 archived, st->n_todo, st->opt.spec_path, st->dir);
         return KT_EXIT_INTERRUPTED;
     }
-    return kt_run_exit_code(&st->run);
+    if (st->over_budget)
+        fprintf(stderr,
+                "over budget: %zu point%s not run; continue with: ktrial run %s --resume %s\n",
+                st->not_run, st->not_run == 1 ? "" : "s", st->opt.spec_path, st->dir);
+    return run_exit_code(st);
 }
 
 int cmd_run(int argc, char **argv)
@@ -622,6 +725,7 @@ int cmd_run(int argc, char **argv)
 done:
     flush_diag(&diag);
     kt_run_result_free(&st.run);
+    kt_plan_free(&st.plan);
     kt_git_state_free(&st.git);
     kt_spec_free(st.spec);
     return rc;

@@ -70,6 +70,7 @@ static void save_cache(const char *path, const char *key, const kt_calibration *
     cJSON_AddNumberToObject(o, "gen_s_per_elem", c->gen_s_per_elem);
     cJSON_AddNumberToObject(o, "ref_s_per_flop", c->ref_s_per_flop);
     cJSON_AddNumberToObject(o, "measured_unix", (double)time(NULL));
+    cJSON_AddNumberToObject(o, "busy", c->busy);
     char *text = cJSON_Print(doc);
     cJSON_Delete(doc);
     if (!text)
@@ -193,6 +194,20 @@ static int measure_in_child(kt_calibration *out, const kt_op *op, kt_dtype dtype
     return 0;
 }
 
+double kt_calibration_busy(void)
+{
+    double load = 0;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &load) != 1)
+            load = 0;
+        fclose(f);
+    }
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    double busy = load / (double)(cores > 0 ? cores : 1);
+    return busy > 1.0 ? busy : 1.0;
+}
+
 int kt_calibration_get(kt_calibration *out, const kt_op *op, kt_dtype dtype)
 {
     char path[PATH_MAX], key[96];
@@ -202,16 +217,20 @@ int kt_calibration_get(kt_calibration *out, const kt_op *op, kt_dtype dtype)
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(doc, key);
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "gen_s_per_elem");
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "ref_s_per_flop");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "busy");
     int cached = cJSON_IsNumber(g) && cJSON_IsNumber(r) && g->valuedouble > 0 && r->valuedouble > 0;
     if (cached) {
         out->gen_s_per_elem = g->valuedouble;
         out->ref_s_per_flop = r->valuedouble;
+        out->busy = cJSON_IsNumber(b) && b->valuedouble >= 1.0 ? b->valuedouble : 1.0;
     }
     cJSON_Delete(doc);
     if (cached)
         return 0;
+    double busy = kt_calibration_busy();
     if (measure_in_child(out, op, dtype) < 0)
         return -1;
+    out->busy = (busy + kt_calibration_busy()) / 2;
     if (have_path)
         save_cache(path, key, out);
     return 0;

@@ -14,7 +14,13 @@
 typedef struct kt_calibration {
     double gen_s_per_elem; /* input generation, seconds per input element */
     double ref_s_per_flop; /* float64 reference, seconds per unit of kt_calibration_work */
+    double busy;           /* kt_calibration_busy() while they were measured */
 } kt_calibration;
+
+/* How oversubscribed the host is: the 1-minute load average per online core, at least 1.
+ * A CPU-bound step takes about this many times longer than on an idle host, so cached
+ * rates are scaled by busy-now / busy-then. */
+double kt_calibration_busy(void);
 
 /* The reference's work for 'p': its flops, or its output elements when larger (an op
  * that copies, like the synthetic one, has no flops). */

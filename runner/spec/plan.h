@@ -17,7 +17,9 @@ typedef struct kt_plan {
     size_t n;
     double calls_per_point; /* every arm together, uncapped upper bound */
     double startup_seconds; /* inputs and float64 references, every point together */
-    double total_seconds;
+    double total_seconds;   /* on this host, as busy as it is now */
+    double idle_seconds;    /* on this host idle: what budget.max_minutes is checked against,
+                             * so that a spec's validity does not depend on the load */
 } kt_plan;
 
 /* One worker per point: a fork, a backend opened, buffers allocated and freed. */
@@ -25,7 +27,8 @@ typedef struct kt_plan {
 
 /* Estimated seconds of one call of 'arm' for 'problem' on the spec's backend:
  * sim: the arm's median_us param (100 us when it has none) plus its sleep_us; cpu: the roofline
- * max(flops / (8e9 * threads), bytes / 8e9) + 20 us; cuda: max(flops / 3e14, bytes / 3e12)
+ * max(flops / (8e9 * threads), bytes / 8e9) + 20 us, times kt_calibration_busy(); cuda: max(flops /
+ * 3e14, bytes / 3e12)
  * + 5 us. */
 double kt_plan_call_seconds(const kt_spec *spec, const kt_arm *arm, const kt_problem *problem);
 /* Seconds of one point's start-up: inputs and float64 references of every input set. */

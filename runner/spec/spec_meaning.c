@@ -846,7 +846,7 @@ static void check_plan(mctx *c, kt_spec *spec)
                kt_error_last());
         goto done;
     }
-    double minutes = plan.total_seconds / 60.0;
+    double minutes = plan.idle_seconds / 60.0; /* the load must not decide validity */
     if (!isnan(spec->budget_minutes) && minutes > spec->budget_minutes && !c->opts->skip_budget)
         report(c, kt_node_at_path(spec->root, "budget.max_minutes"), "budget.max_minutes",
                "the plan needs up to %.1f minutes (%zu points); the budget is %g (--force "
