@@ -369,13 +369,14 @@ static cJSON *result_document(run_state *st, const char *status, time_t finished
     cJSON_AddNumberToObject(run, "threads", resolved_threads(st->spec));
     cJSON_AddItemToObject(doc, "provenance", prov);
 
-    cJSON *decision = kt_decision_to_json(&st->run, st->spec, run_exit_code(st));
-    cJSON_AddNumberToObject(decision, "not_run", (double)st->not_run);
+    cJSON_AddItemToObject(doc, "decision",
+                          kt_decision_to_json(&st->run, st->spec, run_exit_code(st)));
+    cJSON *timing = cJSON_AddObjectToObject(doc, "timing"); /* this run's, not the verdict's */
+    cJSON_AddNumberToObject(timing, "not_run", (double)st->not_run);
     if (!isnan(st->spec->budget_minutes))
-        kt_json_add_real(decision, "budget_seconds", st->spec->budget_minutes * 60.0);
-    kt_json_add_real(decision, "estimate_seconds", st->estimate_s);
-    kt_json_add_real(decision, "elapsed_seconds", st->elapsed_s);
-    cJSON_AddItemToObject(doc, "decision", decision);
+        kt_json_add_real(timing, "budget_seconds", st->spec->budget_minutes * 60.0);
+    kt_json_add_real(timing, "estimate_seconds", st->estimate_s);
+    kt_json_add_real(timing, "elapsed_seconds", st->elapsed_s);
     cJSON *points = cJSON_AddArrayToObject(doc, "points");
     for (size_t i = 0; i < st->run.n_points; i++)
         cJSON_AddItemToArray(points, kt_point_result_to_json(&st->run.points[i], st->spec));
