@@ -69,7 +69,9 @@ typedef struct kt_backend_iface {
     void (*free)(void *ctx, void *ptr);
     int (*upload)(void *ctx, void *dst, const void *src, size_t bytes);
     int (*download)(void *ctx, void *dst, const void *src, size_t bytes);
-    /* Evicts the last-level cache (CPU) or L2 (GPU): a write over >= 2x its size. */
+    /* Makes the next call cold. CPU: evicts every cache line of every buffer the backend
+     * allocated (clflushopt, or clflush), from every level; it does not write over a buffer
+     * sized to the last-level cache. GPU: a write over >= 2x the L2 size. Untimed. */
     int (*flush_cache)(void *ctx);
     int (*timer_start)(void *ctx);
     int (*timer_stop)(void *ctx, kt_timing *out);

@@ -2,6 +2,7 @@
  * equal to the reference plus a chosen relative error, and injectable failures. */
 #include "sim.h"
 
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -106,7 +107,9 @@ static int lognormal_run(void *state, const kt_call *call)
         struct timespec pause = {0, (long)(v[P_SLEEP_US].num * 1e3)};
         pause.tv_sec = pause.tv_nsec / 1000000000L;
         pause.tv_nsec %= 1000000000L;
-        nanosleep(&pause, NULL);
+        /* the whole time, as a real kernel call would take it: a signal does not cut it */
+        while (nanosleep(&pause, &pause) < 0 && errno == EINTR)
+            ;
     }
 
     int fail = st->calls++ >= (int64_t)v[P_FAIL_AFTER].num ? (int)v[P_FAIL].num : FAIL_NONE;

@@ -192,7 +192,8 @@ static cJSON *axes_json(const kt_point *p, unsigned axes)
         cJSON_AddStringToObject(o, "role", kt_role_name(p->role));
     if (axes & KT_AXIS_BATCH)
         cJSON_AddNumberToObject(o, "batch_size", (double)p->batch_size);
-    if ((axes & KT_AXIS_CONTEXT) && p->context_length > 0) /* none at decode (matrix.c) */
+    /* an axis the point does not use (decode has no context length) is absent, never 0 */
+    if ((axes & KT_AXIS_CONTEXT) && p->context_length > 0)
         cJSON_AddNumberToObject(o, "context_length", (double)p->context_length);
     return o;
 }

@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "util/json.h"
 #include "spec/matrix.h"
+#include "spec/plan.h"
 #include "archive/provenance.h"
 #include "archive/result_json.h"
 #include "cli/summary.h"
@@ -54,14 +55,34 @@ typedef struct run_state {
     size_t point_index, n_todo;
     const char *current_id;
     double start_s;
+    /* the plan and the budget */
+    kt_plan plan;
+    double estimate_s;      /* the plan's seconds for the points this run started with */
+    double left_estimate_s; /* re-estimated after each point */
+    double elapsed_s;       /* of the points loop */
+    int over_budget;        /* budget.max_minutes passed: no new point was started */
+    size_t not_run;
 } run_state;
 
 static volatile sig_atomic_t got_signal;
 
+/* Acknowledged at once (write(2) is async-signal-safe): the first stops the run after the
+ * current pair, the second stops the worker now. */
 static void on_signal(int sig)
 {
     (void)sig;
-    got_signal = 1;
+    static const char first[] = "\ninterrupt: finishing the current pair; Ctrl-C again to stop "
+                                "now\n";
+    static const char second[] = "\ninterrupt: stopping the worker now\n";
+    if (got_signal == 0) {
+        got_signal = 1;
+        if (write(STDERR_FILENO, first, sizeof(first) - 1) < 0)
+            return;
+    } else if (got_signal == 1) {
+        got_signal = 2;
+        if (write(STDERR_FILENO, second, sizeof(second) - 1) < 0)
+            return;
+    }
 }
 
 /* An integer environment variable, or 'fallback' when unset or not a number. */
@@ -237,6 +258,22 @@ static int refuse_dirty(const kt_git_state *git)
     return KT_EXIT_DATAERR;
 }
 
+/* The result records both the binary's commit and the code's: say when they differ, which
+ * means the binary was not rebuilt after a commit or checkout. */
+static void warn_stale_binary(const kt_git_state *git)
+{
+    if (!git->available || !git->workdir || strcmp(git->workdir, kt_build_source_dir()) != 0)
+        return; /* the spec lives outside the tree this binary was built from */
+    if (strcmp(git->commit, kt_build_commit()) != 0)
+        fprintf(stderr,
+                "warning: this ktrial was built from commit %.12s but the code is at %.12s; "
+                "rebuild (cmake --build build) so the result names the code that ran\n",
+                kt_build_commit(), git->commit);
+    else if (git->dirty && !kt_build_dirty())
+        fprintf(stderr, "warning: the tree has uncommitted changes this ktrial was not built "
+                        "with; rebuild (cmake --build build) before trusting the result\n");
+}
+
 static int choose_folder(run_state *st)
 {
     if (st->opt.resume_dir) {
@@ -324,15 +361,20 @@ static int resolved_threads(const kt_spec *spec)
     return spec->threads > 0 ? spec->threads : (cores > 0 ? (int)cores : 1);
 }
 
-/* A shard's verdict is not the experiment's: a shard that measured its points exits 0, so
- * a scheduler's 'afterok' dependency starts the merge, which forms the verdict. */
+/* Interrupted: 130. A shard's verdict is not the experiment's: a shard that measured its
+ * points exits 0, so a scheduler's 'afterok' dependency starts the merge, which forms the
+ * verdict. Over budget: the points not run leave the answer open (2), unless a measured
+ * point already rejected a candidate (1); a shard over budget exits 2. */
 static int run_exit_code(const run_state *st)
 {
     if (st->interrupted)
         return KT_EXIT_INTERRUPTED;
     if (st->opt.shard_count > 1)
-        return KT_EXIT_KEEP;
-    return kt_run_exit_code(&st->run);
+        return st->over_budget ? KT_EXIT_INCONCLUSIVE : KT_EXIT_KEEP;
+    int rc = kt_run_exit_code(&st->run);
+    if (st->over_budget && rc == KT_EXIT_KEEP)
+        rc = KT_EXIT_INCONCLUSIVE;
+    return rc;
 }
 
 static cJSON *result_document(run_state *st, const char *status, time_t finished)
@@ -343,6 +385,7 @@ static cJSON *result_document(run_state *st, const char *status, time_t finished
     cJSON_AddStringToObject(tool, "name", "ktrial");
     cJSON_AddStringToObject(tool, "version", kt_version());
     cJSON_AddStringToObject(tool, "commit", kt_build_commit());
+    cJSON_AddBoolToObject(tool, "dirty", kt_build_dirty());
     cJSON_AddStringToObject(doc, "status", status);
     cJSON *spec = cJSON_AddObjectToObject(doc, "spec");
     cJSON_AddStringToObject(spec, "path", st->spec->path);
@@ -374,6 +417,12 @@ static cJSON *result_document(run_state *st, const char *status, time_t finished
 
     cJSON_AddItemToObject(doc, "decision",
                           kt_decision_to_json(&st->run, st->spec, run_exit_code(st)));
+    cJSON *timing = cJSON_AddObjectToObject(doc, "timing"); /* this run's, not the verdict's */
+    cJSON_AddNumberToObject(timing, "not_run", (double)st->not_run);
+    if (!isnan(st->spec->budget_minutes))
+        kt_json_add_real(timing, "budget_seconds", st->spec->budget_minutes * 60.0);
+    kt_json_add_real(timing, "estimate_seconds", st->estimate_s);
+    kt_json_add_real(timing, "elapsed_seconds", st->elapsed_s);
     cJSON *points = cJSON_AddArrayToObject(doc, "points");
     for (size_t i = 0; i < st->run.n_points; i++)
         cJSON_AddItemToArray(points, kt_point_result_to_json(&st->run.points[i], st->spec));
@@ -414,12 +463,94 @@ static void show_progress(void *ctx, int reps, int max_reps)
     fflush(stderr);
 }
 
+/* The start-up watchdog: the spec's trials.max_startup_seconds, else 120 s or 20 times the
+ * plan's start-up estimate for the point, whichever is longer. */
+static double startup_limit(const kt_spec *spec, const kt_point *pt)
+{
+    if (!isnan(spec->max_startup_seconds))
+        return spec->max_startup_seconds;
+    return fmax(120.0, 20.0 * kt_plan_startup_seconds(spec, pt));
+}
+
+/* Without a terminal (a pipe, CI): one line when a point starts, one when its timed pairs
+ * start, and one with its verdicts when it ends, all on stderr. */
+static void note_measuring(void *ctx)
+{
+    run_state *st = ctx;
+    fprintf(stderr, "[%zu/%zu] %s: timed pairs\n", st->point_index + 1, st->n_todo, st->current_id);
+    fflush(stderr);
+}
+
+static void note_point_start(const run_state *st)
+{
+    fprintf(stderr, "[%zu/%zu] %s: start-up (inputs, float64 reference, prepare)\n",
+            st->point_index + 1, st->n_todo, st->current_id);
+    fflush(stderr);
+}
+
+static void note_point_end(const run_state *st, const kt_point_result *r, double seconds,
+                           double left_s)
+{
+    fprintf(stderr, "[%zu/%zu] %s", st->point_index + 1, st->n_todo, r->point.id);
+    if (r->error[0])
+        fprintf(stderr, " not measured: %s", r->error);
+    else
+        for (size_t k = 0; k < r->n_cands; k++) {
+            const kt_candidate_result *c = &r->cands[k];
+            fprintf(stderr, "%s %s %s", k ? ";" : "", c->arm.name, kt_verdict_name(c->verdict));
+            if (c->n_pairs > 0 && isfinite(c->speedup))
+                fprintf(stderr, " %.2fx after %zu pair%s", c->speedup, c->n_pairs,
+                        c->n_pairs == 1 ? "" : "s");
+        }
+    fprintf(stderr, ", %.1f s", seconds);
+    if (st->point_index + 1 < st->n_todo)
+        fprintf(stderr, "; estimate %.0f s left", left_s);
+    fputc('\n', stderr);
+    fflush(stderr);
+}
+
 static int already_done(const kt_point_result *done, size_t n_done, const char *id)
 {
     for (size_t i = 0; i < n_done; i++)
         if (strcmp(done[i].point.id, id) == 0)
             return (int)i;
     return -1;
+}
+
+/* The plan of the points this run will measure (--quick's cap applied), and a line saying
+ * it on stderr. */
+static void plan_run(run_state *st, const kt_point_result *done, size_t n_done)
+{
+    kt_spec capped = *st->spec;
+    if (st->opt.quick && capped.max_repetitions > KT_QUICK_MAX_REPETITIONS)
+        capped.max_repetitions = KT_QUICK_MAX_REPETITIONS;
+    if (capped.min_repetitions > capped.max_repetitions)
+        capped.min_repetitions = capped.max_repetitions;
+    if (kt_plan_estimate(&st->plan, &capped, st->matrix) < 0)
+        return; /* the spec's own check estimated it already: out of memory only */
+    size_t n = 0;
+    for (size_t i = 0; i < st->matrix->n; i++) {
+        if ((int)(i % (size_t)st->opt.shard_count) != st->opt.shard_index - 1 ||
+            already_done(done, n_done, st->matrix->points[i].id) >= 0)
+            continue;
+        st->estimate_s += st->plan.point_seconds[i];
+        n++;
+    }
+    st->left_estimate_s = st->estimate_s;
+    if (st->opt.json)
+        return;
+    fprintf(stderr, "plan: %zu point%s to measure, estimate %.0f s", n, n == 1 ? "" : "s",
+            st->estimate_s);
+    if (!isnan(st->spec->budget_minutes))
+        fprintf(stderr, " (budget %g min)", st->spec->budget_minutes);
+    fputc('\n', stderr);
+}
+
+/* Past budget.max_minutes (and not --force): start no new point. */
+static int over_budget(const run_state *st)
+{
+    return !isnan(st->spec->budget_minutes) && !st->opt.force &&
+           now_s() - st->start_s > st->spec->budget_minutes * 60.0;
 }
 
 static int run_points(run_state *st)
@@ -440,16 +571,20 @@ static int run_points(run_state *st)
     for (size_t i = 0; i < n; i++)
         todo += (int)(i % (size_t)st->opt.shard_count) == st->opt.shard_index - 1;
     st->n_todo = todo;
+    plan_run(st, done, n_done);
     st->start_s = now_s();
     kt_worker_options wo = {st->spec->backend,
                             resolved_threads(st->spec),
                             st->opt.quick,
                             fmax(120.0, 5.0 * st->spec->max_seconds_per_point),
+                            0,
                             &got_signal,
                             st->tty ? show_progress : NULL,
+                            st->tty ? NULL : note_measuring,
                             st,
                             st->opt.no_profile};
     int rc = 0;
+    double estimated_done = 0, measured_done = 0;
     for (size_t i = 0; i < n && !st->interrupted; i++) {
         if ((int)(i % (size_t)st->opt.shard_count) != st->opt.shard_index - 1)
             continue;
@@ -463,13 +598,37 @@ static int run_points(run_state *st)
             st->point_index++;
             continue;
         }
-        st->current_id = pt->id;
-        if (st->tty)
-            show_progress(st, 0, st->spec->max_repetitions);
-        if (kt_worker_run_point(slot, st->spec, pt, &wo) < 0) {
-            rc = kt_error_set("point '%s': %s", pt->id, kt_error_last());
+        if (over_budget(st)) {
+            st->over_budget = 1;
+            st->not_run = st->n_todo - st->point_index;
+            fprintf(stderr,
+                    "budget: %.1f min passed budget.max_minutes = %g; %zu point%s not run "
+                    "(--force runs past the budget; --resume continues)\n",
+                    (now_s() - st->start_s) / 60.0, st->spec->budget_minutes, st->not_run,
+                    st->not_run == 1 ? "" : "s");
             break;
         }
+        st->current_id = pt->id;
+        wo.startup_timeout_s = startup_limit(st->spec, pt);
+        double point_start = now_s();
+        if (st->tty)
+            show_progress(st, 0, st->spec->max_repetitions);
+        else
+            note_point_start(st);
+        if (kt_worker_run_point(slot, st->spec, pt, &wo) < 0) {
+            /* kt_error_last() is the buffer kt_error_set writes: copy it out first */
+            char why[512];
+            snprintf(why, sizeof(why), "%s", kt_error_last());
+            rc = kt_error_set("point '%s': %s", pt->id, why);
+            break;
+        }
+        /* re-estimate what is left from how far off the plan was so far */
+        estimated_done += st->plan.point_seconds[i];
+        measured_done += now_s() - point_start;
+        st->left_estimate_s -= st->plan.point_seconds[i];
+        if (!st->tty)
+            note_point_end(st, slot, now_s() - point_start,
+                           fmax(0, st->left_estimate_s) * measured_done / estimated_done);
         st->run.n_points++;
         st->point_index++;
         if (got_signal || strcmp(slot->stop_reason, "interrupted") == 0) {
@@ -482,6 +641,7 @@ static int run_points(run_state *st)
             break;
         }
     }
+    st->elapsed_s = now_s() - st->start_s;
     if (st->tty)
         fprintf(stderr, "\r\033[K");
     for (size_t i = 0; i < n_done; i++)
@@ -502,6 +662,20 @@ static int start_archive(run_state *st)
             return -1;
     }
     return st->opt.resume_dir ? 0 : write_result(st, "running", 0);
+}
+
+/* How long the points took, against the plan and the budget. */
+static void print_time(const run_state *st)
+{
+    printf("time: %.1f s measuring, estimate %.1f s", st->elapsed_s, st->estimate_s);
+    if (!isnan(st->spec->budget_minutes)) {
+        double budget = st->spec->budget_minutes * 60.0;
+        printf(", budget %.0f s (%s)", budget,
+               st->elapsed_s <= budget ? "within"
+               : st->opt.force         ? "over, --force"
+                                       : "over");
+    }
+    putchar('\n');
 }
 
 /* --report, --junit, --markdown: read back from the archive just written. */
@@ -528,7 +702,10 @@ static int finish(run_state *st)
         fprintf(stderr, "warning: the git state changed during the run (recorded as "
                         "changed_during_run)\n");
     kt_run_aggregate(&st->run, st->spec);
-    if (write_result(st, st->interrupted ? "interrupted" : "complete", time(NULL)) < 0) {
+    const char *status = st->interrupted   ? "interrupted"
+                         : st->over_budget ? "over_budget"
+                                           : "complete";
+    if (write_result(st, status, time(NULL)) < 0) {
         fprintf(stderr, "error: %s\n", kt_error_last());
         return KT_EXIT_IOERR;
     }
@@ -558,6 +735,7 @@ static int finish(run_state *st)
                    "merge SHARD_DIR... -o DIR\n",
                    st->opt.shard_index, st->opt.shard_count);
         printf("archive: %s\n", st->dir);
+        print_time(st);
     }
     if (st->interrupted) {
         size_t archived = st->run.n_points - (st->run.n_points > 0);
@@ -567,6 +745,10 @@ static int finish(run_state *st)
                 archived, st->n_todo, st->opt.spec_path, st->dir);
         return KT_EXIT_INTERRUPTED;
     }
+    if (st->over_budget)
+        fprintf(stderr,
+                "over budget: %zu point%s not run; continue with: ktrial run %s --resume %s\n",
+                st->not_run, st->not_run == 1 ? "" : "s", st->opt.spec_path, st->dir);
     return run_exit_code(st);
 }
 
@@ -580,7 +762,7 @@ int cmd_run(int argc, char **argv)
     st.argc = argc;
     st.argv = argv;
     st.started = time(NULL);
-    st.tty = isatty(STDOUT_FILENO) && isatty(STDERR_FILENO) && !st.opt.json;
+    st.tty = isatty(STDERR_FILENO) && !st.opt.json; /* the live line; else one line per step */
 
     if (st.opt.backend && strcmp(st.opt.backend, "auto") != 0 && !kt_backend_find(st.opt.backend)) {
         fprintf(stderr, "error: backend '%s' is not built into this ktrial%s\n", st.opt.backend,
@@ -605,6 +787,7 @@ int cmd_run(int argc, char **argv)
     spec_dir(dir, sizeof(dir), st.opt.spec_path);
     kt_git_state_collect(&st.git, dir, &diag);
     flush_diag(&diag);
+    warn_stale_binary(&st.git);
     if (st.opt.require_clean && (!st.git.available || st.git.dirty)) {
         rc = refuse_dirty(&st.git);
         goto done;
@@ -644,6 +827,7 @@ int cmd_run(int argc, char **argv)
 done:
     flush_diag(&diag);
     kt_run_result_free(&st.run);
+    kt_plan_free(&st.plan);
     kt_git_state_free(&st.git);
     kt_spec_free(st.spec);
     return rc;

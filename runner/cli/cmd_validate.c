@@ -23,13 +23,14 @@ static void print_plan(const kt_spec *spec, const kt_matrix *m)
     }
     printf("  backend %s, %zu points, up to %.0f calls per point\n", spec->backend, m->n,
            plan.calls_per_point);
-    printf("  %-48s %12s\n", "point", "est. seconds");
+    printf("  %-48s %14s\n", "point", "estimate (s)");
     for (size_t i = 0; i < m->n; i++)
-        printf("  %-48s %12.3f\n", m->points[i].id, plan.point_seconds[i]);
-    printf("  total: %.1f s = %.2f min, an upper bound (every candidate runs max_repetitions = "
-           "%d pairs per point, at most max_seconds_per_point = %g s)\n",
-           plan.total_seconds, plan.total_seconds / 60.0, spec->max_repetitions,
-           spec->max_seconds_per_point);
+        printf("  %-48s %14.3f\n", m->points[i].id, plan.point_seconds[i]);
+    printf("  total: estimate %.1f s = %.2f min, of which %.1f s start-up (inputs and float64 "
+           "references, at rates measured on this host); every candidate is counted at "
+           "max_repetitions = %d pairs per point, at most max_seconds_per_point = %g s\n",
+           plan.total_seconds, plan.total_seconds / 60.0, plan.startup_seconds,
+           spec->max_repetitions, spec->max_seconds_per_point);
     if (isnan(spec->budget_minutes))
         printf("  budget: none (budget.max_minutes is not set)\n");
     else

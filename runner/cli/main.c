@@ -128,7 +128,8 @@ int main(int argc, char **argv)
         return KT_EXIT_KEEP;
     }
     if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
-        printf("ktrial %s (commit %s)\n", kt_version(), kt_build_commit());
+        printf("ktrial %s (commit %s%s)\n", kt_version(), kt_build_commit(),
+               kt_build_dirty() ? ", dirty" : "");
         return KT_EXIT_KEEP;
     }
     if (name[0] == '-')

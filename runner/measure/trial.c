@@ -474,6 +474,9 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
     }
 
     for (int s = 0; s < r->n_sets; s++) {
+        if (interrupted(r))
+            goto stopped;
+        step(r, -1, "inputs"); /* inputs and their float64 reference: progress, per set */
         if (kt_instance_create(&r->inst[s], backend, spec->op, point, spec->dtype,
                                spec->distribution, spec->input_params,
                                kt_seed_mix(seed, (uint64_t)s)) < 0) {
@@ -493,9 +496,14 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
         goto finish;
     }
     apply_skips(r);
-    for (size_t k = 0; k < out->n_cands; k++)
+    for (size_t k = 0; k < out->n_cands; k++) {
+        if (interrupted(r))
+            goto stopped;
         if (!out->cands[k].arm.failed)
             prepare_and_check(r, (int)k + 1);
+    }
+    if (interrupted(r))
+        goto stopped;
 
     if (warmup(r, 0) < 0) {
         snprintf(out->error, sizeof(out->error), "baseline '%s' failed in warmup: %s",
@@ -531,9 +539,13 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
         if ((int)c->n_pairs > out->repetitions)
             out->repetitions = (int)c->n_pairs;
     }
+    goto finish;
+stopped: /* Ctrl-C during start-up: nothing was timed; --resume measures the point again */
+    snprintf(out->error, sizeof(out->error), "interrupted during start-up");
 finish:
     if (out->error[0]) {
-        snprintf(out->stop_reason, sizeof(out->stop_reason), "failed");
+        snprintf(out->stop_reason, sizeof(out->stop_reason), "%s",
+                 interrupted(r) ? "interrupted" : "failed");
         for (size_t k = 0; k < out->n_cands; k++) {
             kt_candidate_result *c = &out->cands[k];
             c->verdict = KT_VERDICT_INCONCLUSIVE;

@@ -31,16 +31,36 @@ uint64_t kt_point_seed(const kt_spec *spec, const kt_point *point)
     return kt_seed_mix(spec->seed, kt_hash_bytes(point->id, strlen(point->id)));
 }
 
+size_t kt_worker_frame_line(char *out, size_t cap, const char *fmt, va_list ap)
+{
+    if (cap < 2)
+        return 0;
+    int n = vsnprintf(out, cap, fmt, ap);
+    if (n < 0)
+        n = 0;
+    size_t len = (size_t)n < cap - 1 ? (size_t)n : cap - 1;
+    while (len > 0 && out[len - 1] == '\n')
+        len--;
+    for (size_t i = 0; i < len; i++) /* one message, one line, whatever the text held */
+        if (out[i] == '\n' || out[i] == '\r')
+            out[i] = ' ';
+    if (len > cap - 2)
+        len = cap - 2; /* cut, but keep the newline that ends the frame */
+    out[len++] = '\n';
+    out[len] = '\0';
+    return len;
+}
+
 static void send_line(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void send_line(int fd, const char *fmt, ...)
 {
-    char buf[256];
+    char buf[KT_WORKER_LINE_MAX];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+    size_t n = kt_worker_frame_line(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    if (n > 0 && write(fd, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1) < 0)
+    if (n > 0 && write(fd, buf, n) < 0)
         return; /* the supervisor is gone; nothing left to tell */
 }
 
@@ -105,10 +125,16 @@ static void child_main(int fd, const kt_spec *spec, const kt_point *point,
 typedef struct supervision {
     int last_arm;
     char last_step[32];
-    char error[512];
+    char error[KT_WORKER_LINE_MAX];
     char *result; /* the JSON text once complete */
     int hung;
+    int measuring;   /* warmup or timed pairs reached: the start-up is over */
+    int interrupted; /* stopped by the supervisor after Ctrl-C */
+    double limit_s;  /* the watchdog limit that applied when it fired */
 } supervision;
+
+/* Seconds after the first Ctrl-C that a worker in its timed pairs gets to send its result. */
+#define KT_INTERRUPT_GRACE_S 3.0
 
 static double now_s(void)
 {
@@ -134,6 +160,10 @@ static size_t parse_messages(supervision *s, char *buf, size_t len, const kt_wor
         if (sscanf(line, "step %d %31s", &arm, what) == 2) {
             s->last_arm = arm;
             snprintf(s->last_step, sizeof(s->last_step), "%s", what);
+            int was = s->measuring;
+            s->measuring |= strcmp(what, "warmup") == 0 || strcmp(what, "repetitions") == 0;
+            if (s->measuring && !was && opts->on_measuring)
+                opts->on_measuring(opts->ctx);
         } else if (sscanf(line, "progress %d %d", &reps, &max) == 2) {
             if (opts->on_progress)
                 opts->on_progress(opts->ctx, reps, max);
@@ -174,20 +204,33 @@ static int supervise(supervision *s, const kt_spec *spec, const kt_point *point,
     close(fds[1]);
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
-    double last_message = now_s();
+    double last_message = now_s(), interrupt_at = 0;
     int forwarded = 0;
     while (buf) {
-        if (opts->interrupted && *opts->interrupted && !forwarded) {
+        int level = opts->interrupted ? (int)*opts->interrupted : 0;
+        if (level && !forwarded) {
             kill(pid, SIGINT);
             forwarded = 1;
+            interrupt_at = now_s();
+        }
+        /* a second Ctrl-C, a worker still starting up (nothing measured yet), or one that
+         * does not finish its pair in time: stop it now */
+        if (level >= 2 || (level && !s->measuring) ||
+            (level && now_s() - interrupt_at > KT_INTERRUPT_GRACE_S)) {
+            s->interrupted = 1;
+            kill(pid, SIGKILL);
+            break;
         }
         struct pollfd pfd = {fds[0], POLLIN, 0};
-        int ready = poll(&pfd, 1, 250);
+        int ready = poll(&pfd, 1, 100);
         if (ready < 0 && errno == EINTR)
             continue;
         if (ready == 0) {
-            if (now_s() - last_message > opts->hang_timeout_s) {
+            double limit = !s->measuring && opts->startup_timeout_s > 0 ? opts->startup_timeout_s
+                                                                        : opts->hang_timeout_s;
+            if (now_s() - last_message > limit) {
                 s->hung = 1;
+                s->limit_s = limit;
                 kill(pid, SIGKILL);
                 break;
             }
@@ -220,10 +263,17 @@ static int supervise(supervision *s, const kt_spec *spec, const kt_point *point,
 }
 
 static void describe_death(char *out, size_t len, int status, const supervision *s,
-                           double timeout_s)
+                           const kt_worker_options *opts)
 {
-    if (s->hung)
-        snprintf(out, len, "hung: no progress for %.3g s during %s, killed", timeout_s,
+    if (s->interrupted)
+        snprintf(out, len, "interrupted during %s", s->last_step);
+    else if (s->hung && !s->measuring && opts->startup_timeout_s > 0)
+        snprintf(out, len,
+                 "hung: no progress for %.3g s during %s (start-up), killed; the limit is "
+                 "trials.max_startup_seconds: raise it in the spec if this problem needs longer",
+                 s->limit_s, s->last_step);
+    else if (s->hung)
+        snprintf(out, len, "hung: no progress for %.3g s during %s, killed", s->limit_s,
                  s->last_step);
     else if (WIFSIGNALED(status))
         snprintf(out, len, "crashed with signal %d (%s) during %s", WTERMSIG(status),
@@ -264,7 +314,7 @@ int kt_worker_run_point(kt_point_result *out, const kt_spec *spec, const kt_poin
             goto done;
         }
         char death[320];
-        describe_death(death, sizeof(death), status, &s, opts->hang_timeout_s);
+        describe_death(death, sizeof(death), status, &s, opts);
         if (s.last_arm <= 0 || (size_t)s.last_arm > K || skip[s.last_arm - 1] ||
             (opts->interrupted && *opts->interrupted)) {
             /* the baseline, the harness, or an interrupted worker: the point is lost */
@@ -272,7 +322,8 @@ int kt_worker_run_point(kt_point_result *out, const kt_spec *spec, const kt_poin
             out->point = *point;
             snprintf(out->error, sizeof(out->error), "%s %s",
                      s.last_arm == 0 ? "baseline" : "worker", death);
-            snprintf(out->stop_reason, sizeof(out->stop_reason), "failed");
+            snprintf(out->stop_reason, sizeof(out->stop_reason), "%s",
+                     s.interrupted ? "interrupted" : "failed");
             out->n_cands = K;
             out->cands = calloc(K ? K : 1, sizeof(*out->cands));
             for (size_t k = 0; out->cands && k < K; k++) {

@@ -8,14 +8,28 @@
 #include "measure/trial.h"
 
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+/* The longest line a worker sends (an error message among them), newline included. */
+#define KT_WORKER_LINE_MAX 1024
 
 typedef struct kt_worker_options {
     const char *backend; /* resolved backend name */
     int threads;
     int quick;
     double hang_timeout_s; /* no message from the worker for this long: kill, call it hung */
+    /* the same during start-up (inputs, float64 reference, prepare, correctness), where one
+     * step can take minutes on a large problem; 0 means hang_timeout_s */
+    double startup_timeout_s;
+    /* 1 after one Ctrl-C: the worker finishes its current pair, or is stopped at once when
+     * still starting up (nothing measured is lost: the point is measured again on --resume);
+     * 2 after a second: the worker is killed at once */
     volatile sig_atomic_t *interrupted;
     void (*on_progress)(void *ctx, int reps, int max_reps);
+    /* called once per point when the worker leaves start-up for warmup and timed pairs;
+     * may be NULL */
+    void (*on_measuring)(void *ctx);
     void *ctx;
     int no_profile; /* --no-profile */
 } kt_worker_options;
@@ -24,6 +38,10 @@ typedef struct kt_worker_options {
  * culprit). Returns 0, or a negative code when no worker could run at all. */
 int kt_worker_run_point(kt_point_result *out, const kt_spec *spec, const kt_point *point,
                         const kt_worker_options *opts);
+
+/* Formats one worker message as exactly one line: inner newlines become spaces, a message
+ * too long for 'cap' is cut, and the line always ends with '\n'. Returns its length. */
+size_t kt_worker_frame_line(char *out, size_t cap, const char *fmt, va_list ap);
 
 /* The seed of everything random at a point: inputs, order coin, sim durations. */
 uint64_t kt_point_seed(const kt_spec *spec, const kt_point *point);

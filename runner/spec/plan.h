@@ -1,8 +1,11 @@
 /* plan.h - what an experiment will cost before it runs: calls and seconds per matrix point.
  *
- * The estimate is an upper bound: every candidate is assumed to need max_repetitions pairs
- * (the adaptive stop usually ends sooner), capped per point at max_seconds_per_point plus one
- * pair, since the trial loop stops there. */
+ * An estimate, not a bound. Per point: one worker's start-up (input generation and the
+ * float64 reference for every input set, at rates measured on this host: calibrate.h), the
+ * correctness calls and warmup of every arm, then max_repetitions pairs per candidate capped
+ * at max_seconds_per_point plus one pair (the trial loop stops there). The adaptive stop can
+ * end a point sooner; call times on CPU come from a roofline and can be off for slow
+ * variants. */
 #ifndef KT_PLAN_H
 #define KT_PLAN_H
 
@@ -13,14 +16,23 @@ typedef struct kt_plan {
     double *point_seconds; /* per matrix point, in matrix order */
     size_t n;
     double calls_per_point; /* every arm together, uncapped upper bound */
-    double total_seconds;
+    double startup_seconds; /* inputs and float64 references, every point together */
+    double total_seconds;   /* on this host, as busy as it is now */
+    double idle_seconds;    /* on this host idle: what budget.max_minutes is checked against,
+                             * so that a spec's validity does not depend on the load */
 } kt_plan;
 
+/* One worker per point: a fork, a backend opened, buffers allocated and freed. */
+#define KT_PLAN_WORKER_SECONDS 0.05
+
 /* Estimated seconds of one call of 'arm' for 'problem' on the spec's backend:
- * sim: the arm's median_us param (100 us when it has none); cpu: the roofline
- * max(flops / (8e9 * threads), bytes / 8e9) + 20 us; cuda: max(flops / 3e14, bytes / 3e12)
+ * sim: the arm's median_us param (100 us when it has none) plus its sleep_us; cpu: the roofline
+ * max(flops / (8e9 * threads), bytes / 8e9) + 20 us, times kt_calibration_busy(); cuda: max(flops /
+ * 3e14, bytes / 3e12)
  * + 5 us. */
 double kt_plan_call_seconds(const kt_spec *spec, const kt_arm *arm, const kt_problem *problem);
+/* Seconds of one point's start-up: inputs and float64 references of every input set. */
+double kt_plan_startup_seconds(const kt_spec *spec, const kt_point *point);
 /* Calls of all arms at one point: (1 + K) * sets for correctness (twice that with
  * bitwise_repeatable) + (1 + K) * warmup + 2 * K * max_repetitions, K = candidates. */
 double kt_plan_calls_per_point(const kt_spec *spec);

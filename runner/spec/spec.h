@@ -102,6 +102,7 @@ typedef struct kt_spec {
     int min_repetitions;
     int max_repetitions;
     double max_seconds_per_point;
+    double max_startup_seconds; /* NAN = scale with the problem (worker watchdog) */
     kt_order order;
     int flush_cache;
     int profile; /* trials.profile: the profiling pass after each point's verdict */

@@ -84,9 +84,15 @@ cJSON *kt_spec_to_json(const kt_spec *spec)
             cJSON_AddItemToArray(a, cJSON_CreateNumber((double)spec->batch_sizes[i]));
     }
     if (axes & KT_AXIS_CONTEXT) {
-        cJSON *a = cJSON_AddArrayToObject(o, "context_lengths");
+        /* no lengths given (decode only): the axis is absent, never [0] */
+        cJSON *a = cJSON_CreateArray();
         for (size_t i = 0; i < spec->n_context_lengths; i++)
-            cJSON_AddItemToArray(a, cJSON_CreateNumber((double)spec->context_lengths[i]));
+            if (spec->context_lengths[i] > 0)
+                cJSON_AddItemToArray(a, cJSON_CreateNumber((double)spec->context_lengths[i]));
+        if (cJSON_GetArraySize(a) > 0)
+            cJSON_AddItemToObject(o, "context_lengths", a);
+        else
+            cJSON_Delete(a);
     }
     if (axes & KT_AXIS_PHASE) {
         cJSON *a = cJSON_AddArrayToObject(o, "phases");
@@ -114,6 +120,8 @@ cJSON *kt_spec_to_json(const kt_spec *spec)
     cJSON_AddNumberToObject(t, "min_repetitions", spec->min_repetitions);
     cJSON_AddNumberToObject(t, "max_repetitions", spec->max_repetitions);
     kt_json_add_real(t, "max_seconds_per_point", spec->max_seconds_per_point);
+    if (!isnan(spec->max_startup_seconds))
+        kt_json_add_real(t, "max_startup_seconds", spec->max_startup_seconds);
     cJSON_AddStringToObject(t, "order", kt_order_name(spec->order));
     cJSON_AddBoolToObject(t, "flush_cache", spec->flush_cache);
     cJSON_AddBoolToObject(t, "profile", spec->profile);

@@ -809,6 +809,7 @@ static void check_trials(mctx *c)
                    spec->max_repetitions);
     }
     spec->max_seconds_per_point = get_double(kt_node_get(t, "max_seconds_per_point"), 20.0);
+    spec->max_startup_seconds = get_double(kt_node_get(t, "max_startup_seconds"), NAN);
     static const char *const orders[] = {"random", "alternate", "grouped"};
     static const kt_order order_values[] = {KT_ORDER_RANDOM, KT_ORDER_ALTERNATE, KT_ORDER_GROUPED};
     int o = name_index(kt_node_str(kt_node_get(t, "order")), orders, 3);
@@ -887,7 +888,7 @@ static void check_plan(mctx *c, kt_spec *spec)
                kt_error_last());
         goto done;
     }
-    double minutes = plan.total_seconds / 60.0;
+    double minutes = plan.idle_seconds / 60.0; /* the load must not decide validity */
     if (!isnan(spec->budget_minutes) && minutes > spec->budget_minutes && !c->opts->skip_budget)
         report(c, kt_node_at_path(spec->root, "budget.max_minutes"), "budget.max_minutes",
                "the plan needs up to %.1f minutes (%zu points); the budget is %g (--force "

@@ -1,5 +1,6 @@
 /* version.c - build identity, from definitions the build system passes in. */
 #include "util/version.h"
+#include "kt_build_commit.h"
 #include "kt_build_info.h"
 
 const char *kt_version(void)
@@ -10,6 +11,11 @@ const char *kt_version(void)
 const char *kt_build_commit(void)
 {
     return KT_BUILD_COMMIT;
+}
+
+int kt_build_dirty(void)
+{
+    return KT_BUILD_DIRTY;
 }
 
 const char *kt_build_type(void)
@@ -34,4 +40,9 @@ const char *kt_build_cuda_compiler(void)
 #else
     return 0;
 #endif
+}
+
+const char *kt_build_source_dir(void)
+{
+    return KT_SOURCE_DIR;
 }

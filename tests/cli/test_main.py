@@ -25,7 +25,7 @@ class MainTest(unittest.TestCase):
     def test_version_names_the_commit(self):
         p = run(["--version"])
         self.assertEqual(p.returncode, 0)
-        self.assertRegex(p.stdout, r"^ktrial \d+\.\d+\.\d+ \(commit ([0-9a-f]{40}|unknown)\)\n$")
+        self.assertRegex(p.stdout, r"^ktrial \d+\.\d+\.\d+ \(commit ([0-9a-f]{40}|unknown)(, dirty)?\)\n$")
 
     def test_unknown_command_suggests_the_closest(self):
         p = run(["kernals"])

@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "spec/calibrate.h"
 #include "spec/plan.h"
 
 #include <string.h>
@@ -57,6 +58,18 @@ static void test_calls_per_point(void **state)
     assert_float_equal(kt_plan_calls_per_point(&s), 2 * 3 * 2 + 2 * 200, 0);
 }
 
+/* The CPU call model of 'p' is 'idle' times kt_calibration_busy(), read before and after. */
+static void assert_busy_scaled(const kt_spec *s, const kt_problem *p, double idle)
+{
+    double before = kt_calibration_busy();
+    double got = kt_plan_call_seconds(s, &s->baseline, p);
+    double after = kt_calibration_busy();
+    double lo = before < after ? before : after, hi = before < after ? after : before;
+    assert_true(lo >= 1.0);
+    assert_true(got >= idle * lo * (1 - 1e-12));
+    assert_true(got <= idle * hi * (1 + 1e-12));
+}
+
 static void test_call_models(void **state)
 {
     (void)state;
@@ -72,11 +85,11 @@ static void test_call_models(void **state)
     strcpy(s.backend, "cpu");
     s.threads = 4;
     p.flops = 1e9;
-    p.bytes = 8e6; /* compute-bound: 1e9 / (8e9 * 4) */
-    assert_float_equal(kt_plan_call_seconds(&s, &s.baseline, &p), 1e9 / 32e9 + 20e-6, 1e-12);
+    p.bytes = 8e6; /* compute-bound: 1e9 / (8e9 * 4), times how busy the host is */
+    assert_busy_scaled(&s, &p, 1e9 / 32e9 + 20e-6);
     p.flops = 1e6;
     p.bytes = 8e9; /* memory-bound: 1 s */
-    assert_float_equal(kt_plan_call_seconds(&s, &s.baseline, &p), 1.0 + 20e-6, 1e-12);
+    assert_busy_scaled(&s, &p, 1.0 + 20e-6);
 
     strcpy(s.backend, "cuda");
     p.flops = 3e14;
@@ -112,9 +125,13 @@ static void test_estimate_and_cap(void **state)
     /* checks and warmup: every arm (3 + 3) times; pairs: 200 x (b + c) per candidate */
     double fixed = (100 + 50 + 80) * 1e-6 * 6;
     double pairs = 200 * (150e-6 + 180e-6);
-    assert_float_equal(plan.point_seconds[0], fixed + pairs, 1e-12);
-    assert_float_equal(plan.point_seconds[1], fixed + pairs, 1e-12);
-    assert_float_equal(plan.total_seconds, 2 * (fixed + pairs), 1e-12);
+    /* plus one worker and the start-up (calibrated inputs and references), per point */
+    double up0 = KT_PLAN_WORKER_SECONDS + kt_plan_startup_seconds(&s, &pts[0]);
+    double up1 = KT_PLAN_WORKER_SECONDS + kt_plan_startup_seconds(&s, &pts[1]);
+    assert_true(up1 > up0 && up0 > KT_PLAN_WORKER_SECONDS); /* b4 has more elements than b1 */
+    assert_float_equal(plan.point_seconds[0], up0 + fixed + pairs, 1e-12);
+    assert_float_equal(plan.point_seconds[1], up1 + fixed + pairs, 1e-12);
+    assert_float_equal(plan.total_seconds, up0 + up1 + 2 * (fixed + pairs), 1e-12);
     assert_float_equal(plan.calls_per_point, 818, 0);
     kt_plan_free(&plan);
     assert_null(plan.point_seconds);
@@ -122,7 +139,7 @@ static void test_estimate_and_cap(void **state)
     /* the trial loop stops at max_seconds_per_point, after at most one more pair */
     s.max_seconds_per_point = 0.01;
     assert_int_equal(kt_plan_estimate(&plan, &s, &m), KT_OK);
-    assert_float_equal(plan.point_seconds[0], fixed + 0.01 + 180e-6, 1e-12);
+    assert_float_equal(plan.point_seconds[0], up0 + fixed + 0.01 + 180e-6, 1e-12);
     kt_plan_free(&plan);
 }
 

@@ -354,9 +354,12 @@ static void test_skip_and_step_hooks(void **state)
     assert_string_equal(r.cands[0].arm.name, "crashy");
     assert_int_equal(r.cands[0].n_pairs, 0);
     assert_int_equal(r.cands[1].verdict, KT_VERDICT_KEEP);
-    /* steps name the arm about to run (0 baseline, k+1 candidate k) */
-    assert_string_equal(rec.steps[0], "0 prepare");
-    assert_string_equal(rec.steps[1], "0 correctness");
+    /* start-up first: inputs and references per set (arm -1, the harness); then steps name
+     * the arm about to run (0 baseline, k+1 candidate k) */
+    assert_string_equal(rec.steps[0], "-1 inputs");
+    assert_string_equal(rec.steps[1], "-1 inputs");
+    assert_string_equal(rec.steps[2], "0 prepare");
+    assert_string_equal(rec.steps[3], "0 correctness");
     assert_true(recorded(&rec, "2 prepare") && recorded(&rec, "2 correctness"));
     assert_true(recorded(&rec, "2 repetitions"));
     for (int i = 0; i < rec.n_steps; i++)
@@ -366,6 +369,16 @@ static void test_skip_and_step_hooks(void **state)
     assert_true(rec.progress[0][0] == 10 && rec.progress[0][1] == 200);
     kt_point_result_free(&r);
     kt_spec_free(spec);
+}
+
+static volatile int stop_flag;
+
+static void stop_at_repetitions(void *ctx, int arm, const char *what)
+{
+    (void)ctx;
+    (void)arm;
+    if (strcmp(what, "repetitions") == 0)
+        stop_flag = 1;
 }
 
 static void test_quick_and_interrupt(void **state)
@@ -382,11 +395,20 @@ static void test_quick_and_interrupt(void **state)
     assert_int_equal(r.repetitions, KT_QUICK_MAX_REPETITIONS);
     kt_point_result_free(&r);
 
-    volatile int stop = 1; /* already interrupted: the point stops after its first pair */
+    stop_flag = 1; /* interrupted before it starts: nothing is set up or timed */
     memset(&hooks, 0, sizeof(hooks));
-    hooks.interrupted = &stop;
+    hooks.interrupted = &stop_flag;
     run_point(&r, spec, &hooks);
     assert_string_equal(r.stop_reason, "interrupted");
+    assert_string_equal(r.error, "interrupted during start-up");
+    assert_int_equal(r.cands[0].n_pairs, 0);
+    kt_point_result_free(&r);
+
+    stop_flag = 0; /* interrupted at the first timed call: the point stops after that pair */
+    hooks.on_step = stop_at_repetitions;
+    run_point(&r, spec, &hooks);
+    assert_string_equal(r.stop_reason, "interrupted");
+    assert_string_equal(r.error, "");
     assert_int_equal(r.cands[0].n_pairs, 1);
     kt_point_result_free(&r);
     kt_spec_free(spec);

@@ -233,6 +233,41 @@ static void test_hung_candidate(void **state)
     done_spec(spec);
 }
 
+static size_t frame(char *out, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    size_t n = kt_worker_frame_line(out, cap, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+/* An error line longer than the old 256-byte buffer kept its text but lost its newline, so
+ * the supervisor never saw the message; every frame is now one whole line. */
+static void test_long_error_line_keeps_its_newline(void **state)
+{
+    (void)state;
+    char msg[700], line[KT_WORKER_LINE_MAX];
+    memset(msg, 'x', sizeof(msg) - 1);
+    msg[sizeof(msg) - 1] = '\0';
+    size_t n = frame(line, sizeof(line), "error %s\n", msg);
+    assert_int_equal(n, strlen(line));
+    assert_int_equal(n, 6 + 699 + 1);
+    assert_int_equal(line[n - 1], '\n');
+    assert_ptr_equal(strchr(line, '\n'), line + n - 1);
+
+    char huge[3000];
+    memset(huge, 'y', sizeof(huge) - 1);
+    huge[sizeof(huge) - 1] = '\0';
+    n = frame(line, sizeof(line), "error %s\n", huge);
+    assert_int_equal(n, sizeof(line) - 1);
+    assert_int_equal(line[n - 1], '\n');
+    assert_ptr_equal(strchr(line, '\n'), line + n - 1);
+
+    n = frame(line, sizeof(line), "error %s\n", "two\nlines");
+    assert_string_equal(line, "error two lines\n");
+}
+
 int main(void)
 {
     /* the crashes are intended: no core files */
@@ -245,6 +280,7 @@ int main(void)
         cmocka_unit_test(test_baseline_crash),
         cmocka_unit_test(test_baseline_crash_in_pairs),
         cmocka_unit_test(test_hung_candidate),
+        cmocka_unit_test(test_long_error_line_keeps_its_newline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,237 @@
+/* calibrate.c - measured input and reference rates, cached per host (see calibrate.h). */
+#include "spec/calibrate.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double kt_calibration_work(const kt_problem *p)
+{
+    double out_elems = 0;
+    for (int o = 0; o < p->n_outputs; o++)
+        out_elems += (double)kt_tensor_elems(&p->tensors[p->n_inputs + o]);
+    return p->flops > out_elems ? p->flops : out_elems;
+}
+
+static int cache_path(char *out, size_t len)
+{
+    const char *file = getenv("KT_CALIBRATION_FILE");
+    if (file && file[0]) {
+        snprintf(out, len, "%s", file);
+        return 0;
+    }
+    char host[128] = "unknown";
+    gethostname(host, sizeof(host) - 1);
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (xdg && xdg[0])
+        snprintf(out, len, "%s/ktrial/calibration-%s.json", xdg, host);
+    else if (home && home[0])
+        snprintf(out, len, "%s/.cache/ktrial/calibration-%s.json", home, host);
+    else
+        return -1;
+    return 0;
+}
+
+static cJSON *load_cache(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return cJSON_Parse(buf);
+}
+
+static void save_cache(const char *path, const char *key, const kt_calibration *c)
+{
+    cJSON *doc = load_cache(path);
+    if (!doc || !cJSON_IsObject(doc)) {
+        cJSON_Delete(doc);
+        doc = cJSON_CreateObject();
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(doc, key);
+    cJSON *o = cJSON_AddObjectToObject(doc, key);
+    cJSON_AddNumberToObject(o, "gen_s_per_elem", c->gen_s_per_elem);
+    cJSON_AddNumberToObject(o, "ref_s_per_flop", c->ref_s_per_flop);
+    cJSON_AddNumberToObject(o, "measured_unix", (double)time(NULL));
+    cJSON_AddNumberToObject(o, "busy", c->busy);
+    char *text = cJSON_Print(doc);
+    cJSON_Delete(doc);
+    if (!text)
+        return;
+    char dir[PATH_MAX], tmp[PATH_MAX + 16];
+    snprintf(dir, sizeof(dir), "%s", path);
+    for (char *s = dir + 1; *s; s++) /* mkdir -p of the folder */
+        if (*s == '/') {
+            *s = '\0';
+            mkdir(dir, 0755);
+            *s = '/';
+        }
+    snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (f) {
+        int ok = fputs(text, f) >= 0;
+        ok &= fclose(f) == 0;
+        if (!ok || rename(tmp, path) != 0)
+            remove(tmp); /* a cache only: the next plan measures again */
+    }
+    free(text);
+}
+
+/* A small point every op can shape: decode-sized gemm/swiglu rows, a 1024-token context. */
+static kt_point calibration_point(void)
+{
+    kt_point p;
+    memset(&p, 0, sizeof(p));
+    snprintf(p.model.name, sizeof(p.model.name), "calibration");
+    p.model.hidden = 1024;
+    p.model.heads = 8;
+    p.model.kv_heads = 2;
+    p.model.head_dim = 128;
+    p.model.intermediate = 2048;
+    p.model.layers = 1;
+    p.batch_size = 8;
+    p.context_length = 1024;
+    p.phase = KT_PHASE_DECODE;
+    p.role = KT_ROLE_GATE_UP;
+    snprintf(p.id, sizeof(p.id), "calibration");
+    return p;
+}
+
+/* In the child: generate and reference on the calibration point, best of three. */
+static int measure(kt_calibration *out, const kt_op *op, kt_dtype dtype)
+{
+    kt_point pt = calibration_point();
+    kt_problem p;
+    if (op->shape(&p, &pt, dtype, NULL) < 0)
+        return -1;
+    void *in[KT_MAX_TENSORS] = {0};
+    double *ref[KT_MAX_TENSORS] = {0};
+    double in_elems = 0;
+    int rc = 0;
+    for (int i = 0; i < p.n_inputs && rc == 0; i++) {
+        in[i] = malloc(kt_tensor_bytes(&p.tensors[i]));
+        in_elems += (double)kt_tensor_elems(&p.tensors[i]);
+        rc = in[i] ? 0 : -1;
+    }
+    for (int o = 0; o < p.n_outputs && rc == 0; o++) {
+        ref[o] = malloc((size_t)kt_tensor_elems(&p.tensors[p.n_inputs + o]) * sizeof(double));
+        rc = ref[o] ? 0 : -1;
+    }
+    kt_param_value params[KT_MAX_PARAMS];
+    memset(params, 0, sizeof(params));
+    for (int i = 0; i < op->n_input_params; i++)
+        params[i].num = op->input_params[i].def;
+    double gen = 1e30, refs = 1e30;
+    for (int rep = 0; rep < 3 && rc == 0; rep++) {
+        kt_input_config cfg = {KT_DIST_NORMAL, 7 + (uint64_t)rep, params};
+        double t0 = now_s();
+        rc = op->generate(&p, in, &cfg);
+        double t1 = now_s();
+        if (rc == 0)
+            rc = op->reference(&p, (const void *const *)in, ref);
+        double t2 = now_s();
+        gen = t1 - t0 < gen ? t1 - t0 : gen;
+        refs = t2 - t1 < refs ? t2 - t1 : refs;
+    }
+    for (int i = 0; i < KT_MAX_TENSORS; i++) {
+        free(in[i]);
+        free(ref[i]);
+    }
+    if (rc != 0 || in_elems <= 0)
+        return -1;
+    out->gen_s_per_elem = gen / in_elems;
+    out->ref_s_per_flop = refs / kt_calibration_work(&p);
+    return 0;
+}
+
+static int measure_in_child(kt_calibration *out, const kt_op *op, kt_dtype dtype)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        kt_calibration c;
+        int ok = measure(&c, op, dtype) == 0 && write(fds[1], &c, sizeof(c)) == sizeof(c);
+        _exit(ok ? 0 : 1);
+    }
+    close(fds[1]);
+    kt_calibration c;
+    ssize_t n;
+    while ((n = read(fds[0], &c, sizeof(c))) < 0 && errno == EINTR)
+        ;
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (n != (ssize_t)sizeof(c) || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return -1;
+    *out = c;
+    return 0;
+}
+
+double kt_calibration_busy(void)
+{
+    double load = 0;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &load) != 1)
+            load = 0;
+        fclose(f);
+    }
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    double busy = load / (double)(cores > 0 ? cores : 1);
+    return busy > 1.0 ? busy : 1.0;
+}
+
+int kt_calibration_get(kt_calibration *out, const kt_op *op, kt_dtype dtype)
+{
+    char path[PATH_MAX], key[96];
+    snprintf(key, sizeof(key), "%s/%s", op->name, kt_dtype_name(dtype));
+    int have_path = cache_path(path, sizeof(path)) == 0;
+    cJSON *doc = have_path ? load_cache(path) : NULL;
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(doc, key);
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "gen_s_per_elem");
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "ref_s_per_flop");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "busy");
+    int cached = cJSON_IsNumber(g) && cJSON_IsNumber(r) && g->valuedouble > 0 && r->valuedouble > 0;
+    if (cached) {
+        out->gen_s_per_elem = g->valuedouble;
+        out->ref_s_per_flop = r->valuedouble;
+        out->busy = cJSON_IsNumber(b) && b->valuedouble >= 1.0 ? b->valuedouble : 1.0;
+    }
+    cJSON_Delete(doc);
+    if (cached)
+        return 0;
+    double busy = kt_calibration_busy();
+    if (measure_in_child(out, op, dtype) < 0)
+        return -1;
+    out->busy = (busy + kt_calibration_busy()) / 2;
+    if (have_path)
+        save_cache(path, key, out);
+    return 0;
+}

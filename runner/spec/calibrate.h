@@ -1,0 +1,34 @@
+/* calibrate.h - how fast this machine builds a point's inputs and float64 reference.
+ *
+ * A point's start-up (input generation and the float64 reference, per input set) can take
+ * minutes on a large problem and dwarfs its timed pairs; no fixed rate predicts it across
+ * machines. The first plan on a host measures both rates for the op on a small problem (in
+ * a child process: the references use OpenMP, which must not start before the workers
+ * fork), then caches them in $XDG_CACHE_HOME/ktrial/calibration-<host>.json (default
+ * ~/.cache); KT_CALIBRATION_FILE names another file. */
+#ifndef KT_CALIBRATE_H
+#define KT_CALIBRATE_H
+
+#include "kernel.h"
+
+typedef struct kt_calibration {
+    double gen_s_per_elem; /* input generation, seconds per input element */
+    double ref_s_per_flop; /* float64 reference, seconds per unit of kt_calibration_work */
+    double busy;           /* kt_calibration_busy() while they were measured */
+} kt_calibration;
+
+/* How oversubscribed the host is: the 1-minute load average per online core, at least 1.
+ * A CPU-bound step takes about this many times longer than on an idle host, so cached
+ * rates are scaled by busy-now / busy-then. */
+double kt_calibration_busy(void);
+
+/* The reference's work for 'p': its flops, or its output elements when larger (an op
+ * that copies, like the synthetic one, has no flops). */
+double kt_calibration_work(const kt_problem *p);
+
+/* The rates of 'op' in 'dtype' on this host: from the cache, else measured (and cached
+ * when the cache can be written). Returns 0, or a negative code when they could not be
+ * measured (the caller falls back on fixed rates). */
+int kt_calibration_get(kt_calibration *out, const kt_op *op, kt_dtype dtype);
+
+#endif

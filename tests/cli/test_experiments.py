@@ -1,0 +1,88 @@
+"""Every spec shipped in experiments/ produces a result.json that the published schema accepts:
+sim specs run whole; CPU specs run with --quick at their smallest point (one model, batch,
+context, phase and role, chosen by size); CUDA specs run where the CUDA backend is available
+and are skipped, saying so, where it is not."""
+import glob
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import yaml
+
+from ktrial_cli import SOURCE, run, validate_result
+
+ROLE_ORDER = ["o", "qkv", "down", "gate_up"]  # smallest weight first, for every catalog model
+
+
+def catalog():
+    with open(os.path.join(SOURCE, "experiments", "models.yaml")) as f:
+        return {m["name"]: m for m in yaml.safe_load(f)["models"]}
+
+
+def smallest_point(spec):
+    """The spec cut down to its smallest point, every other key as shipped."""
+    models = catalog()
+    out = dict(spec)
+    if "models" in spec:
+        out["models"] = [min(spec["models"],
+                             key=lambda n: models[n]["hidden"] * models[n]["intermediate"])]
+    for axis in ("batch_sizes", "context_lengths"):
+        if axis in spec:
+            out[axis] = [min(spec[axis])]
+    if "phases" in spec:
+        out["phases"] = ["decode"] if "decode" in spec["phases"] else [spec["phases"][0]]
+    if "roles" in spec:
+        out["roles"] = [min(spec["roles"], key=ROLE_ORDER.index)]
+    out.pop("exclude", None)
+    return out
+
+
+def cuda_available():
+    p = run(["env", "--json"])
+    return p.returncode == 0 and '"cuda"' in p.stdout and '"available": true' in p.stdout
+
+
+class ExperimentsTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="kt_experiments.")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def run_spec(self, path, extra):
+        out = os.path.join(self.tmp, os.path.basename(path) + ".out")
+        p = run(["run", path, "-o", out] + extra, timeout=900)
+        self.assertIn(p.returncode, (0, 1, 2), p.stdout + p.stderr)
+        doc = validate_result(self, out)
+        self.assertEqual(doc["status"], "complete")
+        self.assertGreater(len(doc["points"]), 0)
+        return doc
+
+    def test_every_shipped_spec_writes_a_valid_result(self):
+        specs = sorted(glob.glob(os.path.join(SOURCE, "experiments", "**", "*.yaml"),
+                                 recursive=True))
+        specs = [s for s in specs if os.path.basename(s) != "models.yaml"]
+        self.assertGreater(len(specs), 10)
+        has_cuda = None
+        for path in specs:
+            with open(path) as f:
+                spec = yaml.safe_load(f)
+            with self.subTest(spec=os.path.relpath(path, SOURCE)):
+                if spec["backend"] == "sim":
+                    self.run_spec(path, [])
+                    continue
+                if spec["backend"] == "cuda":
+                    has_cuda = cuda_available() if has_cuda is None else has_cuda
+                    if not has_cuda:
+                        self.skipTest("the CUDA backend is not available here")
+                small = os.path.join(self.tmp, os.path.basename(path))
+                with open(small, "w") as f:
+                    yaml.safe_dump(smallest_point(spec), f, sort_keys=False)
+                doc = self.run_spec(small, ["--quick"])
+                self.assertEqual(len(doc["points"]), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
