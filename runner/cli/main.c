@@ -19,7 +19,7 @@ static const kt_command commands[] = {
     {"models", cmd_models, "", "list the model catalog"},
     {"kernels", cmd_kernels, "[--backend B]", "list ops, variants per backend, and their params"},
     {"show", cmd_show, "RESULT", "print the summary of an archived run"},
-    {"compare", cmd_compare, "OLD NEW [--threshold F] [--json]",
+    {"compare", cmd_compare, "OLD NEW [--threshold F] [--confidence C] [--json]",
      "compare two runs of one experiment at two code states"},
     {"env", cmd_env, "[--json]", "print the provenance a run would record"},
     {"help", cmd_help, "[COMMAND]", "show help for ktrial or one command"},

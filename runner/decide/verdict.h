@@ -24,9 +24,11 @@ typedef enum kt_reason_code {
     KT_REASON_SLOWER = 9,            /* the speedup interval lies below min_speedup */
     KT_REASON_FASTER = 10,           /* the speedup interval lies at or above min_speedup */
     KT_REASON_UNDECIDED = 11,        /* the interval includes min_speedup */
-    KT_REASON_NO_PAIRS = 12          /* nothing was timed */
+    KT_REASON_NO_PAIRS = 12,         /* nothing was timed */
+    KT_REASON_GROUPED = 13,          /* order: grouped without allow_grouped_verdicts */
+    KT_REASON_NO_LOOK = 14           /* stopped before the first planned look */
 } kt_reason_code;
-#define KT_REASON_CODE_COUNT 13
+#define KT_REASON_CODE_COUNT 15
 
 /* "failed", "rel_l2", ..., or "unknown" for a number out of range. */
 const char *kt_reason_code_name(kt_reason_code code);

@@ -92,6 +92,7 @@ typedef struct kt_spec {
     double max_seconds_per_point;
     kt_order order;
     int flush_cache;
+    int allow_grouped_verdicts; /* order: grouped may KEEP/REJECT (default false) */
 
     kt_numerics_limits numerics;
     double min_speedup;      /* default 1.0 */
