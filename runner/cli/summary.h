@@ -10,4 +10,7 @@
 void kt_print_summary(FILE *out, const kt_run_result *run, const char *baseline_name,
                       const char *aggregate, double min_speedup);
 
+/* Share of disturbed pairs above which the summary warns. */
+#define KT_NOISY_SHARE_WARN 0.25
+
 #endif

@@ -366,7 +366,10 @@ static const char *run_paired(point_run *r, int min_reps, int max_reps, const kt
                 /* A suspected order effect postpones stopping: the verdict then rests on
                  * every pair, and the order check gets the power to confirm or clear it. */
                 int suspect = c->order_p < KT_ORDER_SUSPECT_P;
-                if (c->verdict != KT_VERDICT_INCONCLUSIVE && !suspect) {
+                /* under geomean a point never stops on its own verdict: an estimate kept
+                 * because it looked extreme would bias the mean over the points */
+                int may_stop = r->spec->aggregate != KT_AGGREGATE_GEOMEAN;
+                if (c->verdict != KT_VERDICT_INCONCLUSIVE && !suspect && may_stop) {
                     active[k] = 0;
                     c->stopped_early = rep + 1 < max_reps;
                 }
@@ -486,9 +489,8 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
 
     kt_design design;
     double alpha = kt_design_point_alpha(spec);
-    if (kt_design_plan(&design, min_reps, max_reps, alpha,
-                       spec->order == KT_ORDER_GROUPED ? KT_SPEND_BONFERRONI : KT_SPEND_POCOCK) <
-        0) {
+    kt_spending spending = hooks ? hooks->spending : KT_SPEND_POCOCK;
+    if (kt_design_plan(&design, min_reps, max_reps, alpha, spending) < 0) {
         snprintf(out->error, sizeof(out->error), "%s", kt_error_last());
         goto finish;
     }

@@ -99,6 +99,9 @@ typedef struct kt_trial_hooks {
     /* Set asynchronously (SIGINT); the point stops after the current pair. May be NULL. */
     volatile int *interrupted;
     int quick; /* --quick: cap repetitions */
+    /* How the looks spend the error budget (0, the default: Pocock-type spending; the
+     * validity benchmark sets the others to compare). */
+    kt_spending spending;
 } kt_trial_hooks;
 
 /* Runs one point on an open backend. Fills 'out' (free with kt_point_result_free). Returns 0,
