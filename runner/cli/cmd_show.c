@@ -5,6 +5,7 @@
 #include "archive/result_json.h"
 #include "cli/summary.h"
 #include "archive/run_archive.h"
+#include "report/report.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -42,13 +43,28 @@ static void print_provenance(const cJSON *doc)
 
 int cmd_show(int argc, char **argv)
 {
-    if (argc != 2 || argv[1][0] == '-')
-        return kt_usage_error("show", argc < 2 ? "no result given" : "expected one RESULT");
+    const char *result = NULL, *junit = NULL, *markdown = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--junit") == 0 || strcmp(argv[i], "--markdown") == 0) {
+            if (i + 1 >= argc)
+                return kt_usage_error("show", "'%s' needs a file", argv[i]);
+            *(argv[i][2] == 'j' ? &junit : &markdown) = argv[i + 1];
+            i++;
+        } else if (argv[i][0] == '-') {
+            return kt_usage_error("show", "unknown option '%s'", argv[i]);
+        } else if (result) {
+            return kt_usage_error("show", "expected one RESULT");
+        } else {
+            result = argv[i];
+        }
+    }
+    if (!result)
+        return kt_usage_error("show", "no result given");
     cJSON *doc = NULL;
     kt_run_result run;
     memset(&run, 0, sizeof(run));
     int rc = KT_EXIT_KEEP;
-    if (kt_run_archive_load_result(&doc, argv[1]) < 0 || kt_run_result_from_json(&run, doc) < 0) {
+    if (kt_run_archive_load_result(&doc, result) < 0 || kt_run_result_from_json(&run, doc) < 0) {
         fprintf(stderr, "error: %s\n", kt_error_last());
         rc = KT_EXIT_DATAERR;
         goto done;
@@ -64,6 +80,15 @@ int cmd_show(int argc, char **argv)
                      kt_json_get_real(decision, "min_speedup", 1.0));
     printf("\n");
     print_provenance(doc);
+    if (junit || markdown) {
+        kt_report_input in;
+        int bad = kt_report_load(&in, result) < 0 || kt_report_ci_files(&in, junit, markdown) < 0;
+        kt_report_input_free(&in);
+        if (bad) {
+            fprintf(stderr, "error: %s\n", kt_error_last());
+            rc = KT_EXIT_IOERR;
+        }
+    }
 done:
     kt_run_result_free(&run);
     cJSON_Delete(doc);
