@@ -195,11 +195,11 @@ class ArchiveTest(unittest.TestCase):
         """Every call 3% slower in NEW (baseline and candidate alike), the speedup unchanged:
         the absolute times move, the paired evidence does not, and compare exits 0."""
         old_spec = sim_spec(os.path.join(self.tmp, "old.yaml"), seed=11,
-                            baseline={"median_us": 100, "spread": 0.05},
-                            candidates={"cand": {"median_us": 80, "spread": 0.05}})
+                            baseline={"median_us": 100, "spread": 0.01},
+                            candidates={"cand": {"median_us": 80, "spread": 0.01}})
         new_spec = sim_spec(os.path.join(self.tmp, "new.yaml"), seed=12,
-                            baseline={"median_us": 103, "spread": 0.05},
-                            candidates={"cand": {"median_us": 82.4, "spread": 0.05}})
+                            baseline={"median_us": 103, "spread": 0.01},
+                            candidates={"cand": {"median_us": 82.4, "spread": 0.01}})
         old, new = os.path.join(self.tmp, "old"), os.path.join(self.tmp, "new")
         self.assertEqual(run(["run", old_spec, "-o", old]).returncode, 0)
         self.assertEqual(run(["run", new_spec, "-o", new]).returncode, 0)
