@@ -18,6 +18,7 @@ enum {
     P_EXTRA_BYTES,
     P_SLEEP_US,
     P_FAIL_AFTER,
+    P_PREPARE_MS,
     P_TICK_NS,
     P_COUNT
 };
@@ -41,6 +42,8 @@ static const kt_param_def lognormal_params[P_COUNT] = {
      "real time each call sleeps, microseconds (for interruption tests; not timed)"},
     {"fail_after", KT_PARAM_INT, 0, 0, 1e9, NULL,
      "calls that succeed before 'fail' applies (0: from the first; to fail in timed pairs)"},
+    {"prepare_ms", KT_PARAM_FLOAT, 0, 0, 1e6, NULL,
+     "real time prepare sleeps, milliseconds (a one-time setup cost, for thresholds.setup)"},
     {"tick_ns", KT_PARAM_FLOAT, 0, 0, 1e9, NULL,
      "timer tick of the virtual clock, ns: readings are floored to multiples of it (0: exact; "
      "the largest tick of the arms applies to all)"},
@@ -67,6 +70,12 @@ static int lognormal_prepare(void **out, const kt_call *call)
     if (!st)
         return kt_error_code(KT_ENOMEM, "out of memory");
     *out = st;
+    double prepare_ms = call->params[P_PREPARE_MS].num;
+    if (prepare_ms > 0) {
+        struct timespec ts = {(time_t)(prepare_ms / 1e3), (long)(fmod(prepare_ms, 1e3) * 1e6)};
+        while (nanosleep(&ts, &ts) != 0)
+            ;
+    }
     kt_sim_set_tick(call->backend, call->params[P_TICK_NS].num);
     st->extra_bytes = (size_t)call->params[P_EXTRA_BYTES].num;
     if (st->extra_bytes) {

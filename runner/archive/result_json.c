@@ -39,6 +39,56 @@ static void summary_from_json(kt_summary *s, const cJSON *o)
     s->outliers_severe = (size_t)kt_json_get_real(o, "outliers_severe", 0);
 }
 
+/* The profiling pass of an arm: counters per call (or why a counter is unsupported, never a
+ * zero), energy per call (or why there is none), wall time per call. */
+static cJSON *profile_json(const kt_counter_values *v)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "calls", v->calls);
+    cJSON_AddNumberToObject(o, "threads", v->threads);
+    kt_json_add_real(o, "wall_ns_per_call", v->wall_ns);
+    cJSON *c = cJSON_AddObjectToObject(o, "counters");
+    for (int i = 0; i < v->n; i++) {
+        if (v->c[i].supported)
+            kt_json_add_real(c, v->c[i].name, v->c[i].value);
+        else
+            cJSON_AddStringToObject(cJSON_AddObjectToObject(c, v->c[i].name), "unsupported",
+                                    v->c[i].unsupported);
+    }
+    cJSON *e = cJSON_AddObjectToObject(o, "energy");
+    if (v->energy_unavailable[0]) {
+        cJSON_AddStringToObject(e, "unavailable", v->energy_unavailable);
+    } else {
+        kt_json_add_real(e, "package_j_per_call", v->energy_j[0]);
+        kt_json_add_real(e, "dram_j_per_call", v->energy_j[1]);
+    }
+    return o;
+}
+
+static void profile_from_json(kt_counter_values *v, const cJSON *o)
+{
+    memset(v, 0, sizeof(*v));
+    v->calls = (int)kt_json_get_real(o, "calls", 0);
+    v->threads = (int)kt_json_get_real(o, "threads", 0);
+    v->wall_ns = kt_json_get_real(o, "wall_ns_per_call", NAN);
+    const cJSON *counters = cJSON_GetObjectItemCaseSensitive(o, "counters");
+    for (int i = 0; kt_counter_name(i) && v->n < KT_COUNTER_MAX; i++) {
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(counters, kt_counter_name(i));
+        if (!x)
+            continue;
+        kt_counter *c = &v->c[v->n++];
+        c->name = kt_counter_name(i);
+        c->supported = !cJSON_IsObject(x);
+        c->value = c->supported ? kt_json_real_value(x, NAN) : NAN;
+        if (!c->supported)
+            kt_json_get_str(x, "unsupported", c->unsupported, sizeof(c->unsupported));
+    }
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "energy");
+    kt_json_get_str(e, "unavailable", v->energy_unavailable, sizeof(v->energy_unavailable));
+    v->energy_j[0] = kt_json_get_real(e, "package_j_per_call", NAN);
+    v->energy_j[1] = kt_json_get_real(e, "dram_j_per_call", NAN);
+}
+
 static cJSON *arm_json(const kt_arm_result *a, const kt_arm *spec_arm)
 {
     cJSON *o = cJSON_CreateObject();
@@ -78,6 +128,8 @@ static cJSON *arm_json(const kt_arm_result *a, const kt_arm *spec_arm)
         kt_json_add_real(x, "value", a->metric_values[i]);
         cJSON_AddStringToObject(x, "unit", a->metric_units[i]);
     }
+    if (a->profiled)
+        cJSON_AddItemToObject(o, "usage", profile_json(&a->profile));
     return o;
 }
 
@@ -117,6 +169,11 @@ static void arm_from_json(kt_arm_result *a, const cJSON *o)
         snprintf(a->metric_names[i], sizeof(a->metric_names[i]), "%s", x->string);
         a->metric_values[i] = kt_json_get_real(x, "value", NAN);
         kt_json_get_str(x, "unit", a->metric_units[i], sizeof(a->metric_units[i]));
+    }
+    const cJSON *prof = cJSON_GetObjectItemCaseSensitive(o, "usage");
+    if (cJSON_IsObject(prof)) {
+        a->profiled = 1;
+        profile_from_json(&a->profile, prof);
     }
 }
 
@@ -221,6 +278,17 @@ static cJSON *candidate_json(const kt_candidate_result *c, const kt_arm *spec_ar
     kt_json_add_real(o, "worst_rel_l2", c->worst_rel_l2);
     kt_json_add_real(o, "error_ratio", c->error_ratio);
     kt_json_add_real(o, "memory_ratio", c->memory_ratio);
+    cJSON *setup = cJSON_AddObjectToObject(o, "setup");
+    kt_json_add_real(setup, "prepare_s", c->arm.prepare_ns * 1e-9);
+    kt_json_add_real(setup, "memory_bytes", c->arm.variant_bytes);
+    kt_json_add_real(setup, "memory_fraction", c->setup_memory_fraction);
+    kt_json_add_real(o, "energy_ratio", c->energy_ratio);
+    if (!isnan(c->tokens_per_call)) {
+        cJSON *costs = cJSON_AddObjectToObject(o, "costs");
+        kt_json_add_real(costs, "tokens_per_call", c->tokens_per_call);
+        kt_json_add_real(costs, "baseline_usd_per_mtok", c->usd_per_mtok_base);
+        kt_json_add_real(costs, "candidate_usd_per_mtok", c->usd_per_mtok_cand);
+    }
     cJSON_AddStringToObject(o, "verdict", kt_verdict_name(c->verdict));
     cJSON *reasons = cJSON_AddArrayToObject(o, "reasons");
     for (int i = 0; i < c->n_reasons; i++)
@@ -260,6 +328,13 @@ static int candidate_from_json(kt_candidate_result *c, const cJSON *o)
     c->worst_rel_l2 = kt_json_get_real(o, "worst_rel_l2", NAN);
     c->error_ratio = kt_json_get_real(o, "error_ratio", NAN);
     c->memory_ratio = kt_json_get_real(o, "memory_ratio", NAN);
+    c->setup_memory_fraction =
+        kt_json_get_real(cJSON_GetObjectItemCaseSensitive(o, "setup"), "memory_fraction", NAN);
+    c->energy_ratio = kt_json_get_real(o, "energy_ratio", NAN);
+    const cJSON *costs = cJSON_GetObjectItemCaseSensitive(o, "costs");
+    c->tokens_per_call = kt_json_get_real(costs, "tokens_per_call", NAN);
+    c->usd_per_mtok_base = kt_json_get_real(costs, "baseline_usd_per_mtok", NAN);
+    c->usd_per_mtok_cand = kt_json_get_real(costs, "candidate_usd_per_mtok", NAN);
     int v = kt_verdict_parse(kt_json_get_str(o, "verdict", buf, sizeof(buf)));
     if (v < 0)
         return -1;

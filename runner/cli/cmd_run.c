@@ -31,7 +31,7 @@ typedef struct run_options {
     const char *out_dir;
     const char *backend;
     const char *resume_dir;
-    int quick, require_clean, force, json, report;
+    int quick, require_clean, force, json, report, no_profile;
     const char *junit, *markdown; /* CI outputs, written at the end */
     int shard_index, shard_count; /* 1-based index of count */
 } run_options;
@@ -125,6 +125,8 @@ static int parse_args(run_options *o, int argc, char **argv)
             o->force = 1;
         } else if (strcmp(a, "--json") == 0) {
             o->json = 1;
+        } else if (strcmp(a, "--no-profile") == 0) {
+            o->no_profile = 1;
         } else if (strcmp(a, "--report") == 0) {
             o->report = 1;
         } else if (strcmp(a, "--junit") == 0 || strcmp(a, "--markdown") == 0) {
@@ -420,7 +422,8 @@ static int run_points(run_state *st)
                             fmax(120.0, 5.0 * st->spec->max_seconds_per_point),
                             &got_signal,
                             st->tty ? show_progress : NULL,
-                            st};
+                            st,
+                            st->opt.no_profile};
     int rc = 0;
     for (size_t i = 0; i < n && !st->interrupted; i++) {
         if ((int)(i % (size_t)st->opt.shard_count) != st->opt.shard_index - 1)
@@ -520,6 +523,7 @@ static int finish(run_state *st)
     } else {
         kt_print_summary(stdout, &st->run, st->spec->baseline.name,
                          kt_aggregate_name(st->spec->aggregate), st->spec->min_speedup);
+        kt_print_usage(stdout, &st->run);
         if (st->opt.quick)
             printf("note: --quick capped repetitions at %d; verdicts may be INCONCLUSIVE where "
                    "a full run would decide\n",

@@ -78,6 +78,7 @@ int cmd_show(int argc, char **argv)
     kt_json_get_str(decision, "aggregate", aggregate, sizeof(aggregate));
     kt_print_summary(stdout, &run, baseline, aggregate,
                      kt_json_get_real(decision, "min_speedup", 1.0));
+    kt_print_usage(stdout, &run);
     printf("\n");
     print_provenance(doc);
     if (junit || markdown) {

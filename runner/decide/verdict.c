@@ -35,6 +35,8 @@ static const char *const reason_names[KT_REASON_CODE_COUNT] = {"none",
                                                                "faster",
                                                                "undecided",
                                                                "no_pairs",
+                                                               "setup",
+                                                               "energy",
                                                                "grouped_order",
                                                                "no_look"};
 
@@ -61,6 +63,8 @@ int kt_reason_is_quality(kt_reason_code code)
     case KT_REASON_ERROR_VS_BASELINE:
     case KT_REASON_NOT_REPEATABLE:
     case KT_REASON_MEMORY:
+    case KT_REASON_SETUP:
+    case KT_REASON_ENERGY:
         return 1;
     default:
         return 0;
@@ -84,6 +88,68 @@ static double worst_rel_l2(const kt_arm_result *a)
     for (int s = 0; s < a->n_sets; s++)
         worst = fmax(worst, a->numerics[s].rel_l2);
     return worst;
+}
+
+/* Energy per call of an arm from its profiling pass: package + DRAM, NAN without a meter. */
+static double energy_per_call(const kt_arm_result *a)
+{
+    if (!a->profiled || a->profile.energy_unavailable[0])
+        return NAN;
+    return a->profile.energy_j[0] + (isnan(a->profile.energy_j[1]) ? 0 : a->profile.energy_j[1]);
+}
+
+/* thresholds.setup (the candidate's one-time costs) and thresholds.energy. */
+static int check_setup_and_energy(kt_candidate_result *c, const kt_arm_result *base,
+                                  const kt_spec *spec, const char *id)
+{
+    const kt_arm_result *a = &c->arm;
+    int broken = 0;
+    double own = a->bytes - a->variant_bytes;
+    c->setup_memory_fraction = own > 0 ? a->variant_bytes / own : NAN;
+    if (!isnan(spec->max_setup_seconds) && a->prepare_ns * 1e-9 > spec->max_setup_seconds) {
+        kt_candidate_add_reason(
+            c, KT_REASON_SETUP,
+            "setup (prepare) took %.3g s, above thresholds.setup.max_seconds %.3g at %s",
+            a->prepare_ns * 1e-9, spec->max_setup_seconds, id);
+        broken++;
+    }
+    if (!isnan(spec->max_setup_memory_ratio) &&
+        c->setup_memory_fraction > spec->max_setup_memory_ratio) {
+        kt_candidate_add_reason(
+            c, KT_REASON_SETUP,
+            "setup memory %.0f bytes is %.3g of the problem's inputs and outputs, above "
+            "thresholds.setup.max_memory_ratio %.3g at %s",
+            a->variant_bytes, c->setup_memory_fraction, spec->max_setup_memory_ratio, id);
+        broken++;
+    }
+    double eb = energy_per_call(base), ec = energy_per_call(a);
+    c->energy_ratio = eb > 0 && !isnan(ec) ? ec / eb : NAN;
+    if (!isnan(spec->max_energy_ratio) && c->energy_ratio > spec->max_energy_ratio) {
+        kt_candidate_add_reason(c, KT_REASON_ENERGY,
+                                "energy %.3g J per call is %.3gx the baseline's, above "
+                                "thresholds.energy.max_ratio %.3g at %s",
+                                ec, c->energy_ratio, spec->max_energy_ratio, id);
+        broken++;
+    }
+    return broken;
+}
+
+/* costs: tokens served per call (decode: the batch; prefill: batch x context), and the
+ * dollars per million tokens of each arm at its median time per call. */
+static void costs(kt_candidate_result *c, const kt_spec *spec, const kt_point *point)
+{
+    c->tokens_per_call = c->usd_per_mtok_base = c->usd_per_mtok_cand = NAN;
+    if (isnan(spec->usd_per_hour))
+        return;
+    double batch = point->batch_size > 0 ? (double)point->batch_size : 1;
+    double tokens = spec->tokens_per_call > 0 ? spec->tokens_per_call
+                    : point->phase == KT_PHASE_PREFILL && point->context_length > 0
+                        ? batch * (double)point->context_length
+                        : batch;
+    double usd_per_ns = spec->usd_per_hour / 3600e9;
+    c->tokens_per_call = tokens;
+    c->usd_per_mtok_base = usd_per_ns * c->base_time.median / tokens * 1e6;
+    c->usd_per_mtok_cand = usd_per_ns * c->cand_time.median / tokens * 1e6;
 }
 
 /* Numerics and memory limits; returns the number of limits broken (each with a reason). */
@@ -143,6 +209,7 @@ static int check_limits(kt_candidate_result *c, const kt_arm_result *base, const
             c->memory_ratio, base->bytes, spec->max_memory_ratio, id);
         broken++;
     }
+    broken += check_setup_and_energy(c, base, spec, id);
     return broken;
 }
 
@@ -206,6 +273,8 @@ void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline
     c->speedup = c->ci_low = c->ci_high = NAN;
     memset(&c->shift, 0, sizeof(c->shift));
     describe_times(c);
+    costs(c, spec, point);
+    c->energy_ratio = c->setup_memory_fraction = NAN;
 
     if (c->arm.failed) {
         c->verdict = KT_VERDICT_REJECT;

@@ -402,6 +402,35 @@ static void apply_skips(point_run *r)
     }
 }
 
+/* The profiling pass: a few more calls of each arm that still runs, on input set 0, under
+ * CPU counters and energy meters. Nothing here enters the pairs, so the timed samples are
+ * the same with and without it. */
+static void profile_arms(point_run *r)
+{
+    for (size_t arm = 0; arm <= r->out->n_cands; arm++) {
+        kt_arm_result *res = arm_result(r, (int)arm);
+        if (res->failed || !r->state[arm][0])
+            continue;
+        step(r, (int)arm, "profile");
+        kt_call call = arm_call(r, (int)arm, 0);
+        kt_counter_set cs;
+        kt_counters_start(&cs);
+        double t0 = now_s();
+        int calls = 0, err = 0;
+        for (; calls < KT_PROFILE_CALLS && err == 0; calls++)
+            err = spec_arm(r, (int)arm)->variant->run(r->state[arm][0], &call);
+        if (err == 0)
+            err = kt_backend_synchronize(r->backend);
+        double wall = now_s() - t0;
+        kt_counters_stop(&cs, calls);
+        if (err < 0)
+            continue;
+        res->profile = cs.v;
+        res->profile.wall_ns = wall * 1e9 / calls;
+        res->profiled = 1;
+    }
+}
+
 static void release_all(point_run *r)
 {
     for (size_t arm = 0; arm <= r->out->n_cands; arm++) {
@@ -511,6 +540,9 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
         stop = run_paired(r, min_reps, max_reps, &design, now_s());
     }
     snprintf(out->stop_reason, sizeof(out->stop_reason), "%s", stop);
+    /* after the timed pairs, before the verdicts (the energy gate reads it) */
+    if (spec->profile && !(hooks && hooks->no_profile) && !interrupted(r))
+        profile_arms(r);
     for (size_t k = 0; k < out->n_cands; k++) {
         kt_candidate_result *c = &out->cands[k];
         /* a candidate that stopped at a look keeps that look's verdict; any other is judged

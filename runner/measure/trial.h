@@ -11,6 +11,7 @@
 #include "decide/sequential.h"
 #include "decide/verdict.h"
 #include "measure/check.h"
+#include "measure/counters.h"
 #include "spec/spec.h"
 #include "decide/stats.h"
 
@@ -45,6 +46,8 @@ typedef struct kt_arm_result {
     char metric_names[KT_MAX_METRICS][32];
     char metric_units[KT_MAX_METRICS][16];
     double metric_values[KT_MAX_METRICS];
+    int profiled;              /* the profiling pass ran for this arm */
+    kt_counter_values profile; /* its counters and energy, per call */
 } kt_arm_result;
 
 typedef struct kt_candidate_result {
@@ -67,6 +70,10 @@ typedef struct kt_candidate_result {
     double worst_rel_l2;
     double error_ratio; /* worst candidate rel_l2 / worst baseline rel_l2 */
     double memory_ratio;
+    double setup_memory_fraction; /* the candidate's own bytes / the problem's input and output */
+    double energy_ratio;          /* candidate / baseline energy per call; NAN without a meter */
+    double tokens_per_call;       /* costs: NAN without costs in the spec */
+    double usd_per_mtok_base, usd_per_mtok_cand; /* from each arm's median time per call */
     kt_verdict verdict;
     char reasons[KT_LIMIT_REASONS][KT_LIMIT_REASON_LEN]; /* sentences with numbers, for people */
     kt_reason_code reason_codes[KT_LIMIT_REASONS];       /* what each reason is, for decisions */
@@ -98,7 +105,8 @@ typedef struct kt_trial_hooks {
     char (*skip_reason)[320];
     /* Set asynchronously (SIGINT); the point stops after the current pair. May be NULL. */
     volatile int *interrupted;
-    int quick; /* --quick: cap repetitions */
+    int quick;      /* --quick: cap repetitions */
+    int no_profile; /* --no-profile: skip the profiling pass whatever the spec says */
     /* How the looks spend the error budget (0, the default: Pocock-type spending; the
      * validity benchmark sets the others to compare). */
     kt_spending spending;
@@ -130,5 +138,8 @@ void kt_candidate_withhold_grouped(kt_candidate_result *c, const char *id);
 
 /* --quick's cap on repetitions. */
 #define KT_QUICK_MAX_REPETITIONS 20
+
+/* Calls per arm in the profiling pass (after the verdict, never in the timed pairs). */
+#define KT_PROFILE_CALLS 5
 
 #endif

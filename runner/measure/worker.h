@@ -17,6 +17,7 @@ typedef struct kt_worker_options {
     volatile sig_atomic_t *interrupted;
     void (*on_progress)(void *ctx, int reps, int max_reps);
     void *ctx;
+    int no_profile; /* --no-profile */
 } kt_worker_options;
 
 /* Fills 'out' with the point's result (crashes and hangs recorded as REJECTs of the

@@ -92,12 +92,18 @@ typedef struct kt_spec {
     double max_seconds_per_point;
     kt_order order;
     int flush_cache;
+    int profile;                /* trials.profile: the profiling pass after each point's verdict */
     int allow_grouped_verdicts; /* order: grouped may KEEP/REJECT (default false) */
 
     kt_numerics_limits numerics;
-    double min_speedup;      /* default 1.0 */
-    double confidence;       /* default 0.95 */
-    double max_memory_ratio; /* NAN = not set */
+    double min_speedup;            /* default 1.0 */
+    double confidence;             /* default 0.95 */
+    double max_memory_ratio;       /* NAN = not set */
+    double max_setup_seconds;      /* thresholds.setup.max_seconds, NAN = not set */
+    double max_setup_memory_ratio; /* thresholds.setup.max_memory_ratio, NAN = not set */
+    double max_energy_ratio;       /* thresholds.energy.max_ratio, NAN = not set */
+    double usd_per_hour;           /* costs.usd_per_hour, NAN = no costs */
+    int tokens_per_call;           /* costs.tokens_per_call, 0 = auto */
     kt_aggregate aggregate;
 
     double budget_minutes; /* NAN = no budget */

@@ -104,6 +104,7 @@ cJSON *kt_spec_to_json(const kt_spec *spec)
     kt_json_add_real(t, "max_seconds_per_point", spec->max_seconds_per_point);
     cJSON_AddStringToObject(t, "order", kt_order_name(spec->order));
     cJSON_AddBoolToObject(t, "flush_cache", spec->flush_cache);
+    cJSON_AddBoolToObject(t, "profile", spec->profile);
     cJSON *th = cJSON_AddObjectToObject(o, "thresholds");
     cJSON *num = cJSON_AddObjectToObject(th, "numerics");
     add_optional(num, "max_rel_l2", spec->numerics.max_rel_l2);
@@ -116,7 +117,19 @@ cJSON *kt_spec_to_json(const kt_spec *spec)
     kt_json_add_real(lat, "confidence", spec->confidence);
     cJSON *mem = cJSON_AddObjectToObject(th, "memory");
     add_optional(mem, "max_ratio", spec->max_memory_ratio);
+    cJSON *setup = cJSON_AddObjectToObject(th, "setup");
+    add_optional(setup, "max_seconds", spec->max_setup_seconds);
+    add_optional(setup, "max_memory_ratio", spec->max_setup_memory_ratio);
+    add_optional(cJSON_AddObjectToObject(th, "energy"), "max_ratio", spec->max_energy_ratio);
     cJSON_AddStringToObject(th, "aggregate", kt_aggregate_name(spec->aggregate));
+    if (!isnan(spec->usd_per_hour)) {
+        cJSON *costs = cJSON_AddObjectToObject(o, "costs");
+        kt_json_add_real(costs, "usd_per_hour", spec->usd_per_hour);
+        if (spec->tokens_per_call > 0)
+            cJSON_AddNumberToObject(costs, "tokens_per_call", spec->tokens_per_call);
+        else
+            cJSON_AddStringToObject(costs, "tokens_per_call", "auto");
+    }
     cJSON *budget = cJSON_AddObjectToObject(o, "budget");
     add_optional(budget, "max_minutes", spec->budget_minutes);
     return o;

@@ -782,6 +782,8 @@ static void check_trials(mctx *c)
     int o = name_index(kt_node_str(kt_node_get(t, "order")), orders, 3);
     spec->order = o >= 0 ? order_values[o] : KT_ORDER_RANDOM;
     spec->flush_cache = get_bool(kt_node_get(t, "flush_cache"), 1);
+    /* counters perturb a GPU's clocks and need CUPTI: opt in there */
+    spec->profile = get_bool(kt_node_get(t, "profile"), strcmp(spec->backend, "cuda") != 0);
     spec->allow_grouped_verdicts = get_bool(kt_node_get(t, "allow_grouped_verdicts"), 0);
 }
 
@@ -800,6 +802,13 @@ static void check_thresholds(mctx *c)
     spec->min_speedup = get_double(kt_node_get(lat, "min_speedup"), 1.0);
     spec->confidence = get_double(kt_node_get(lat, "confidence"), 0.95);
     spec->max_memory_ratio = get_double(kt_node_get(kt_node_get(th, "memory"), "max_ratio"), NAN);
+    const kt_node *setup = kt_node_get(th, "setup");
+    spec->max_setup_seconds = get_double(kt_node_get(setup, "max_seconds"), NAN);
+    spec->max_setup_memory_ratio = get_double(kt_node_get(setup, "max_memory_ratio"), NAN);
+    spec->max_energy_ratio = get_double(kt_node_get(kt_node_get(th, "energy"), "max_ratio"), NAN);
+    const kt_node *costs = kt_node_get(c->root, "costs");
+    spec->usd_per_hour = get_double(kt_node_get(costs, "usd_per_hour"), NAN);
+    spec->tokens_per_call = (int)get_double(kt_node_get(costs, "tokens_per_call"), 0);
     const char *agg = kt_node_str(kt_node_get(th, "aggregate"));
     spec->aggregate = agg && strcmp(agg, "geomean") == 0 ? KT_AGGREGATE_GEOMEAN : KT_AGGREGATE_ALL;
     spec->budget_minutes =

@@ -355,7 +355,7 @@ static void test_skip_and_step_hooks(void **state)
     int skip[2] = {1, 0};
     char reasons[2][320] = {"crashed with signal 11 (Segmentation fault) during correctness", ""};
     recorder rec = {0};
-    kt_trial_hooks hooks = {on_step, on_progress, &rec, skip, reasons, NULL, 0, KT_SPEND_POCOCK};
+    kt_trial_hooks hooks = {on_step, on_progress, &rec, skip, reasons, NULL, 0, 0, KT_SPEND_POCOCK};
     kt_point_result r;
     run_point(&r, spec, &hooks); /* 'crashy' would kill this process if it ran */
     assert_int_equal(r.cands[0].verdict, KT_VERDICT_REJECT);

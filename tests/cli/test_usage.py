@@ -1,0 +1,124 @@
+"""Usage costs through the built binary: the profiling pass records CPU counters per arm (each
+unsupported one with its reason, never a zero) and adds nothing to the timed samples; costs in
+the spec give dollars per million tokens consistent with the run's own times; a setup gate
+rejects a candidate whose prepare time is over the limit."""
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from ktrial_cli import run, sim_spec, validate_result  # noqa: E402
+
+
+class UsageTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="kt-usage-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_profile_adds_no_samples_and_records_counters(self):
+        spec = sim_spec(os.path.join(self.tmp, "s.yaml"), batch_sizes=(1, 4))
+        a, b = os.path.join(self.tmp, "a"), os.path.join(self.tmp, "b")
+        p = run(["run", spec, "-o", a])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(run(["run", spec, "-o", b, "--no-profile"]).returncode, 0)
+        with open(os.path.join(a, "samples.csv")) as f, open(os.path.join(b, "samples.csv")) as g:
+            self.assertEqual(f.read(), g.read())
+        doc = validate_result(self, a)
+        for point in doc["points"]:
+            for arm in [point["baseline"], *point["candidates"]]:
+                usage = arm["usage"]
+                self.assertEqual(usage["calls"], 5)
+                counters = usage["counters"]
+                for name in ("task_clock_ns", "context_switches", "page_faults"):
+                    self.assertIn(name, counters)
+                for name, value in counters.items():
+                    if isinstance(value, dict):  # unsupported: a reason, never a zero
+                        self.assertTrue(value["unsupported"])
+                    else:
+                        self.assertGreaterEqual(value, 0)
+                self.assertGreater(counters["task_clock_ns"], 0)
+                energy = usage["energy"]
+                self.assertTrue(energy.get("unavailable") or "package_j_per_call" in energy)
+        self.assertIn("usage per call", p.stdout)
+        nodoc = validate_result(self, b)
+        self.assertNotIn("usage", nodoc["points"][0]["baseline"])
+
+    def test_cpu_run_records_counters_per_arm(self):
+        path = os.path.join(self.tmp, "gemm.yaml")
+        with open(path, "w") as f:
+            f.write("""version: 1
+name: usage-cpu
+op: gemm
+backend: cpu
+dtype: fp32
+threads: 1
+models: [qwen2.5-0.5b]
+phases: [prefill]
+batch_sizes: [1]
+context_lengths: [16]
+roles: [o]
+inputs: {distribution: normal, seed: 3, sets: 1}
+baseline: {variant: blas}
+candidates:
+  - {name: tiled, variant: tiled}
+trials: {warmup: 1, min_repetitions: 5, max_repetitions: 10, flush_cache: false}
+""")
+        out = os.path.join(self.tmp, "cpu")
+        p = run(["run", path, "-o", out])
+        self.assertIn(p.returncode, (0, 1, 2), p.stderr)
+        doc = validate_result(self, out)
+        point = doc["points"][0]
+        for arm in (point["baseline"], point["candidates"][0]):
+            counters = arm["usage"]["counters"]
+            self.assertGreater(counters["task_clock_ns"], 0)
+            self.assertIn("context_switches", counters)
+            self.assertIn("page_faults", counters)
+            self.assertEqual(len(counters), 9)  # every counter, supported or with its reason
+        unsupported = [n for n, v in point["baseline"]["usage"]["counters"].items()
+                       if isinstance(v, dict)]
+        if unsupported:
+            self.assertIn("not measurable on this machine", p.stdout)
+
+    def test_costs_follow_the_run_s_own_times(self):
+        spec = sim_spec(os.path.join(self.tmp, "c.yaml"), batch_sizes=(1, 8))
+        with open(spec, "a") as f:
+            f.write("costs: {usd_per_hour: 3.2}\n")
+        out = os.path.join(self.tmp, "c")
+        p = run(["run", spec, "-o", out])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = validate_result(self, out)
+        for point in doc["points"]:
+            batch = point["axes"]["batch_size"]
+            for c in point["candidates"]:
+                costs = c["costs"]
+                self.assertEqual(costs["tokens_per_call"], batch)  # decode: the batch
+                for arm, key in (("baseline", "baseline_usd_per_mtok"),
+                                 ("candidate", "candidate_usd_per_mtok")):
+                    median_ns = c["times"][arm]["median_ns"]
+                    expect = 3.2 / 3600 * median_ns * 1e-9 / batch * 1e6
+                    self.assertAlmostEqual(costs[key], expect, delta=expect * 1e-9)
+        self.assertIn("per million tokens", p.stdout)
+
+    def test_setup_gate_rejects_a_slow_prepare(self):
+        spec = sim_spec(os.path.join(self.tmp, "g.yaml"),
+                        candidates={"quick": {"median_us": 80, "prepare_ms": 1},
+                                    "slow": {"median_us": 80, "prepare_ms": 300}},
+                        thresholds={"setup": {"max_seconds": 0.1}})
+        out = os.path.join(self.tmp, "g")
+        p = run(["run", spec, "-o", out])
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        doc = validate_result(self, out)
+        quick, slow = doc["points"][0]["candidates"]
+        self.assertEqual(quick["verdict"], "KEEP")
+        self.assertEqual(slow["verdict"], "REJECT")
+        self.assertIn("setup", slow["reason_codes"])
+        self.assertIn("thresholds.setup.max_seconds", " ".join(slow["reasons"]))
+        self.assertGreater(slow["setup"]["prepare_s"], 0.29)
+
+
+if __name__ == "__main__":
+    unittest.main()
