@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,6 +180,21 @@ int kt_backend_flush_cache(kt_backend *b)
 int kt_backend_timer_start(kt_backend *b)
 {
     return b->iface->timer_start(b->ctx);
+}
+
+double kt_backend_timer_tick_ns(kt_backend *b)
+{
+    if (b->iface->timer_tick_ns)
+        return b->iface->timer_tick_ns(b->ctx);
+    double tick = INFINITY;
+    for (int i = 0; i < 200; i++) {
+        kt_timing t;
+        if (b->iface->timer_start(b->ctx) < 0 || b->iface->timer_stop(b->ctx, &t) < 0)
+            return NAN;
+        if (t.time_ns > 0 && t.time_ns < tick)
+            tick = t.time_ns;
+    }
+    return isfinite(tick) ? tick : 0.0;
 }
 
 int kt_backend_timer_stop(kt_backend *b, kt_timing *out)

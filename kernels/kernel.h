@@ -76,6 +76,9 @@ typedef struct kt_backend_iface {
     int (*timer_start)(void *ctx);
     int (*timer_stop)(void *ctx, kt_timing *out);
     int (*synchronize)(void *ctx);
+    /* Optional: the timer's tick in ns when the backend knows it exactly (sim). NULL: it is
+     * measured (kt_backend_timer_tick_ns). */
+    double (*timer_tick_ns)(void *ctx);
 } kt_backend_iface;
 
 /* An open backend (declared in ktrial/plugin.h with its memory functions). Allocations go
@@ -97,6 +100,10 @@ void kt_backend_close(kt_backend *b);
 int kt_backend_flush_cache(kt_backend *b);
 int kt_backend_timer_start(kt_backend *b);
 int kt_backend_timer_stop(kt_backend *b, kt_timing *out);
+/* The timer's resolution: the backend's own figure when it has one, else the smallest
+ * nonzero duration of 200 empty timed regions (the tick, or the timer's own cost when that
+ * is larger). NAN when the timer fails. */
+double kt_backend_timer_tick_ns(kt_backend *b);
 /* Resets the peak to the current byte count (to measure one variant's footprint). */
 void kt_backend_reset_peak(kt_backend *b);
 

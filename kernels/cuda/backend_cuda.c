@@ -346,6 +346,7 @@ const kt_backend_iface kt_backend_cuda = {
     /* .timer_start = */ cuda_timer_start,
     /* .timer_stop = */ cuda_timer_stop,
     /* .synchronize = */ cuda_synchronize,
+    /* .timer_tick_ns = */ NULL, /* measured: the smallest nonzero event interval */
 };
 
 static cuda_ctx *ctx_of(kt_backend *b)

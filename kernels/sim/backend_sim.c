@@ -4,12 +4,14 @@
  * real); only time is simulated, which makes verdict-validity tests exact and fast. */
 #include "sim.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct sim_ctx {
     double now_ns;
     double timer_start_ns;
+    double tick_ns; /* 0: exact; else readings are floored to multiples of it */
     kt_rng rng;
 } sim_ctx;
 
@@ -66,17 +68,23 @@ static int sim_flush_cache(void *ctx)
     return KT_OK;
 }
 
+/* A clock reading, floored to the tick as a hardware counter would. */
+static double reading(const sim_ctx *s)
+{
+    return s->tick_ns > 0 ? floor(s->now_ns / s->tick_ns) * s->tick_ns : s->now_ns;
+}
+
 static int sim_timer_start(void *ctx)
 {
     sim_ctx *s = ctx;
-    s->timer_start_ns = s->now_ns;
+    s->timer_start_ns = reading(s);
     return KT_OK;
 }
 
 static int sim_timer_stop(void *ctx, kt_timing *out)
 {
     sim_ctx *s = ctx;
-    out->time_ns = s->now_ns - s->timer_start_ns;
+    out->time_ns = reading(s) - s->timer_start_ns;
     out->noise = 0;
     out->throttled = 0;
     return KT_OK;
@@ -86,6 +94,11 @@ static int sim_synchronize(void *ctx)
 {
     (void)ctx;
     return KT_OK;
+}
+
+static double sim_timer_tick_ns(void *ctx)
+{
+    return ((sim_ctx *)ctx)->tick_ns;
 }
 
 const kt_backend_iface kt_backend_sim = {
@@ -103,6 +116,7 @@ const kt_backend_iface kt_backend_sim = {
     /* .timer_start = */ sim_timer_start,
     /* .timer_stop = */ sim_timer_stop,
     /* .synchronize = */ sim_synchronize,
+    /* .timer_tick_ns = */ sim_timer_tick_ns,
 };
 
 static sim_ctx *sim_of(kt_backend *b)
@@ -121,6 +135,13 @@ void kt_sim_advance(kt_backend *b, double ns)
     sim_ctx *s = sim_of(b);
     if (s && ns > 0)
         s->now_ns += ns;
+}
+
+void kt_sim_set_tick(kt_backend *b, double tick_ns)
+{
+    sim_ctx *s = sim_of(b);
+    if (s && tick_ns > s->tick_ns)
+        s->tick_ns = tick_ns;
 }
 
 kt_rng *kt_sim_rng(kt_backend *b)

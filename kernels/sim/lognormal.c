@@ -20,6 +20,7 @@ enum {
     P_SLEEP_US,
     P_FAIL_AFTER,
     P_PREPARE_MS,
+    P_TICK_NS,
     P_COUNT
 };
 enum { FAIL_NONE, FAIL_ERROR, FAIL_NAN, FAIL_UNWRITTEN, FAIL_CRASH };
@@ -44,6 +45,9 @@ static const kt_param_def lognormal_params[P_COUNT] = {
      "calls that succeed before 'fail' applies (0: from the first; to fail in timed pairs)"},
     {"prepare_ms", KT_PARAM_FLOAT, 0, 0, 1e6, NULL,
      "real time prepare sleeps, milliseconds (a one-time setup cost, for thresholds.setup)"},
+    {"tick_ns", KT_PARAM_FLOAT, 0, 0, 1e9, NULL,
+     "timer tick of the virtual clock, ns: readings are floored to multiples of it (0: exact; "
+     "the largest tick of the arms applies to all)"},
 };
 
 typedef struct lognormal_state {
@@ -73,6 +77,7 @@ static int lognormal_prepare(void **out, const kt_call *call)
         while (nanosleep(&ts, &ts) != 0)
             ;
     }
+    kt_sim_set_tick(call->backend, call->params[P_TICK_NS].num);
     st->extra_bytes = (size_t)call->params[P_EXTRA_BYTES].num;
     if (st->extra_bytes) {
         int err = kt_backend_alloc(call->backend, &st->extra, st->extra_bytes);

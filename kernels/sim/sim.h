@@ -12,6 +12,8 @@ extern const kt_variant kt_variant_sim_decoder_layer;
 double kt_sim_now_ns(kt_backend *b);
 /* Advances the virtual clock by 'ns' (the duration of one simulated call). */
 void kt_sim_advance(kt_backend *b, double ns);
+/* Sets the virtual timer's tick (the largest any arm asked for wins; 0 = exact). */
+void kt_sim_set_tick(kt_backend *b, double tick_ns);
 /* The backend's own seeded generator (so a run's durations depend only on its seed). */
 kt_rng *kt_sim_rng(kt_backend *b);
 

@@ -369,6 +369,7 @@ cJSON *kt_point_result_to_json(const kt_point_result *p, const kt_spec *spec)
     kt_json_add_str_or_null(o, "error", p->error);
     cJSON_AddNumberToObject(o, "repetitions", p->repetitions);
     kt_json_add_real(o, "elapsed_s", p->elapsed_s);
+    kt_json_add_real(o, "timer_tick_ns", p->timer_tick_ns);
     cJSON_AddStringToObject(o, "stop_reason", p->stop_reason);
     cJSON_AddItemToObject(o, "baseline", arm_json(&p->baseline, &spec->baseline));
     cJSON *cands = cJSON_AddArrayToObject(o, "candidates");
@@ -394,6 +395,7 @@ int kt_point_result_from_json(kt_point_result *out, const cJSON *o)
     kt_json_get_str(o, "error", out->error, sizeof(out->error));
     out->repetitions = (int)kt_json_get_real(o, "repetitions", 0);
     out->elapsed_s = kt_json_get_real(o, "elapsed_s", NAN);
+    out->timer_tick_ns = kt_json_get_real(o, "timer_tick_ns", NAN);
     kt_json_get_str(o, "stop_reason", out->stop_reason, sizeof(out->stop_reason));
     arm_from_json(&out->baseline, cJSON_GetObjectItemCaseSensitive(o, "baseline"));
     const cJSON *cands = cJSON_GetObjectItemCaseSensitive(o, "candidates"), *c;

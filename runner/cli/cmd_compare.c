@@ -1,11 +1,14 @@
 /* cmd_compare.c - 'ktrial compare OLD NEW': the same experiment at two code states. Per point
- * and variant, the latency change from the raw samples (Hodges-Lehmann shift of log times with
- * its interval, Mann-Whitney p), numerics changes and verdict flips; exit 1 on a regression. */
+ * and candidate, the change of the candidate's within-run speedup (its paired log ratios in
+ * OLD against NEW: two-sample Hodges-Lehmann shift with its interval, the error budget split
+ * across the rows), numerics changes and verdict flips; the baseline's absolute time change
+ * is shown as machine/baseline drift and never decides. Exit 1 on a regression. */
 #include "cli/commands.h"
 #include "util/json.h"
 #include "archive/result_json.h"
 #include "archive/run_archive.h"
 #include "archive/provenance_plugin.h"
+#include "decide/compare.h"
 #include "decide/stats.h"
 
 #include <math.h>
@@ -13,43 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { CHANGE_SAME = 0, CHANGE_FASTER, CHANGE_SLOWER, CHANGE_UNCLEAR } change_label;
-
-static const char *label_name(change_label l)
-{
-    static const char *const names[] = {"same", "faster", "slower", "unclear"};
-    return names[l];
-}
-
 typedef struct compare_options {
     const char *old_path, *new_path;
-    double threshold;
+    double threshold, confidence;
     int json;
     int force; /* compare across changed plugin files */
 } compare_options;
-
-/* Log times of one variant at one point: the baseline's from every candidate's pairs (each
- * baseline call is one sample), or one candidate's. */
-static size_t collect_log_times(double **out, const kt_point_result *p, int cand)
-{
-    size_t n = 0;
-    for (size_t k = 0; k < p->n_cands; k++)
-        if (cand < 0 || (size_t)cand == k)
-            n += p->cands[k].n_pairs;
-    *out = malloc((n ? n : 1) * sizeof(double));
-    if (!*out)
-        return 0;
-    size_t at = 0;
-    for (size_t k = 0; k < p->n_cands; k++) {
-        if (cand >= 0 && (size_t)cand != k)
-            continue;
-        for (size_t i = 0; i < p->cands[k].n_pairs; i++) {
-            const kt_pair *q = &p->cands[k].pairs[i];
-            (*out)[at++] = log(cand < 0 ? q->base_ns : q->cand_ns);
-        }
-    }
-    return at;
-}
 
 static const kt_point_result *find_point(const kt_run_result *run, const char *id)
 {
@@ -68,45 +40,12 @@ static int find_candidate(const kt_point_result *p, const char *name)
 }
 
 typedef struct row {
-    char point[192], variant[KT_NAME_MAX];
-    double ratio, low, high, p;
-    size_t n_old, n_new;
-    change_label label;
+    char point[192], candidate[KT_NAME_MAX];
+    double speedup_old, speedup_new;
+    kt_speed_change sc;
     double old_rel_l2, new_rel_l2;
     char old_verdict[16], new_verdict[16];
-    int regression;
 } row;
-
-static void compare_variant(row *r, const kt_point_result *po, int co, const kt_point_result *pn,
-                            int cn, double threshold)
-{
-    double *a = NULL, *b = NULL;
-    r->n_old = collect_log_times(&a, po, co);
-    r->n_new = collect_log_times(&b, pn, cn);
-    kt_shift s;
-    memset(&s, 0, sizeof(s));
-    r->ratio = r->low = r->high = r->p = NAN;
-    if (r->n_old >= 2 && r->n_new >= 2) {
-        kt_stats_two_sample(&s, b, r->n_new, a, r->n_old, 0.95); /* new minus old */
-        r->ratio = exp(s.estimate);
-        r->low = exp(s.ci_low);
-        r->high = exp(s.ci_high);
-        r->p = s.p_value;
-    }
-    free(a);
-    free(b);
-    if (!isfinite(r->ratio))
-        r->label = CHANGE_UNCLEAR;
-    else if (r->low > 1 + threshold)
-        r->label = CHANGE_SLOWER;
-    else if (r->high < 1 - threshold)
-        r->label = CHANGE_FASTER;
-    else if (r->low >= 1 - threshold && r->high <= 1 + threshold)
-        r->label = CHANGE_SAME;
-    else
-        r->label = CHANGE_UNCLEAR;
-    r->regression = r->label == CHANGE_SLOWER;
-}
 
 static double worst_rel_l2(const kt_arm_result *a)
 {
@@ -119,13 +58,19 @@ static double worst_rel_l2(const kt_arm_result *a)
 static int parse(compare_options *o, int argc, char **argv)
 {
     memset(o, 0, sizeof(*o));
-    o->threshold = 0.02;
+    o->threshold = 0.01;
+    o->confidence = 0.95;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--threshold") == 0 && i + 1 < argc) {
             char *end;
             o->threshold = strtod(argv[++i], &end);
             if (*end || !(o->threshold >= 0) || o->threshold >= 1)
                 return kt_usage_error("compare", "'--threshold' needs a fraction in [0, 1)");
+        } else if (strcmp(argv[i], "--confidence") == 0 && i + 1 < argc) {
+            char *end;
+            o->confidence = strtod(argv[++i], &end);
+            if (*end || !(o->confidence > 0) || o->confidence >= 1)
+                return kt_usage_error("compare", "'--confidence' needs a number in (0, 1)");
         } else if (strcmp(argv[i], "--json") == 0) {
             o->json = 1;
         } else if (strcmp(argv[i], "--force") == 0) {
@@ -183,52 +128,69 @@ static int same_plugins(const cJSON *old_doc, const cJSON *new_doc, int force)
     return force;
 }
 
-static void print_rows(const row *rows, size_t n, double threshold)
+static void print_rows(const row *rows, size_t n, const compare_options *o, double row_conf)
 {
-    printf("%-36s %-12s %22s %9s %8s  %-11s %s\n", "point", "variant", "new/old time [95% CI]", "p",
-           "pairs", "change", "verdict");
+    printf("%-28s %-12s %15s %-25s %9s %9s  %-8s %s\n", "point", "candidate", "speedup old->new",
+           "change [CI]", "p", "pairs", "change", "verdict");
     for (size_t i = 0; i < n; i++) {
         const row *r = &rows[i];
-        char ci[48] = "-", verdict[48] = "";
-        if (isfinite(r->ratio))
-            snprintf(ci, sizeof(ci), "%.3f [%.3f, %.3f]", r->ratio, r->low, r->high);
-        if (r->old_verdict[0])
-            snprintf(verdict, sizeof(verdict), "%s -> %s", r->old_verdict, r->new_verdict);
-        printf("%-36s %-12s %22s %9.3g %3zu/%-4zu  %-11s %s\n", r->point, r->variant, ci, r->p,
-               r->n_old, r->n_new, label_name(r->label), verdict);
+        char sp[40], ci[48] = "-", pairs[24];
+        snprintf(sp, sizeof(sp), "%.3f -> %.3f", r->speedup_old, r->speedup_new);
+        if (isfinite(r->sc.ratio))
+            snprintf(ci, sizeof(ci), "%.3f [%.3f, %.3f]", r->sc.ratio, r->sc.low, r->sc.high);
+        snprintf(pairs, sizeof(pairs), "%zu/%zu", r->sc.n_old, r->sc.n_new);
+        printf("%-28s %-12s %15s %-25s %9.3g %9s  %-8s %s -> %s%s\n", r->point, r->candidate, sp,
+               ci, r->sc.p, pairs, kt_change_name(r->sc.change), r->old_verdict, r->new_verdict,
+               r->sc.regression ? "  REGRESSION" : "");
+        if (r->sc.quality_regression)
+            printf("    newly rejected on numerics, memory or a failure\n");
         if (isfinite(r->old_rel_l2) && isfinite(r->new_rel_l2) &&
             (r->new_rel_l2 > 2 * r->old_rel_l2 || r->old_rel_l2 > 2 * r->new_rel_l2))
             printf("    rel_l2 changed: %.3g -> %.3g\n", r->old_rel_l2, r->new_rel_l2);
+        if (isfinite(r->sc.base_drift))
+            printf("    machine/baseline drift: baseline median time x%.3f, candidate x%.3f "
+                   "(not a regression by itself)\n",
+                   r->sc.base_drift, r->sc.cand_drift);
     }
-    printf("\nthreshold %.3g: 'slower' means the interval lies above %.3f\n", threshold,
-           1 + threshold);
+    printf("\nchange = NEW speedup / OLD speedup (paired log ratios, two-sample Hodges-Lehmann), "
+           "interval at %.4g per row (%.3g split over %zu rows); 'worse' means it lies below "
+           "%.3f\n",
+           row_conf, o->confidence, n, 1 - o->threshold);
 }
 
-static cJSON *rows_json(const row *rows, size_t n, double threshold, int regressions)
+static cJSON *rows_json(const row *rows, size_t n, const compare_options *o, double row_conf,
+                        int regressions)
 {
     cJSON *doc = cJSON_CreateObject();
-    kt_json_add_real(doc, "threshold", threshold);
+    kt_json_add_real(doc, "threshold", o->threshold);
+    kt_json_add_real(doc, "confidence", o->confidence);
+    kt_json_add_real(doc, "row_confidence", row_conf);
     cJSON_AddNumberToObject(doc, "regressions", regressions);
     cJSON *arr = cJSON_AddArrayToObject(doc, "rows");
     for (size_t i = 0; i < n; i++) {
         const row *r = &rows[i];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "point", r->point);
-        cJSON_AddStringToObject(o, "variant", r->variant);
-        kt_json_add_real(o, "time_ratio", r->ratio);
-        cJSON *ci = cJSON_AddArrayToObject(o, "ci");
-        cJSON_AddItemToArray(ci, kt_json_real(r->low));
-        cJSON_AddItemToArray(ci, kt_json_real(r->high));
-        kt_json_add_real(o, "p_value", r->p);
-        cJSON_AddNumberToObject(o, "samples_old", (double)r->n_old);
-        cJSON_AddNumberToObject(o, "samples_new", (double)r->n_new);
-        cJSON_AddStringToObject(o, "change", label_name(r->label));
-        kt_json_add_real(o, "rel_l2_old", r->old_rel_l2);
-        kt_json_add_real(o, "rel_l2_new", r->new_rel_l2);
-        kt_json_add_str_or_null(o, "verdict_old", r->old_verdict);
-        kt_json_add_str_or_null(o, "verdict_new", r->new_verdict);
-        cJSON_AddBoolToObject(o, "regression", r->regression);
-        cJSON_AddItemToArray(arr, o);
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "point", r->point);
+        cJSON_AddStringToObject(j, "candidate", r->candidate);
+        kt_json_add_real(j, "speedup_old", r->speedup_old);
+        kt_json_add_real(j, "speedup_new", r->speedup_new);
+        kt_json_add_real(j, "speedup_change", r->sc.ratio);
+        cJSON *ci = cJSON_AddArrayToObject(j, "ci");
+        cJSON_AddItemToArray(ci, kt_json_real(r->sc.low));
+        cJSON_AddItemToArray(ci, kt_json_real(r->sc.high));
+        kt_json_add_real(j, "p_value", r->sc.p);
+        cJSON_AddNumberToObject(j, "pairs_old", (double)r->sc.n_old);
+        cJSON_AddNumberToObject(j, "pairs_new", (double)r->sc.n_new);
+        cJSON_AddStringToObject(j, "change", kt_change_name(r->sc.change));
+        kt_json_add_real(j, "baseline_drift", r->sc.base_drift);
+        kt_json_add_real(j, "candidate_drift", r->sc.cand_drift);
+        kt_json_add_real(j, "rel_l2_old", r->old_rel_l2);
+        kt_json_add_real(j, "rel_l2_new", r->new_rel_l2);
+        cJSON_AddStringToObject(j, "verdict_old", r->old_verdict);
+        cJSON_AddStringToObject(j, "verdict_new", r->new_verdict);
+        cJSON_AddBoolToObject(j, "quality_regression", r->sc.quality_regression);
+        cJSON_AddBoolToObject(j, "regression", r->sc.regression);
+        cJSON_AddItemToArray(arr, j);
     }
     return doc;
 }
@@ -257,40 +219,45 @@ int cmd_compare(int argc, char **argv)
         rc = KT_EXIT_DATAERR;
         goto done;
     }
-    size_t cap = 0;
-    for (size_t i = 0; i < new_run.n_points; i++)
-        cap += 1 + new_run.points[i].n_cands;
+    size_t cap = 0, common = 0;
+    for (size_t i = 0; i < new_run.n_points; i++) {
+        const kt_point_result *po = find_point(&old_run, new_run.points[i].point.id);
+        common += po != NULL;
+        for (size_t k = 0; po && k < new_run.points[i].n_cands; k++)
+            cap += find_candidate(po, new_run.points[i].cands[k].arm.name) >= 0;
+    }
     rows = calloc(cap ? cap : 1, sizeof(*rows));
-    int regressions = 0, common = 0;
-    for (size_t i = 0; rows && i < new_run.n_points; i++) {
+    if (!rows) {
+        fprintf(stderr, "error: out of memory\n");
+        rc = KT_EXIT_SOFTWARE;
+        goto done;
+    }
+    /* every row is a chance of a false alarm: the rows share the error budget */
+    double row_conf = 1.0 - (1.0 - o.confidence) / (double)(cap ? cap : 1);
+    int regressions = 0;
+    for (size_t i = 0; i < new_run.n_points; i++) {
         const kt_point_result *pn = &new_run.points[i];
         const kt_point_result *po = find_point(&old_run, pn->point.id);
-        if (!po)
-            continue;
-        common++;
-        for (int k = -1; k < (int)pn->n_cands; k++) {
-            const char *name = k < 0 ? pn->baseline.name : pn->cands[k].arm.name;
-            int ko = k < 0 ? -1 : find_candidate(po, name);
-            if (k >= 0 && ko < 0)
+        for (size_t k = 0; po && k < pn->n_cands; k++) {
+            int ko = find_candidate(po, pn->cands[k].arm.name);
+            if (ko < 0)
                 continue;
+            const kt_candidate_result *co = &po->cands[ko], *cn = &pn->cands[k];
             row *r = &rows[n_rows++];
             snprintf(r->point, sizeof(r->point), "%s", pn->point.id);
-            snprintf(r->variant, sizeof(r->variant), "%s", name);
-            compare_variant(r, po, ko, pn, k, o.threshold);
-            const kt_arm_result *ao = k < 0 ? &po->baseline : &po->cands[ko].arm;
-            const kt_arm_result *an = k < 0 ? &pn->baseline : &pn->cands[k].arm;
-            r->old_rel_l2 = worst_rel_l2(ao);
-            r->new_rel_l2 = worst_rel_l2(an);
-            if (k >= 0) {
-                snprintf(r->old_verdict, sizeof(r->old_verdict), "%s",
-                         kt_verdict_name(po->cands[ko].verdict));
-                snprintf(r->new_verdict, sizeof(r->new_verdict), "%s",
-                         kt_verdict_name(pn->cands[k].verdict));
-                if (po->cands[ko].verdict == KT_VERDICT_KEEP &&
-                    pn->cands[k].verdict != KT_VERDICT_KEEP)
-                    r->regression = 1;
+            snprintf(r->candidate, sizeof(r->candidate), "%s", cn->arm.name);
+            if (kt_compare_candidate(&r->sc, co, cn, row_conf, o.threshold) < 0) {
+                fprintf(stderr, "error: %s\n", kt_error_last());
+                rc = KT_EXIT_SOFTWARE;
+                goto done;
             }
-            regressions += r->regression;
+            r->speedup_old = co->speedup;
+            r->speedup_new = cn->speedup;
+            r->old_rel_l2 = worst_rel_l2(&co->arm);
+            r->new_rel_l2 = worst_rel_l2(&cn->arm);
+            snprintf(r->old_verdict, sizeof(r->old_verdict), "%s", kt_verdict_name(co->verdict));
+            snprintf(r->new_verdict, sizeof(r->new_verdict), "%s", kt_verdict_name(cn->verdict));
+            regressions += r->sc.regression;
         }
     }
     if (!common) {
@@ -299,13 +266,13 @@ int cmd_compare(int argc, char **argv)
         goto done;
     }
     if (o.json) {
-        cJSON *doc = rows_json(rows, n_rows, o.threshold, regressions);
+        cJSON *doc = rows_json(rows, n_rows, &o, row_conf, regressions);
         char *text = kt_json_print(doc);
         printf("%s\n", text ? text : "{}");
         free(text);
         cJSON_Delete(doc);
     } else {
-        print_rows(rows, n_rows, o.threshold);
+        print_rows(rows, n_rows, &o, row_conf);
         printf("%d regression(s)\n", regressions);
     }
     rc = regressions ? KT_EXIT_REJECT : KT_EXIT_KEEP;

@@ -361,6 +361,25 @@ static int resolved_threads(const kt_spec *spec)
     return spec->threads > 0 ? spec->threads : (cores > 0 ? (int)cores : 1);
 }
 
+/* A machine already busy at the start disturbs the timed pairs: warn when the 1-minute load
+ * average exceeds the cores the run leaves free, plus one for ordinary background work. */
+static void warn_load(const kt_spec *spec)
+{
+    double load;
+    FILE *f = strcmp(spec->backend, "sim") == 0 ? NULL : fopen("/proc/loadavg", "r");
+    if (!f)
+        return;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = resolved_threads(spec);
+    double free_cores = cores > threads ? (double)(cores - threads) : 0.0;
+    if (fscanf(f, "%lf", &load) == 1 && load > free_cores + 1)
+        fprintf(stderr,
+                "warning: load average %.2f at start exceeds the %.0f core(s) this run leaves "
+                "free (%ld online, %d threads): expect disturbed pairs and wider intervals\n",
+                load, free_cores, cores, threads);
+    fclose(f);
+}
+
 /* Interrupted: 130. A shard's verdict is not the experiment's: a shard that measured its
  * points exits 0, so a scheduler's 'afterok' dependency starts the merge, which forms the
  * verdict. Over budget: the points not run leave the answer open (2), unless a measured
@@ -813,6 +832,7 @@ int cmd_run(int argc, char **argv)
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    warn_load(st.spec);
     int points_rc = run_points(&st);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);

@@ -22,7 +22,7 @@ static const kt_command commands[] = {
      "list ops, variants per backend, and their params (or what a plugin provides)"},
     {"show", cmd_show, "RESULT [--junit FILE] [--markdown FILE]",
      "print the summary of an archived run"},
-    {"compare", cmd_compare, "OLD NEW [--threshold F] [--force] [--json]",
+    {"compare", cmd_compare, "OLD NEW [--threshold F] [--confidence C] [--force] [--json]",
      "compare two runs of one experiment at two code states"},
     {"merge", cmd_merge, "SHARD_DIR... -o DIR [--force] [--json]",
      "merge the shards of one run into one archive with one verdict"},

@@ -34,6 +34,23 @@ static void column_widths(const kt_run_result *run, int *point_w, int *cand_w)
     }
 }
 
+/* Disturbed pairs and a coarse timer, where they could move the verdict. */
+static void print_noise(FILE *out, const kt_point_result *p, const kt_candidate_result *c)
+{
+    if (c->n_pairs && c->noisy_pairs > 0)
+        fprintf(out, "    noise: %d of %zu pairs disturbed (context switches or throttling)%s\n",
+                c->noisy_pairs, c->n_pairs,
+                c->noisy_pairs > KT_NOISY_SHARE_WARN * (double)c->n_pairs
+                    ? "; warning: more than a quarter, the machine was busy"
+                    : "");
+    double fastest = fmin(c->base_time.median, c->cand_time.median);
+    if (p->timer_tick_ns > 0 && fastest > 0 && p->timer_tick_ns > 0.01 * fastest)
+        fprintf(out,
+                "    warning: timer tick %.0f ns is %.1f%% of the median time; tied timings "
+                "make verdicts conservative\n",
+                p->timer_tick_ns, 100 * p->timer_tick_ns / fastest);
+}
+
 void kt_print_summary(FILE *out, const kt_run_result *run, const char *baseline_name,
                       const char *aggregate, double min_speedup)
 {
@@ -59,6 +76,7 @@ void kt_print_summary(FILE *out, const kt_run_result *run, const char *baseline_
                 for (int r = 0; r < c->n_reasons; r++)
                     fprintf(out, "    %s\n", c->reasons[r]);
             kt_stage_print(out, &p->baseline.stages, baseline_name, &c->arm.stages, c->arm.name);
+            print_noise(out, p, c);
         }
         if (p->error[0])
             fprintf(out, "    error: %s\n", p->error);

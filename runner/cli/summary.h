@@ -14,4 +14,7 @@ void kt_print_summary(FILE *out, const kt_run_result *run, const char *baseline_
  * tokens; and once, the counters this machine cannot give with the reason. */
 void kt_print_usage(FILE *out, const kt_run_result *run);
 
+/* Share of disturbed pairs above which the summary warns. */
+#define KT_NOISY_SHARE_WARN 0.25
+
 #endif

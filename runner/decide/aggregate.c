@@ -2,49 +2,44 @@
  * geomean) and one for the run. */
 #include "decide/aggregate.h"
 
+#include "decide/stats.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Geometric mean of point speedups, with a normal-approximation interval built from each
- * point's interval (half-width in log units taken as z * standard error). */
-static void geomean(kt_candidate_verdict *cv, const kt_run_result *run, size_t k, double conf)
+/* Geometric mean of the point speedups with an interval at the spec's confidence. Each
+ * point contributes its HL log speedup y_i; its standard error is its own distribution-free
+ * interval's half-width over the normal quantile of that interval's exact coverage (so a
+ * point judged at 0.999 is not read as a 95% one). The mean of the y_i gets the normal
+ * interval mean +- z se, se = sqrt(sum se_i^2) / P, z at (1 + confidence) / 2 (fixed
+ * effects: the question is the geomean over these points, not over a population of them).
+ * Returns the number of points with a finite interval. */
+static size_t geomean(kt_candidate_verdict *cv, const kt_run_result *run, size_t k, double conf)
 {
     double sum = 0, var = 0;
     size_t n = 0;
-    double z = 1.959963984540054; /* each point's interval is ~95% after adjustment or more */
-    (void)conf;
+    cv->geomean_speedup = cv->geomean_low = cv->geomean_high = NAN;
     for (size_t i = 0; i < run->n_points; i++) {
         const kt_candidate_result *c = &run->points[i].cands[k];
-        if (!(c->speedup > 0) || !(c->ci_low > 0) || !isfinite(c->ci_high))
+        if (!(c->speedup > 0) || !(c->ci_low > 0) || !isfinite(c->ci_high) ||
+            !(c->shift.achieved > 0 && c->shift.achieved < 1))
             continue;
-        double se = (log(c->ci_high) - log(c->ci_low)) / (2 * z);
+        double zi = kt_stats_normal_quantile(0.5 + c->shift.achieved / 2);
+        double se = (log(c->ci_high) - log(c->ci_low)) / (2 * zi);
         sum += log(c->speedup);
         var += se * se;
         n++;
     }
-    cv->geomean_speedup = cv->geomean_low = cv->geomean_high = NAN;
     if (n == 0)
-        return;
+        return 0;
+    double z = kt_stats_normal_quantile(0.5 + conf / 2);
     double mean = sum / (double)n, se = sqrt(var) / (double)n;
     cv->geomean_speedup = exp(mean);
     cv->geomean_low = exp(mean - z * se);
     cv->geomean_high = exp(mean + z * se);
-}
-
-/* Did this point reject the candidate for a reason other than speed? Read from the typed
- * reason codes, never from the reasons' text. */
-static int rejected_for_quality(const kt_candidate_result *c)
-{
-    if (c->verdict != KT_VERDICT_REJECT)
-        return 0;
-    if (c->arm.failed)
-        return 1;
-    for (int i = 0; i < c->n_reasons; i++)
-        if (kt_reason_is_quality(c->reason_codes[i]))
-            return 1;
-    return 0;
+    return n;
 }
 
 int kt_run_aggregate(kt_run_result *run, const kt_spec *spec)
@@ -66,25 +61,34 @@ int kt_run_aggregate(kt_run_result *run, const kt_spec *spec)
         kt_candidate_verdict *cv = &run->cands[k];
         snprintf(cv->name, sizeof(cv->name), "%s", spec->candidates[k].name);
         snprintf(cv->variant, sizeof(cv->variant), "%s", spec->candidates[k].variant->name);
-        int quality_reject = 0, measured = 0;
+        int quality_reject = 0, grouped = 0;
         for (size_t i = 0; i < run->n_points; i++) {
             const kt_candidate_result *c = &run->points[i].cands[k];
-            measured += c->speedup > 0 && isfinite(c->ci_high) && c->ci_low > 0;
             cv->keep += c->verdict == KT_VERDICT_KEEP;
             cv->reject += c->verdict == KT_VERDICT_REJECT;
             cv->inconclusive += c->verdict == KT_VERDICT_INCONCLUSIVE;
-            quality_reject += rejected_for_quality(c);
+            quality_reject += kt_candidate_quality_rejected(c);
+            for (int r = 0; r < c->n_reasons; r++)
+                grouped += c->reason_codes[r] == KT_REASON_GROUPED;
         }
-        geomean(cv, run, k, spec->confidence);
+        size_t measured = geomean(cv, run, k, spec->confidence);
+        int all_measured = measured == run->n_points && run->n_points > 0 && !grouped;
         if (spec->aggregate == KT_AGGREGATE_GEOMEAN) {
             if (quality_reject) {
                 cv->verdict = KT_VERDICT_REJECT;
                 snprintf(cv->reason, sizeof(cv->reason),
                          "numerics, memory or a failure rejected it at %d point(s)",
                          quality_reject);
+            } else if (!all_measured) {
+                /* a point without an interval could change the mean either way */
+                cv->verdict = KT_VERDICT_INCONCLUSIVE;
+                snprintf(cv->reason, sizeof(cv->reason),
+                         "geometric mean over %zu of %zu points: no verdict while a point has "
+                         "no finite interval or was timed with order: grouped",
+                         measured, run->n_points);
             } else if (cv->geomean_high < spec->min_speedup) {
                 cv->verdict = KT_VERDICT_REJECT;
-            } else if (cv->geomean_low >= spec->min_speedup && measured == (int)run->n_points) {
+            } else if (cv->geomean_low > spec->min_speedup) {
                 cv->verdict = KT_VERDICT_KEEP;
             } else {
                 cv->verdict = KT_VERDICT_INCONCLUSIVE;

@@ -36,7 +36,9 @@ static const char *const reason_names[KT_REASON_CODE_COUNT] = {"none",
                                                                "undecided",
                                                                "no_pairs",
                                                                "setup",
-                                                               "energy"};
+                                                               "energy",
+                                                               "grouped_order",
+                                                               "no_look"};
 
 const char *kt_reason_code_name(kt_reason_code code)
 {
@@ -69,10 +71,7 @@ int kt_reason_is_quality(kt_reason_code code)
     }
 }
 
-static void add_reason(kt_candidate_result *c, kt_reason_code code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void add_reason(kt_candidate_result *c, kt_reason_code code, const char *fmt, ...)
+void kt_candidate_add_reason(kt_candidate_result *c, kt_reason_code code, const char *fmt, ...)
 {
     if (c->n_reasons >= (int)(sizeof(c->reasons) / sizeof(c->reasons[0])))
         return;
@@ -108,26 +107,28 @@ static int check_setup_and_energy(kt_candidate_result *c, const kt_arm_result *b
     double own = a->bytes - a->variant_bytes;
     c->setup_memory_fraction = own > 0 ? a->variant_bytes / own : NAN;
     if (!isnan(spec->max_setup_seconds) && a->prepare_ns * 1e-9 > spec->max_setup_seconds) {
-        add_reason(c, KT_REASON_SETUP,
-                   "setup (prepare) took %.3g s, above thresholds.setup.max_seconds %.3g at %s",
-                   a->prepare_ns * 1e-9, spec->max_setup_seconds, id);
+        kt_candidate_add_reason(
+            c, KT_REASON_SETUP,
+            "setup (prepare) took %.3g s, above thresholds.setup.max_seconds %.3g at %s",
+            a->prepare_ns * 1e-9, spec->max_setup_seconds, id);
         broken++;
     }
     if (!isnan(spec->max_setup_memory_ratio) &&
         c->setup_memory_fraction > spec->max_setup_memory_ratio) {
-        add_reason(c, KT_REASON_SETUP,
-                   "setup memory %.0f bytes is %.3g of the problem's inputs and outputs, above "
-                   "thresholds.setup.max_memory_ratio %.3g at %s",
-                   a->variant_bytes, c->setup_memory_fraction, spec->max_setup_memory_ratio, id);
+        kt_candidate_add_reason(
+            c, KT_REASON_SETUP,
+            "setup memory %.0f bytes is %.3g of the problem's inputs and outputs, above "
+            "thresholds.setup.max_memory_ratio %.3g at %s",
+            a->variant_bytes, c->setup_memory_fraction, spec->max_setup_memory_ratio, id);
         broken++;
     }
     double eb = energy_per_call(base), ec = energy_per_call(a);
     c->energy_ratio = eb > 0 && !isnan(ec) ? ec / eb : NAN;
     if (!isnan(spec->max_energy_ratio) && c->energy_ratio > spec->max_energy_ratio) {
-        add_reason(c, KT_REASON_ENERGY,
-                   "energy %.3g J per call is %.3gx the baseline's, above "
-                   "thresholds.energy.max_ratio %.3g at %s",
-                   ec, c->energy_ratio, spec->max_energy_ratio, id);
+        kt_candidate_add_reason(c, KT_REASON_ENERGY,
+                                "energy %.3g J per call is %.3gx the baseline's, above "
+                                "thresholds.energy.max_ratio %.3g at %s",
+                                ec, c->energy_ratio, spec->max_energy_ratio, id);
         broken++;
     }
     return broken;
@@ -161,21 +162,21 @@ static int check_limits(kt_candidate_result *c, const kt_arm_result *base, const
     for (int s = 0; s < a->n_sets; s++) {
         const kt_numerics *n = &a->numerics[s];
         if (!isnan(lim->max_rel_l2) && n->rel_l2 > lim->max_rel_l2) {
-            add_reason(c, KT_REASON_REL_L2,
-                       "rel_l2 %.3g above max_rel_l2 %.3g on input set %d at %s", n->rel_l2,
-                       lim->max_rel_l2, s, id);
+            kt_candidate_add_reason(c, KT_REASON_REL_L2,
+                                    "rel_l2 %.3g above max_rel_l2 %.3g on input set %d at %s",
+                                    n->rel_l2, lim->max_rel_l2, s, id);
             broken++;
         }
         if (!isnan(lim->min_cosine) && n->cosine < lim->min_cosine) {
-            add_reason(c, KT_REASON_COSINE,
-                       "cosine %.6f below min_cosine %.6f on input set %d at %s", n->cosine,
-                       lim->min_cosine, s, id);
+            kt_candidate_add_reason(c, KT_REASON_COSINE,
+                                    "cosine %.6f below min_cosine %.6f on input set %d at %s",
+                                    n->cosine, lim->min_cosine, s, id);
             broken++;
         }
         if (!isnan(lim->max_abs) && n->max_abs > lim->max_abs) {
-            add_reason(c, KT_REASON_MAX_ABS,
-                       "max_abs %.3g above max_abs %.3g on input set %d at %s", n->max_abs,
-                       lim->max_abs, s, id);
+            kt_candidate_add_reason(c, KT_REASON_MAX_ABS,
+                                    "max_abs %.3g above max_abs %.3g on input set %d at %s",
+                                    n->max_abs, lim->max_abs, s, id);
             broken++;
         }
     }
@@ -186,24 +187,26 @@ static int check_limits(kt_candidate_result *c, const kt_arm_result *base, const
     c->worst_rel_l2 = worst_rel_l2(a);
     c->error_ratio = c->worst_rel_l2 / base_err;
     if (!isnan(lim->max_error_vs_baseline) && c->error_ratio > lim->max_error_vs_baseline) {
-        add_reason(c, KT_REASON_ERROR_VS_BASELINE,
-                   "rel_l2 %.3g is %.3gx the baseline's %.3g, above max_error_vs_baseline %.3g "
-                   "at %s",
-                   c->worst_rel_l2, c->error_ratio, base_err, lim->max_error_vs_baseline, id);
+        kt_candidate_add_reason(
+            c, KT_REASON_ERROR_VS_BASELINE,
+            "rel_l2 %.3g is %.3gx the baseline's %.3g, above max_error_vs_baseline %.3g "
+            "at %s",
+            c->worst_rel_l2, c->error_ratio, base_err, lim->max_error_vs_baseline, id);
         broken++;
     }
     if (lim->bitwise_repeatable && a->repeatable == 0) {
-        add_reason(c, KT_REASON_NOT_REPEATABLE,
-                   "outputs differ between two runs on the same input at %s "
-                   "(bitwise_repeatable)",
-                   id);
+        kt_candidate_add_reason(c, KT_REASON_NOT_REPEATABLE,
+                                "outputs differ between two runs on the same input at %s "
+                                "(bitwise_repeatable)",
+                                id);
         broken++;
     }
     c->memory_ratio = base->bytes > 0 ? a->bytes / base->bytes : NAN;
     if (!isnan(spec->max_memory_ratio) && c->memory_ratio > spec->max_memory_ratio) {
-        add_reason(c, KT_REASON_MEMORY,
-                   "memory %.0f bytes is %.3gx the baseline's %.0f, above max_ratio %.3g at %s",
-                   a->bytes, c->memory_ratio, base->bytes, spec->max_memory_ratio, id);
+        kt_candidate_add_reason(
+            c, KT_REASON_MEMORY,
+            "memory %.0f bytes is %.3gx the baseline's %.0f, above max_ratio %.3g at %s", a->bytes,
+            c->memory_ratio, base->bytes, spec->max_memory_ratio, id);
         broken++;
     }
     broken += check_setup_and_energy(c, base, spec, id);
@@ -275,7 +278,7 @@ void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline
 
     if (c->arm.failed) {
         c->verdict = KT_VERDICT_REJECT;
-        add_reason(c, KT_REASON_FAILED, "%s at %s", c->arm.failure, id);
+        kt_candidate_add_reason(c, KT_REASON_FAILED, "%s at %s", c->arm.failure, id);
         return;
     }
     int broken = check_limits(c, baseline, spec, id);
@@ -296,23 +299,53 @@ void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline
     }
     double target = spec->min_speedup;
     int slow = n >= 1 && c->ci_high < target;
-    int fast = n >= 1 && c->ci_low >= target;
+    /* Strictly above: with tied or zero differences (a coarse timer) the interval's end
+     * can sit exactly on the target, and counting that as KEEP biases A/A towards KEEP.
+     * The strict comparison is conservative with ties (docs/statistics.md). */
+    int fast = n >= 1 && c->ci_low > target;
     if (slow)
-        add_reason(c, KT_REASON_SLOWER, "speedup %.3f [%.3f, %.3f] below %.3g at %s", c->speedup,
-                   c->ci_low, c->ci_high, target, id);
+        kt_candidate_add_reason(c, KT_REASON_SLOWER, "speedup %.3f [%.3f, %.3f] below %.3g at %s",
+                                c->speedup, c->ci_low, c->ci_high, target, id);
     if (broken || slow) {
         c->verdict = KT_VERDICT_REJECT;
     } else if (fast) {
         c->verdict = KT_VERDICT_KEEP;
-        add_reason(c, KT_REASON_FASTER, "speedup %.3f [%.3f, %.3f] at or above %.3g at %s",
-                   c->speedup, c->ci_low, c->ci_high, target, id);
+        kt_candidate_add_reason(c, KT_REASON_FASTER, "speedup %.3f [%.3f, %.3f] above %.3g at %s",
+                                c->speedup, c->ci_low, c->ci_high, target, id);
     } else {
         c->verdict = KT_VERDICT_INCONCLUSIVE;
         if (n >= 1)
-            add_reason(c, KT_REASON_UNDECIDED,
-                       "speedup %.3f [%.3f, %.3f] includes %.3g after %zu pairs at %s", c->speedup,
-                       c->ci_low, c->ci_high, target, n, id);
+            kt_candidate_add_reason(c, KT_REASON_UNDECIDED,
+                                    "speedup %.3f [%.3f, %.3f] includes %.3g after %zu pairs at %s",
+                                    c->speedup, c->ci_low, c->ci_high, target, n, id);
         else
-            add_reason(c, KT_REASON_NO_PAIRS, "no timed pairs at %s", id);
+            kt_candidate_add_reason(c, KT_REASON_NO_PAIRS, "no timed pairs at %s", id);
     }
+}
+
+void kt_candidate_withhold_grouped(kt_candidate_result *c, const char *id)
+{
+    if (c->verdict == KT_VERDICT_INCONCLUSIVE || c->arm.failed)
+        return;
+    for (int i = 0; i < c->n_reasons; i++)
+        if (kt_reason_is_quality(c->reason_codes[i]))
+            return; /* numerics do not depend on the order of the timed calls */
+    c->verdict = KT_VERDICT_INCONCLUSIVE;
+    c->n_reasons = 0;
+    kt_candidate_add_reason(c, KT_REASON_GROUPED,
+                            "speedup %.3f [%.3f, %.3f] measured with order: grouped, which "
+                            "drift biases; no verdict without allow_grouped_verdicts at %s",
+                            c->speedup, c->ci_low, c->ci_high, id);
+}
+
+int kt_candidate_quality_rejected(const kt_candidate_result *c)
+{
+    if (c->verdict != KT_VERDICT_REJECT)
+        return 0;
+    if (c->arm.failed)
+        return 1;
+    for (int i = 0; i < c->n_reasons; i++)
+        if (kt_reason_is_quality(c->reason_codes[i]))
+            return 1;
+    return 0;
 }

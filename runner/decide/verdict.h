@@ -26,9 +26,11 @@ typedef enum kt_reason_code {
     KT_REASON_UNDECIDED = 11,        /* the interval includes min_speedup */
     KT_REASON_NO_PAIRS = 12,         /* nothing was timed */
     KT_REASON_SETUP = 13,            /* above thresholds.setup */
-    KT_REASON_ENERGY = 14            /* above thresholds.energy.max_ratio */
+    KT_REASON_ENERGY = 14,           /* above thresholds.energy.max_ratio */
+    KT_REASON_GROUPED = 15,          /* order: grouped without allow_grouped_verdicts */
+    KT_REASON_NO_LOOK = 16           /* stopped before the first planned look */
 } kt_reason_code;
-#define KT_REASON_CODE_COUNT 15
+#define KT_REASON_CODE_COUNT 17
 
 /* "failed", "rel_l2", ..., or "unknown" for a number out of range. */
 const char *kt_reason_code_name(kt_reason_code code);

@@ -1,5 +1,6 @@
 /* trial.c - one matrix point: correctness, warmup, paired repetitions, looks, verdicts. */
 #include "measure/trial.h"
+#include "decide/sequential.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -25,24 +26,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-int kt_trial_looks(int *looks, int max_looks, int min_reps, int max_reps)
-{
-    int n = 0;
-    if (max_reps < 1)
-        max_reps = 1;
-    if (min_reps < 1)
-        min_reps = 1;
-    if (min_reps > max_reps)
-        min_reps = max_reps;
-    for (double x = min_reps; n < max_looks - 1 && (int)ceil(x) < max_reps; x *= 1.5) {
-        int v = (int)ceil(x);
-        if (n == 0 || v > looks[n - 1])
-            looks[n++] = v;
-    }
-    looks[n++] = max_reps;
-    return n;
 }
 
 static const kt_arm *spec_arm(const point_run *r, int arm)
@@ -318,9 +301,35 @@ done:
     free(noise);
 }
 
+/* Judges candidate 'c' at decisive look 'at' of the design: the pairs after that look are
+ * left out of the analysis (they were taken after the last planned look the point reached),
+ * and no look at all means INCONCLUSIVE. */
+static void judge_at_look(point_run *r, kt_candidate_result *c, const kt_design *d, int at)
+{
+    if (at < 0) {
+        kt_candidate_evaluate(c, &r->out->baseline, r->spec, r->point, 1.0 - d->alpha);
+        if (c->verdict != KT_VERDICT_REJECT || !c->n_reasons ||
+            !kt_reason_is_quality(c->reason_codes[0])) {
+            c->verdict = KT_VERDICT_INCONCLUSIVE;
+            c->n_reasons = 0;
+            kt_candidate_add_reason(c, KT_REASON_NO_LOOK,
+                                    "stopped after %zu pairs, before the first planned look "
+                                    "(%d pairs) at %s",
+                                    c->n_pairs, d->looks[0], r->point->id);
+        }
+        return;
+    }
+    size_t taken = c->n_pairs;
+    if ((size_t)d->looks[at] < taken)
+        c->n_pairs = (size_t)d->looks[at];
+    kt_candidate_evaluate(c, &r->out->baseline, r->spec, r->point, d->confidence[at]);
+    c->looks = at + 1;
+    c->pairs_unused = (int)(taken - c->n_pairs);
+}
+
 /* Interleaved designs with looks; returns the stop reason. */
-static const char *run_paired(point_run *r, int min_reps, int max_reps, double confidence,
-                              const int *looks, int n_looks, double start_s)
+static const char *run_paired(point_run *r, int min_reps, int max_reps, const kt_design *d,
+                              double start_s)
 {
     size_t K = r->out->n_cands;
     int active[16] = {0}, order[16];
@@ -349,18 +358,22 @@ static const char *run_paired(point_run *r, int min_reps, int max_reps, double c
         }
         if (interrupted(r))
             return "interrupted";
-        if (look < n_looks && rep + 1 == looks[look]) {
-            look++;
-            for (size_t k = 0; k < K; k++) {
+        if (look < d->n_looks && rep + 1 == d->looks[look]) {
+            int at = look++;
+            for (size_t k = 0; k < K && d->decisive[at]; k++) {
                 kt_candidate_result *c = &r->out->cands[k];
                 if (!active[k])
                     continue;
-                kt_candidate_evaluate(c, &r->out->baseline, r->spec, r->point, confidence);
-                c->looks = look;
+                kt_candidate_evaluate(c, &r->out->baseline, r->spec, r->point, d->confidence[at]);
+                c->looks = at + 1;
+                c->decided_at = at;
                 /* A suspected order effect postpones stopping: the verdict then rests on
                  * every pair, and the order check gets the power to confirm or clear it. */
                 int suspect = c->order_p < KT_ORDER_SUSPECT_P;
-                if (c->verdict != KT_VERDICT_INCONCLUSIVE && !suspect) {
+                /* under geomean a point never stops on its own verdict: an estimate kept
+                 * because it looked extreme would bias the mean over the points */
+                int may_stop = r->spec->aggregate != KT_AGGREGATE_GEOMEAN;
+                if (c->verdict != KT_VERDICT_INCONCLUSIVE && !suspect && may_stop) {
                     active[k] = 0;
                     c->stopped_early = rep + 1 < max_reps;
                 }
@@ -505,6 +518,7 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
     if (interrupted(r))
         goto stopped;
 
+    out->timer_tick_ns = kt_backend_timer_tick_ns(backend); /* after prepare set sim's */
     if (warmup(r, 0) < 0) {
         snprintf(out->error, sizeof(out->error), "baseline '%s' failed in warmup: %s",
                  spec->baseline.name, kt_error_last());
@@ -514,18 +528,28 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
         if (!out->cands[k].arm.failed && warmup(r, (int)k + 1) < 0)
             fail_arm(&out->cands[k].arm, "run failed in warmup: %s", kt_error_last());
 
-    int looks[KT_MAX_LOOKS];
-    int n_looks = spec->order == KT_ORDER_GROUPED
-                      ? (looks[0] = max_reps, 1)
-                      : kt_trial_looks(looks, KT_MAX_LOOKS, min_reps, max_reps);
-    double confidence = 1.0 - (1.0 - spec->confidence) / n_looks;
+    kt_design design;
+    double alpha = kt_design_point_alpha(spec);
+    kt_spending spending = hooks ? hooks->spending : KT_SPEND_POCOCK;
+    if (kt_design_plan(&design, min_reps, max_reps, alpha, spending) < 0) {
+        snprintf(out->error, sizeof(out->error), "%s", kt_error_last());
+        goto finish;
+    }
+    if (spec->order == KT_ORDER_GROUPED) { /* one look, at the end */
+        design.n_looks = 1;
+        design.looks[0] = max_reps;
+        design.decisive[0] = 1;
+        design.confidence[0] = 1.0 - alpha;
+    }
     const char *stop;
+    for (size_t k = 0; k < out->n_cands; k++)
+        out->cands[k].decided_at = -1;
     if (spec->order == KT_ORDER_GROUPED) {
         run_grouped(r, max_reps);
         stop = out->error[0] ? "failed" : "max_repetitions";
     } else {
         /* the time budget covers the timed pairs, not set-up and correctness checks */
-        stop = run_paired(r, min_reps, max_reps, confidence, looks, n_looks, now_s());
+        stop = run_paired(r, min_reps, max_reps, &design, now_s());
     }
     snprintf(out->stop_reason, sizeof(out->stop_reason), "%s", stop);
     /* after the timed pairs, before the verdicts (the energy gate reads it) */
@@ -533,9 +557,19 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
         profile_arms(r);
     for (size_t k = 0; k < out->n_cands; k++) {
         kt_candidate_result *c = &out->cands[k];
-        kt_candidate_evaluate(c, &out->baseline, spec, point, confidence);
+        /* a candidate that stopped at a look keeps that look's verdict; any other is judged
+         * at the last planned look its pairs reached, never at the count it stopped at */
+        int at = c->decided_at >= 0 && c->verdict != KT_VERDICT_INCONCLUSIVE
+                     ? c->decided_at
+                     : kt_design_last_look(&design, (int)c->n_pairs);
+        if (c->arm.failed)
+            kt_candidate_evaluate(c, &out->baseline, spec, point, 1.0 - alpha);
+        else
+            judge_at_look(r, c, &design, at);
+        if (spec->order == KT_ORDER_GROUPED && !spec->allow_grouped_verdicts)
+            kt_candidate_withhold_grouped(c, point->id);
         if (c->looks == 0)
-            c->looks = n_looks;
+            c->looks = design.n_looks;
         if ((int)c->n_pairs > out->repetitions)
             out->repetitions = (int)c->n_pairs;
     }

@@ -8,6 +8,7 @@
 #ifndef KT_TRIAL_H
 #define KT_TRIAL_H
 
+#include "decide/sequential.h"
 #include "decide/verdict.h"
 #include "measure/check.h"
 #include "measure/counters.h"
@@ -60,6 +61,8 @@ typedef struct kt_candidate_result {
     double speedup, ci_low, ci_high; /* exp of the HL estimate and its interval */
     double confidence_used;          /* per-look confidence after the Bonferroni adjustment */
     int looks;                       /* looks taken */
+    int decided_at;                  /* index of the look of the last evaluation, -1 none */
+    int pairs_unused;                /* pairs after the last planned look reached (budget) */
     int stopped_early;               /* decided before max_repetitions */
     kt_summary base_time, cand_time; /* of the ns in its pairs */
     double order_p;                  /* Mann-Whitney of d: candidate-first vs baseline-first */
@@ -88,12 +91,9 @@ typedef struct kt_point_result {
     size_t n_cands;
     int repetitions; /* largest number of pairs any candidate got */
     double elapsed_s;
+    double timer_tick_ns; /* the backend's timer resolution, measured at the point's start */
     char stop_reason[32]; /* "decided" | "max_repetitions" | "max_seconds" | "failed" */
 } kt_point_result;
-
-/* The look schedule from min to max repetitions (geometric, factor 1.5, always ending at
- * max). Returns the number of looks written into 'looks'. */
-int kt_trial_looks(int *looks, int max_looks, int min_reps, int max_reps);
 
 typedef struct kt_trial_hooks {
     /* Called before each risky step of an arm ("prepare", "correctness", "repetitions"),
@@ -109,6 +109,9 @@ typedef struct kt_trial_hooks {
     volatile int *interrupted;
     int quick;      /* --quick: cap repetitions */
     int no_profile; /* --no-profile: skip the profiling pass whatever the spec says */
+    /* How the looks spend the error budget (0, the default: Pocock-type spending; the
+     * validity benchmark sets the others to compare). */
+    kt_spending spending;
 } kt_trial_hooks;
 
 /* Runs one point on an open backend. Fills 'out' (free with kt_point_result_free). Returns 0,
@@ -120,6 +123,15 @@ void kt_point_result_free(kt_point_result *r);
 /* Recomputes statistics and the verdict of candidate 'c' at 'confidence' (per look). */
 void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline,
                            const kt_spec *spec, const kt_point *point, double confidence);
+
+/* Appends a reason (at most KT_LIMIT_REASONS; later ones are dropped). */
+void kt_candidate_add_reason(kt_candidate_result *c, kt_reason_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* True when the candidate was rejected on quality (numerics, memory, a failure), read
+ * from the typed reason codes. */
+int kt_candidate_quality_rejected(const kt_candidate_result *c);
+/* order: grouped without allow_grouped_verdicts: a speed verdict becomes INCONCLUSIVE. */
+void kt_candidate_withhold_grouped(kt_candidate_result *c, const char *id);
 
 /* Order-effect p-values: below SUSPECT a point keeps measuring instead of stopping early;
  * below WARN (after the last look) the result carries a warning. */

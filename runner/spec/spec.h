@@ -105,7 +105,8 @@ typedef struct kt_spec {
     double max_startup_seconds; /* NAN = scale with the problem (worker watchdog) */
     kt_order order;
     int flush_cache;
-    int profile; /* trials.profile: the profiling pass after each point's verdict */
+    int profile;                /* trials.profile: the profiling pass after each point's verdict */
+    int allow_grouped_verdicts; /* order: grouped may KEEP/REJECT (default false) */
 
     kt_numerics_limits numerics;
     double min_speedup;            /* default 1.0 */

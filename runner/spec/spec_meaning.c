@@ -7,6 +7,7 @@
  * min_repetitions over max_repetitions, an empty matrix, a plan over budget. Every message is
  * "path: problem" at the line and column of the node at fault. */
 #include "spec/spec_meaning.h"
+#include "decide/sequential.h"
 #include "spec/catalog.h"
 #include "spec/matrix.h"
 #include "spec/plan.h"
@@ -817,6 +818,7 @@ static void check_trials(mctx *c)
     spec->flush_cache = get_bool(kt_node_get(t, "flush_cache"), 1);
     /* counters perturb a GPU's clocks and need CUPTI: opt in there */
     spec->profile = get_bool(kt_node_get(t, "profile"), strcmp(spec->backend, "cuda") != 0);
+    spec->allow_grouped_verdicts = get_bool(kt_node_get(t, "allow_grouped_verdicts"), 0);
 }
 
 static void check_thresholds(mctx *c)
@@ -868,6 +870,27 @@ static int check_shapes(mctx *c, const kt_matrix *m)
     return bad ? -1 : 0;
 }
 
+/* Can the looks decide at all? At the point's error budget (after the split across points)
+ * the last look needs enough pairs for a finite signed-rank interval. */
+static void check_design(mctx *c, const kt_spec *spec)
+{
+    kt_design d;
+    if (kt_design_plan(&d, spec->min_repetitions, spec->max_repetitions,
+                       kt_design_point_alpha(spec), KT_SPEND_POCOCK) == 0)
+        return;
+    const char *path = "trials.max_repetitions";
+    const kt_node *at = kt_node_at_path(spec->root, path);
+    if (!at) {
+        path = "thresholds.latency.confidence";
+        at = kt_node_at_path(spec->root, path);
+    }
+    report(c, at ? at : kt_node_get(c->root, "trials"), path, "this design can never decide: %s%s",
+           kt_error_last(),
+           spec->aggregate == KT_AGGREGATE_ALL && spec->matrix->n > 1
+               ? " (the confidence is split across the matrix points under aggregate: all)"
+               : "");
+}
+
 /* Expands the matrix once, keeping it in 'spec', and checks its shapes and the budget. */
 static void check_plan(mctx *c, kt_spec *spec)
 {
@@ -888,6 +911,7 @@ static void check_plan(mctx *c, kt_spec *spec)
                kt_error_last());
         goto done;
     }
+    check_design(c, spec);
     double minutes = plan.idle_seconds / 60.0; /* the load must not decide validity */
     if (!isnan(spec->budget_minutes) && minutes > spec->budget_minutes && !c->opts->skip_budget)
         report(c, kt_node_at_path(spec->root, "budget.max_minutes"), "budget.max_minutes",

@@ -176,16 +176,40 @@ class ArchiveTest(unittest.TestCase):
         run(["run", new_spec, "-o", new])
         p = run(["compare", old, new])
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
-        self.assertIn("slower", p.stdout)
+        self.assertIn("worse", p.stdout)
+        self.assertIn("REGRESSION", p.stdout)
         j = run(["compare", old, new, "--json"])
-        rows = json.loads(j.stdout)["rows"]
-        cand = [r for r in rows if r["variant"] == "cand"][0]
-        self.assertEqual(cand["change"], "slower")
-        self.assertAlmostEqual(cand["time_ratio"], 95 / 80, delta=0.04)
-        base = [r for r in rows if r["variant"] == "baseline"][0]
-        self.assertIn(base["change"], ("same", "unclear"))
+        doc = json.loads(j.stdout)
+        cand = [r for r in doc["rows"] if r["candidate"] == "cand"][0]
+        self.assertEqual(cand["change"], "worse")
+        self.assertTrue(cand["regression"])
+        # the speedup went from 100/80 to 100/95
+        self.assertAlmostEqual(cand["speedup_change"], 80 / 95, delta=0.04)
+        self.assertLess(cand["ci"][1], 0.99)
+        self.assertEqual(doc["regressions"], 1)
         same = run(["compare", old, old])
         self.assertEqual(same.returncode, 0, same.stdout)
+        self.assertIn("0 regression(s)", same.stdout)
+
+    def test_compare_a_slower_machine_is_drift_not_a_regression(self):
+        """Every call 3% slower in NEW (baseline and candidate alike), the speedup unchanged:
+        the absolute times move, the paired evidence does not, and compare exits 0."""
+        old_spec = sim_spec(os.path.join(self.tmp, "old.yaml"), seed=11,
+                            baseline={"median_us": 100, "spread": 0.01},
+                            candidates={"cand": {"median_us": 80, "spread": 0.01}})
+        new_spec = sim_spec(os.path.join(self.tmp, "new.yaml"), seed=12,
+                            baseline={"median_us": 103, "spread": 0.01},
+                            candidates={"cand": {"median_us": 82.4, "spread": 0.01}})
+        old, new = os.path.join(self.tmp, "old"), os.path.join(self.tmp, "new")
+        self.assertEqual(run(["run", old_spec, "-o", old]).returncode, 0)
+        self.assertEqual(run(["run", new_spec, "-o", new]).returncode, 0)
+        p = run(["compare", old, new])
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("0 regression(s)", p.stdout)
+        self.assertIn("machine/baseline drift", p.stdout)
+        cand = json.loads(run(["compare", old, new, "--json"]).stdout)["rows"][0]
+        self.assertAlmostEqual(cand["baseline_drift"], 1.03, delta=0.02)
+        self.assertFalse(cand["regression"])
 
     def test_compare_refuses_different_experiments(self):
         a = os.path.join(self.tmp, "a")

@@ -138,7 +138,16 @@ class RunVerdictTest(unittest.TestCase):
                 spec = sim_spec(os.path.join(self.tmp, order + ".yaml"), trials={"order": order},
                                 thresholds={"aggregate": "geomean"})
                 p = run(["run", spec, "-o", out])
-                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                # grouped timings give no speed verdict without allow_grouped_verdicts
+                self.assertEqual(p.returncode, 0 if order == "alternate" else 2,
+                                 p.stdout + p.stderr)
+                if order == "grouped":
+                    self.assertIn("grouped", p.stdout)
+                    spec2 = sim_spec(os.path.join(self.tmp, "g2.yaml"),
+                                     trials={"order": order, "allow_grouped_verdicts": True},
+                                     thresholds={"aggregate": "geomean"})
+                    p2 = run(["run", spec2, "-o", out + "-allowed"])
+                    self.assertEqual(p2.returncode, 0, p2.stdout + p2.stderr)
                 doc = validate_result(self, out)
                 firsts = [q[2] for q in doc["points"][0]["candidates"][0]["pairs"]]
                 if order == "alternate":
@@ -185,7 +194,7 @@ inputs: {{distribution: llm, seed: 3, sets: 1}}
 baseline: {{variant: dense}}
 candidates:
   - {{name: same, variant: dense}}
-trials: {{warmup: 1, min_repetitions: 4, max_repetitions: 4}}
+trials: {{warmup: 1, min_repetitions: 6, max_repetitions: 6}}
 """)
         return path
 

@@ -212,6 +212,7 @@ static void make_point(kt_point_result *p, kt_candidate_result *c, kt_pair *pair
     strcpy(c->arm.variant, "lognormal");
     c->verdict = KT_VERDICT_KEEP;
     c->speedup = c->ci_low = c->ci_high = 1.25;
+    c->shift.achieved = 0.95;
     for (int i = 0; i < n_pairs; i++) {
         pairs[i] = (kt_pair){i, i % 2, i % 2, 100000.0 + i, 80000.0 + i, 0, 0, 0};
     }

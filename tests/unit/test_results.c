@@ -371,6 +371,7 @@ static kt_run_result make_run(size_t n, const kt_verdict v[][2], const double s[
             c->speedup = s[i][k];
             c->ci_low = s[i][k] * exp(-z * 0.01);
             c->ci_high = s[i][k] * exp(z * 0.01);
+            c->shift.achieved = 0.95;
             if (v[i][k] == KT_VERDICT_REJECT) {
                 c->n_reasons = 1;
                 snprintf(c->reasons[0], sizeof(c->reasons[0]), "speedup %.3f [...] below", s[i][k]);
@@ -460,13 +461,33 @@ static void test_aggregate_geomean(void **state)
             fail_msg("min_speedup %.17g: %s", cases[i].min_speedup, kt_verdict_name(cv->verdict));
         assert_non_null(strstr(cv->reason, "geometric mean speedup 0.980"));
     }
-    /* the interval's lower end exactly at min_speedup keeps; one ulp higher does not */
+    /* KEEP needs the lower end strictly above min_speedup: exactly at it does not keep
+     * (ties must not push towards KEEP), one ulp below does */
     spec.min_speedup = run.cands[0].geomean_low;
     assert_int_equal(kt_run_aggregate(&run, &spec), 0);
+    assert_int_equal(run.cands[0].verdict, KT_VERDICT_INCONCLUSIVE);
+    spec.min_speedup = nextafter(spec.min_speedup, 0);
+    assert_int_equal(kt_run_aggregate(&run, &spec), 0);
     assert_int_equal(run.cands[0].verdict, KT_VERDICT_KEEP);
-    spec.min_speedup = nextafter(spec.min_speedup, 2);
+    /* the interval is at the spec's confidence, from each point's own coverage: at 0.99
+     * it widens by z(0.995) / z(0.975), and a point at 0.999 counts with its wider z */
+    spec.min_speedup = 0.9;
+    spec.confidence = 0.99;
+    assert_int_equal(kt_run_aggregate(&run, &spec), 0);
+    double half99 = 2.5758293035489004 * sqrt(2.0) * 0.01 / 2;
+    assert_true(fabs(run.cands[0].geomean_low - g * exp(-half99)) < 1e-12);
+    cands[0][0].shift.achieved = cands[1][0].shift.achieved = 0.999;
+    assert_int_equal(kt_run_aggregate(&run, &spec), 0);
+    double se = 1.959963984540054 * 0.01 / 3.2905267314918945;
+    assert_true(fabs(run.cands[0].geomean_low - g * exp(-2.5758293035489004 * sqrt(2.0) * se / 2)) <
+                1e-12);
+    /* a point without a finite interval: no KEEP or REJECT from the others */
+    cands[1][0].ci_high = INFINITY;
     assert_int_equal(kt_run_aggregate(&run, &spec), 0);
     assert_int_equal(run.cands[0].verdict, KT_VERDICT_INCONCLUSIVE);
+    cands[1][0].ci_high = 0.8 * exp(1.959963984540054 * 0.01);
+    cands[0][0].shift.achieved = cands[1][0].shift.achieved = 0.95;
+    spec.confidence = 0.95;
 
     /* numerics (anything but speed) rejecting at one point rejects under geomean too */
     spec.min_speedup = 0.9;

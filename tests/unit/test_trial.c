@@ -12,6 +12,7 @@
 #include "spec/matrix.h"
 #include "sim/sim.h"
 #include "measure/trial.h"
+#include "decide/sequential.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -124,18 +125,26 @@ static void test_deterministic_durations(void **state)
     assert_true(fabs(c->speedup - 1.25) < 1e-12);
     assert_true(c->ci_low == c->speedup && c->ci_high == c->speedup);
     assert_true(fabs(c->shift.p_value - erfc(sqrt(5.0))) < 1e-12);
-    /* Bonferroni over the 9 planned looks of 10..200 */
-    assert_true(fabs(c->confidence_used - (1 - 0.05 / 9)) < 1e-15);
+    /* the first look's level from the spending design of 10..200 */
+    kt_design d;
+    assert_int_equal(kt_design_plan(&d, 10, 200, 0.05, KT_SPEND_POCOCK), 0);
+    assert_true(c->confidence_used == d.confidence[0]);
+    assert_true(c->confidence_used > 1 - 0.05 / 9); /* spends less at 10 than Bonferroni */
     assert_int_equal(c->verdict, KT_VERDICT_KEEP);
-    assert_true(has_reason(c, "speedup 1.250 [1.250, 1.250] at or above 1.05", point_id));
+    assert_true(has_reason(c, "speedup 1.250 [1.250, 1.250] above 1.05", point_id));
     assert_int_equal(r.baseline.repeatable, -1); /* not asked for */
     assert_int_equal(r.baseline.n_sets, 2);
     assert_true(r.baseline.bytes == 2 * 64 * 4 && r.baseline.variant_bytes == 0);
     double speedup = c->speedup;
     kt_point_result_free(&r);
 
-    /* min_speedup exactly at the measured speedup keeps; one ulp above rejects */
+    /* min_speedup exactly at the measured speedup (a collapsed interval, every d tied)
+     * never decides: not KEEP, not REJECT; one ulp below keeps, one ulp above rejects */
     spec->min_speedup = speedup;
+    run_point(&r, spec, NULL);
+    assert_int_equal(r.cands[0].verdict, KT_VERDICT_INCONCLUSIVE);
+    kt_point_result_free(&r);
+    spec->min_speedup = nextafter(speedup, 0);
     run_point(&r, spec, NULL);
     assert_int_equal(r.cands[0].verdict, KT_VERDICT_KEEP);
     kt_point_result_free(&r);
@@ -346,7 +355,7 @@ static void test_skip_and_step_hooks(void **state)
     int skip[2] = {1, 0};
     char reasons[2][320] = {"crashed with signal 11 (Segmentation fault) during correctness", ""};
     recorder rec = {0};
-    kt_trial_hooks hooks = {on_step, on_progress, &rec, skip, reasons, NULL, 0, 0};
+    kt_trial_hooks hooks = {on_step, on_progress, &rec, skip, reasons, NULL, 0, 0, KT_SPEND_POCOCK};
     kt_point_result r;
     run_point(&r, spec, &hooks); /* 'crashy' would kill this process if it ran */
     assert_int_equal(r.cands[0].verdict, KT_VERDICT_REJECT);

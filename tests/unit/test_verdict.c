@@ -101,7 +101,7 @@ static void test_deterministic_pairs(void **state)
         assert_true(cand.ci_low == cand.speedup && cand.ci_high == cand.speedup);
         assert_true(fabs(cand.shift.p_value - erfc(sqrt((double)n / 2))) < 1e-12);
         assert_int_equal(cand.verdict, KT_VERDICT_KEEP);
-        assert_true(has_reason("speedup 1.250 [1.250, 1.250] at or above 1.05 at b4/t1024", NULL));
+        assert_true(has_reason("speedup 1.250 [1.250, 1.250] above 1.05 at b4/t1024", NULL));
         assert_true(cand.confidence_used == 0.95);
         assert_int_equal(cand.base_time.n, n);
         assert_true(cand.base_time.median == 100000 && cand.cand_time.median == 80000);
@@ -115,8 +115,9 @@ static void test_deterministic_pairs(void **state)
     assert_true(has_reason("speedup 0.800 [0.800, 0.800] below 1.05 at b4/t1024", NULL));
 }
 
-/* KEEP when the interval's lower end is at or above min_speedup, exactly at the boundary
- * included; one ulp higher and the collapsed interval lies below it: REJECT. */
+/* KEEP when the interval's lower end is strictly above min_speedup; exactly at the boundary
+ * is INCONCLUSIVE (a tie must not count for the candidate); one ulp higher and the collapsed
+ * interval lies below it: REJECT. */
 static void test_min_speedup_boundary(void **state)
 {
     (void)state;
@@ -124,6 +125,9 @@ static void test_min_speedup_boundary(void **state)
     evaluate();
     double s = cand.ci_low;
     spec.min_speedup = s;
+    evaluate();
+    assert_int_equal(cand.verdict, KT_VERDICT_INCONCLUSIVE);
+    spec.min_speedup = nextafter(s, 0.0);
     evaluate();
     assert_int_equal(cand.verdict, KT_VERDICT_KEEP);
     spec.min_speedup = nextafter(s, 2.0);

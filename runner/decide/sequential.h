@@ -1,0 +1,52 @@
+/* sequential.h - the group-sequential design of one point: at which numbers of pairs the
+ * data are looked at, and at what confidence each look may decide, so that the chance of a
+ * wrong verdict over all looks together stays within the point's error budget.
+ *
+ * The budget alpha is spent across the looks by a spending function of the information
+ * time t = n / max_repetitions (Lan-DeMets); the boundary of each look is found by
+ * recursive numerical integration of the normal approximation to the signed-rank statistic
+ * (Armitage, McPherson and Rowe), so the spending accounts for the correlation between
+ * looks instead of splitting alpha into independent parts. docs/statistics.md derives it. */
+#ifndef KT_SEQUENTIAL_H
+#define KT_SEQUENTIAL_H
+
+#include "spec/spec.h"
+#include "util/limits.h"
+
+typedef enum {
+    KT_SPEND_POCOCK = 0, /* alpha ln(1 + (e - 1) t): spends early, the fewest pairs on average */
+    KT_SPEND_OBRIEN_FLEMING, /* 2 - 2 Phi(z / sqrt(t)): keeps almost all for the last look */
+    KT_SPEND_BONFERRONI      /* alpha / L per look: the old design, kept for comparison */
+} kt_spending;
+
+/* The look schedule from min to max repetitions (geometric, factor 1.5, always ending at
+ * max). Returns the number of looks written into 'looks'. */
+int kt_trial_looks(int *looks, int max_looks, int min_reps, int max_reps);
+
+typedef struct kt_design {
+    int n_looks;                       /* planned looks (the schedule) */
+    int looks[KT_LIMIT_LOOKS];         /* pairs at each look, ascending, last = max */
+    int decisive[KT_LIMIT_LOOKS];      /* 0: too few pairs to reach a finite interval */
+    double confidence[KT_LIMIT_LOOKS]; /* two-sided level of each decisive look's interval */
+    double spent[KT_LIMIT_LOOKS];      /* cumulative alpha spent up to each look */
+    double alpha;                      /* the point's whole error budget */
+    kt_spending spending;
+} kt_design;
+
+/* Plans looks from 'min_reps' to 'max_reps' (kt_trial_looks' geometric schedule) with
+ * error budget 'alpha' in (0, 1). A look whose pairs cannot give a finite signed-rank
+ * interval at its level takes no budget (it is dropped and its share moves to the next).
+ * Returns 0, or KT_EINVAL with a message when no look can decide at all. */
+int kt_design_plan(kt_design *d, int min_reps, int max_reps, double alpha, kt_spending spending);
+
+/* Index of the last decisive look at or before 'pairs' pairs, or -1. */
+int kt_design_last_look(const kt_design *d, int pairs);
+
+/* Smallest n for which the exact signed-rank interval at 'confidence' is finite. */
+int kt_design_min_pairs(double confidence);
+
+/* The error budget of one point: 1 - confidence, divided by the number of matrix points
+ * under aggregate: all (Bonferroni across the points of a candidate). */
+double kt_design_point_alpha(const kt_spec *spec);
+
+#endif

@@ -1,0 +1,120 @@
+/* test_sequential.c - the group-sequential design: boundaries against a direct simulation of
+ * the normal model, looks that cannot decide, designs that never can. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include "decide/sequential.h"
+#include "decide/stats.h"
+#include "kernel.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Simulated P(some decisive look crosses its boundary) for the score S_k, a random walk
+ * with N(0, n_k - n_{k-1}) increments, crossing when |S_k| >= z_k sqrt(n_k). */
+static double simulated_error(const kt_design *d, int paths, uint64_t seed)
+{
+    kt_rng rng;
+    kt_rng_seed(&rng, seed);
+    double z[KT_LIMIT_LOOKS];
+    for (int k = 0; k < d->n_looks; k++)
+        z[k] = d->decisive[k] ? kt_stats_normal_quantile(0.5 + d->confidence[k] / 2) : INFINITY;
+    int crossed = 0;
+    for (int p = 0; p < paths; p++) {
+        double s = 0;
+        int prev = 0;
+        for (int k = 0; k < d->n_looks; k++) {
+            s += sqrt((double)(d->looks[k] - prev)) * kt_rng_normal(&rng);
+            prev = d->looks[k];
+            if (fabs(s) >= z[k] * sqrt((double)d->looks[k])) {
+                crossed++;
+                break;
+            }
+        }
+    }
+    return (double)crossed / paths;
+}
+
+static void test_spending_spends_exactly_alpha(void **state)
+{
+    (void)state;
+    kt_design d;
+    assert_int_equal(kt_design_plan(&d, 10, 200, 0.05, KT_SPEND_POCOCK), 0);
+    assert_int_equal(d.n_looks, 9);
+    static const int expect[9] = {10, 15, 23, 34, 51, 76, 114, 171, 200};
+    for (int k = 0; k < 9; k++) {
+        assert_int_equal(d.looks[k], expect[k]);
+        assert_true(d.decisive[k]);
+        /* each look is judged above the overall level, and later looks no stricter */
+        assert_true(d.confidence[k] > 0.95 && d.confidence[k] < 1);
+    }
+    assert_true(fabs(d.spent[8] - 0.05) < 1e-12);
+    /* 200,000 paths: the standard error of the rate is 0.0005 */
+    double err = simulated_error(&d, 200000, 42);
+    if (fabs(err - 0.05) > 0.003)
+        fail_msg("simulated error %.4f, expected 0.05", err);
+
+    assert_int_equal(kt_design_plan(&d, 10, 200, 0.05, KT_SPEND_OBRIEN_FLEMING), 0);
+    err = simulated_error(&d, 200000, 43);
+    if (fabs(err - 0.05) > 0.003)
+        fail_msg("O'Brien-Fleming: simulated error %.4f, expected 0.05", err);
+    int first = 0;
+    while (!d.decisive[first])
+        first++; /* its tiny early shares leave the first looks undecidable */
+    assert_true(d.confidence[first] > d.confidence[8]); /* keeps the budget for the end */
+
+    /* Bonferroni: 1 - alpha/L at every look, and conservative */
+    assert_int_equal(kt_design_plan(&d, 10, 200, 0.05, KT_SPEND_BONFERRONI), 0);
+    for (int k = 0; k < 9; k++)
+        assert_true(fabs(d.confidence[k] - (1 - 0.05 / 9)) < 1e-12);
+    err = simulated_error(&d, 200000, 44);
+    assert_true(err < 0.045 && err > 0.02);
+}
+
+static void test_looks_that_cannot_decide_take_no_budget(void **state)
+{
+    (void)state;
+    assert_int_equal(kt_design_min_pairs(0.95), 6);
+    assert_int_equal(kt_design_min_pairs(0.99), 8);
+    kt_design d;
+    /* looks 2, 3, 5, 8, 12, 18, 20: the first ones can never reach a finite interval */
+    assert_int_equal(kt_design_plan(&d, 2, 20, 0.05, KT_SPEND_POCOCK), 0);
+    int first = -1;
+    for (int k = 0; k < d.n_looks; k++) {
+        if (d.decisive[k] && first < 0)
+            first = k;
+        if (!d.decisive[k])
+            assert_true(first < 0); /* only a prefix is dropped */
+        else
+            assert_true(d.looks[k] >= kt_design_min_pairs(d.confidence[k]));
+    }
+    assert_true(first > 0 && d.looks[first] >= 6);
+    assert_true(fabs(d.spent[d.n_looks - 1] - 0.05) < 1e-12);
+    double err = simulated_error(&d, 200000, 45);
+    if (fabs(err - 0.05) > 0.003)
+        fail_msg("after dropping looks: simulated error %.4f", err);
+    assert_int_equal(kt_design_last_look(&d, d.looks[first] - 1), -1);
+    assert_int_equal(kt_design_last_look(&d, 20), d.n_looks - 1);
+}
+
+static void test_a_design_that_never_decides(void **state)
+{
+    (void)state;
+    kt_design d;
+    assert_true(kt_design_plan(&d, 5, 5, 0.01, KT_SPEND_POCOCK) < 0);
+    assert_non_null(strstr(kt_error_last(), "no look can decide"));
+    assert_true(kt_design_plan(&d, 8, 8, 0.01, KT_SPEND_POCOCK) == 0);
+    assert_true(kt_design_plan(&d, 10, 200, 0, KT_SPEND_POCOCK) < 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spending_spends_exactly_alpha),
+        cmocka_unit_test(test_looks_that_cannot_decide_take_no_budget),
+        cmocka_unit_test(test_a_design_that_never_decides),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
