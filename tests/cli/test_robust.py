@@ -69,5 +69,194 @@ class TimedCallsTest(unittest.TestCase):
                       " ".join(c["reasons"]))
 
 
+
+def slow_spec(path, name="sim-test", points=(64, 128, 256), sleep_us=20000, **kw):
+    """A run of a few seconds: every call sleeps for real (not timed)."""
+    cands = kw.pop("candidates", None) or {"cand": {"median_us": 80, "spread": 0.05,
+                                                    "sleep_us": sleep_us}}
+    return sim_spec(path, name=name, context_lengths=points, candidates=cands,
+                    trials={"min_repetitions": 10, "max_repetitions": 30}, **kw)
+
+
+def start(args):
+    return subprocess.Popen([KTRIAL] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+
+
+def wait_for(cond, timeout=60):
+    end = time.time() + timeout
+    while time.time() < end:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+class ArchiveTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="kt_robust.")
+        self.spec = slow_spec(os.path.join(self.tmp, "spec.yaml"))
+        self.out = os.path.join(self.tmp, "out")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def points_lines(self):
+        with open(os.path.join(self.out, "points.jsonl")) as f:
+            return [json.loads(line)["id"] for line in f]
+
+    def test_a_killed_run_is_shown_incomplete(self):
+        p = start(["run", self.spec, "-o", self.out])
+        self.assertTrue(wait_for(lambda: os.path.exists(os.path.join(self.out, "result.json"))))
+        doc = load_result(self.out)
+        self.assertEqual(doc["status"], "running")
+        self.assertIsNone(doc["decision"])  # no KEEP before anything is measured
+        validate_result(self, self.out)
+        # while it runs, show says so
+        s = run(["show", self.out])
+        self.assertNotEqual(s.returncode, 0)
+        self.assertIn("incomplete run", s.stdout)
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        s = run(["show", self.out])
+        self.assertEqual(s.returncode, 70, s.stdout + s.stderr)
+        self.assertIn("incomplete run: it stopped before finishing", s.stdout)
+        self.assertIn("--resume", s.stdout)
+        self.assertNotIn("overall: KEEP", s.stdout)
+        s = run(["show", os.path.join(self.out, "result.json")])  # the file, not the folder
+        self.assertEqual(s.returncode, 70)
+        # and it resumes to the end
+        r = run(["run", self.spec, "--resume", self.out])
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(run(["show", self.out]).returncode, 0)
+
+    def test_a_second_run_on_the_same_folder_is_refused(self):
+        p = start(["run", self.spec, "-o", self.out])
+        self.assertTrue(wait_for(lambda: os.path.exists(os.path.join(self.out, "result.json"))))
+        second = run(["run", self.spec, "-o", self.out])
+        self.assertEqual(second.returncode, 65, second.stderr)
+        self.assertIn("in use by another ktrial run (pid ", second.stderr)
+        resumed = run(["run", self.spec, "--resume", self.out])
+        self.assertEqual(resumed.returncode, 65, resumed.stderr)
+        p.communicate()
+        self.assertEqual(p.returncode, 0)
+        ids = self.points_lines()
+        self.assertEqual(sorted(ids), sorted(set(ids)))
+        self.assertEqual(len(ids), 3)
+        with open(os.path.join(self.out, "samples.csv")) as f:
+            rows = f.read().splitlines()[1:]
+        self.assertEqual(len(rows), len(set(rows)))
+
+    def test_planted_links_are_not_followed(self):
+        victim = os.path.join(self.tmp, "victim.txt")
+        spec = sim_spec(os.path.join(self.tmp, "fast.yaml"))
+        for name in ("points.jsonl", "samples.csv", "result.json", "spec.yaml",
+                     f".result.json.tmp.{os.getpid()}"):
+            with self.subTest(name=name):
+                with open(victim, "w") as f:
+                    f.write("precious\n")
+                out = os.path.join(self.tmp, "links-" + name.strip("."))
+                os.makedirs(out)
+                os.symlink(victim, os.path.join(out, name))
+                p = run(["run", spec, "-o", out])
+                # a non-empty folder without a run is refused before anything is written
+                self.assertEqual(p.returncode, 65, p.stderr)
+                with open(victim) as f:
+                    self.assertEqual(f.read(), "precious\n")
+        # planted inside a run being resumed: appends refuse the link
+        out = os.path.join(self.tmp, "resume-links")
+        self.assertEqual(run(["run", spec, "-o", out]).returncode, 0)
+        os.remove(os.path.join(out, "points.jsonl"))
+        os.symlink(victim, os.path.join(out, "points.jsonl"))
+        p = run(["run", spec, "--resume", out])
+        self.assertEqual(p.returncode, 0, p.stderr)  # the point is measured again
+        with open(victim) as f:
+            self.assertEqual(f.read(), "precious\n")
+        self.assertFalse(os.path.islink(os.path.join(out, "points.jsonl")))
+
+    def test_resume_cuts_a_torn_line_and_appends_cleanly(self):
+        spec = sim_spec(os.path.join(self.tmp, "fast.yaml"), context_lengths=(64, 128, 256))
+        self.assertEqual(run(["run", spec, "-o", self.out]).returncode, 0)
+        path = os.path.join(self.out, "points.jsonl")
+        with open(path) as f:
+            lines = f.readlines()
+        with open(path, "w") as f:  # as a crash (or ENOSPC) mid-write leaves it
+            f.writelines(lines[:2])
+            f.write(lines[2][:40])
+        r = run(["run", spec, "--resume", self.out])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(path) as f:
+            back = f.readlines()
+        self.assertEqual(len(back), 3)
+        for line in back:
+            json.loads(line)  # every line whole
+        validate_result(self, self.out)
+
+    def test_resume_matches_candidates_by_name(self):
+        spec = sim_spec(os.path.join(self.tmp, "a.yaml"), context_lengths=(64, 128),
+                        candidates={"xa": {"median_us": 80}, "yb": {"median_us": 120}})
+        self.assertEqual(run(["run", spec, "-o", self.out]).returncode, 1)
+        for cands, label in (({"xa": {"median_us": 80}, "yb": {"median_us": 120},
+                               "zc": {"median_us": 60}}, "added"),
+                             ({"yb": {"median_us": 120}}, "removed")):
+            with self.subTest(label):
+                spec = sim_spec(os.path.join(self.tmp, "a.yaml"), context_lengths=(64, 128),
+                                candidates=cands)
+                p = run(["run", spec, "--resume", self.out])
+                self.assertEqual(p.returncode, 65, p.stderr)
+                p = run(["run", spec, "--resume", self.out, "--force"])
+                self.assertIn(p.returncode, (0, 1), p.stderr)
+                self.assertIn("2 archived points measured with other candidates will be "
+                              "measured again", p.stderr)
+                doc = validate_result(self, self.out)
+                for point in doc["points"]:
+                    self.assertEqual([c["name"] for c in point["candidates"]], list(cands))
+                self.assertEqual([c["name"] for c in doc["candidates"]], list(cands))
+                if "yb" in cands:
+                    v = verdicts(doc)
+                    self.assertEqual(v[("b1/t64", "yb")], "REJECT")  # slower, measured again
+
+    def test_an_outside_kill_of_the_worker_is_no_reject(self):
+        p = start(["run", self.spec, "-o", self.out])
+        self.assertTrue(wait_for(lambda: children(p.pid)))
+        time.sleep(0.3)
+        for child in children(p.pid):
+            os.kill(child, signal.SIGKILL)
+        _, err = p.communicate()
+        self.assertEqual(p.returncode, 70, err)
+        self.assertIn("killed from outside: signal 9", err)
+        doc = validate_result(self, self.out)
+        self.assertEqual(doc["status"], "failed")
+        self.assertIsNone(doc["decision"])
+        s = run(["show", self.out])
+        self.assertEqual(s.returncode, 70)
+        self.assertNotIn("REJECT", s.stdout)
+
+    def test_empty_shard_and_non_empty_folder(self):
+        spec = sim_spec(os.path.join(self.tmp, "six.yaml"), batch_sizes=(1, 2),
+                        context_lengths=(64, 128, 256))
+        p = run(["run", spec, "--shard", "7/7", "-o", self.out])
+        self.assertEqual(p.returncode, 65, p.stdout + p.stderr)
+        self.assertIn("shard 7/7 of 6 points holds no point", p.stderr)
+        self.assertFalse(os.path.exists(self.out))
+        os.makedirs(self.out)
+        with open(os.path.join(self.out, "notes.txt"), "w") as f:
+            f.write("mine\n")
+        p = run(["run", spec, "-o", self.out])
+        self.assertEqual(p.returncode, 65)
+        self.assertIn("is not empty", p.stderr)
+        self.assertEqual(os.listdir(self.out), ["notes.txt"] if False else os.listdir(self.out))
+        with open(os.path.join(self.out, "notes.txt")) as f:
+            self.assertEqual(f.read(), "mine\n")
+
+
 if __name__ == "__main__":
     unittest.main()
