@@ -258,5 +258,49 @@ class ArchiveTest(unittest.TestCase):
             self.assertEqual(f.read(), "mine\n")
 
 
+
+class HostileInputTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="kt_robust.")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def test_an_overlong_list_is_one_error(self):
+        # was quadratic (8.5-29.5 s); the figure is in the report, the test checks behaviour
+        spec = sim_spec(os.path.join(self.tmp, "big.yaml"), context_lengths=range(1, 8001))
+        p = run(["validate", spec])
+        self.assertEqual(p.returncode, 65)
+        self.assertEqual(p.stderr.strip().splitlines(),
+                         [f"{spec}:7:18: context_lengths: expected at most 64 items, got 8000"])
+        spec = sim_spec(os.path.join(self.tmp, "dup.yaml"),
+                        context_lengths=list(range(1, 60)) + [5, 7])
+        p = run(["validate", spec])
+        self.assertEqual(p.returncode, 65)
+        self.assertIn("context_lengths[59]: duplicate of item [4]", p.stderr)
+        self.assertIn("context_lengths[60]: duplicate of item [6]", p.stderr)
+
+    def test_control_characters_are_escaped(self):
+        spec = os.path.join(self.tmp, "ctl.yaml")
+        sim_spec(spec)
+        with open(spec) as f:
+            text = f.read()
+        with open(spec, "w") as f:
+            f.write(text.replace("name: sim-test", 'name: "x\\nfake.yaml:1:1: error\\e[31m"'))
+        p = run(["validate", spec])
+        self.assertEqual(p.returncode, 65)
+        self.assertNotIn("\x1b", p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn("\\n", p.stderr)
+
+    def test_a_hostile_result_file_is_refused(self):
+        path = os.path.join(self.tmp, "result.json")
+        with open(path, "w") as f:
+            f.write('{"points": [' + "0," * 7000000 + "0]}")
+        p = run(["show", path])
+        self.assertEqual(p.returncode, 65)
+        self.assertIn("more than 6000000 JSON values", p.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
