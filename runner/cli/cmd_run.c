@@ -520,9 +520,7 @@ static int start_archive(run_state *st)
         kt_archive_write(st->dir, "spec.yaml", st->spec->bytes, st->spec->len) < 0)
         return -1;
     if (st->git.available && st->git.dirty) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof(path), "%s/git.diff", st->dir);
-        if (kt_git_diff_write(&st->git, path) < 0)
+        if (kt_git_diff_write(&st->git, st->dir, "git.diff") < 0)
             return -1;
     }
     return st->opt.resume_dir ? 0 : write_result(st, "running", 0);

@@ -302,5 +302,57 @@ class HostileInputTest(unittest.TestCase):
         self.assertIn("more than 6000000 JSON values", p.stderr)
 
 
+
+class ProvenanceTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="kt_robust.")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def git(self, *args):
+        subprocess.run(["git", "-C", self.repo] + list(args), check=True, capture_output=True)
+
+    def test_secrets_and_big_files_stay_out_of_git_diff(self):
+        self.repo = os.path.join(self.tmp, "repo")
+        os.makedirs(self.repo)
+        self.git("init", "-q")
+        self.git("config", "user.email", "t@example.com")
+        self.git("config", "user.name", "t")
+        spec = sim_spec(os.path.join(self.repo, "spec.yaml"))
+        self.git("add", "spec.yaml")
+        self.git("commit", "-qm", "spec")
+        self.git("remote", "add", "origin",
+                 "https://tok@example.com/org/repo.git?access_token=SECRET123")
+        with open(os.path.join(self.repo, ".env"), "w") as f:
+            f.write("API_TOKEN=SECRET456\n")
+        os.makedirs(os.path.join(self.repo, "keys"))
+        with open(os.path.join(self.repo, "keys", "id_ed25519"), "w") as f:
+            f.write("PRIVATE SECRET789\n")
+        with open(os.path.join(self.repo, "big.bin"), "wb") as f:
+            f.truncate(200 << 20)  # sparse: 200 MB of zeros
+        with open(os.path.join(self.repo, "small.txt"), "w") as f:
+            f.write("kept as a patch\n")
+        out = os.path.join(self.tmp, "out")
+        p = run(["run", spec, "-o", out])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = validate_result(self, out)
+        self.assertEqual(doc["provenance"]["git"]["remote_url"],
+                         "https://example.com/org/repo.git")
+        with open(os.path.join(out, "git.diff")) as f:
+            diff = f.read()
+        self.assertLess(len(diff), 1 << 20)
+        for secret in ("SECRET123", "SECRET456", "SECRET789"):
+            self.assertNotIn(secret, diff)
+            self.assertNotIn(secret, json.dumps(doc))
+        self.assertIn("# ktrial: not copied: .env (named like a secret)", diff)
+        self.assertIn("# ktrial: not copied: keys/id_ed25519 (named like a secret)", diff)
+        zeros = "72abf2ca8f36943ebe2e49ca3a51d409ca5f0bfcffab6c9d25643c17c32889da"
+        self.assertIn(f"# ktrial: not copied: big.bin (209715200 bytes, sha256 {zeros}): "
+                      "over the 1 MiB per-file cap", diff)
+        self.assertIn("+kept as a patch", diff)
+        self.assertEqual(doc["provenance"]["git"]["diff_bytes"], len(diff.encode()))
+
+
 if __name__ == "__main__":
     unittest.main()
