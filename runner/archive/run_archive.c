@@ -203,8 +203,18 @@ int kt_run_archive_load_result(cJSON **out, const char *path)
         snprintf(file, sizeof(file), "%s", path);
     if (kt_read_file(&text, &len, file, KT_RESULT_MAX_BYTES) < 0)
         return -1;
-    *out = parse_bounded(text, len, file);
+    int rc = kt_run_archive_parse_result(out, text, len, file);
     free(text);
+    return rc;
+}
+
+int kt_run_archive_parse_result(cJSON **out, const char *text, size_t len, const char *what)
+{
+    if (len > KT_RESULT_MAX_BYTES) {
+        *out = NULL;
+        return kt_error_set("'%s' is over %zu bytes", what, KT_RESULT_MAX_BYTES);
+    }
+    *out = parse_bounded(text, len, what);
     return *out ? 0 : -1;
 }
 

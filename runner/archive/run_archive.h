@@ -27,6 +27,8 @@ int kt_run_archive_load_points(kt_point_result **out, size_t *n, const char *dir
 
 /* Loads result.json from a folder or a file path (within the caps above). */
 int kt_run_archive_load_result(cJSON **out, const char *path);
+/* Parses result text already in memory, within the same caps; 'what' names it in messages. */
+int kt_run_archive_parse_result(cJSON **out, const char *text, size_t len, const char *what);
 /* Reads the points and candidate verdicts of a result document back into 'run'. */
 int kt_run_result_from_json(kt_run_result *run, const cJSON *doc);
 

@@ -591,6 +591,10 @@ finish:
         snprintf(out->stop_reason, sizeof(out->stop_reason), "failed");
         for (size_t k = 0; k < out->n_cands; k++) {
             kt_candidate_result *c = &out->cands[k];
+            /* named even when never prepared: a failed baseline stops before them */
+            snprintf(c->arm.name, sizeof(c->arm.name), "%s", spec->candidates[k].name);
+            snprintf(c->arm.variant, sizeof(c->arm.variant), "%s",
+                     spec->candidates[k].variant->name);
             c->verdict = KT_VERDICT_INCONCLUSIVE;
             c->n_reasons = 1;
             c->reason_codes[0] = KT_REASON_NOT_MEASURED;

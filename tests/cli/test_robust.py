@@ -56,6 +56,16 @@ class TimedCallsTest(unittest.TestCase):
         self.assertGreater(c["call_checks"]["full"], 0)
         self.assertLess(c["call_checks"]["full"], 2 + pairs)
 
+    def test_a_failed_baseline_leaves_its_candidates_named(self):
+        out = os.path.join(self.tmp, "out")
+        spec = sim_spec(os.path.join(self.tmp, "s.yaml"),
+                        baseline={"median_us": 100, "fail": "error"})
+        p = run(["run", spec, "-o", out])
+        self.assertEqual(p.returncode, 70, p.stdout + p.stderr)
+        c = validate_result(self, out)["points"][0]["candidates"][0]
+        self.assertEqual(c["name"], "cand")
+        self.assertEqual(c["verdict"], "INCONCLUSIVE")
+
     def test_fail_after_counts_calls_across_input_sets(self):
         # one correctness call per set: counted per set, fail_after 1 would first fire in
         # warmup; counted per call (as documented) it fires on input set 1's check
