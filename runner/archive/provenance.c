@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 #include <yaml.h>
 
@@ -55,6 +56,12 @@ cJSON *kt_provenance_git_json(const kt_git_state *st)
     add_str(o, "workdir", a ? st->workdir : NULL, &ok);
     add_str(o, "commit", a ? st->commit : NULL, &ok);
     add_str(o, "short_commit", a ? st->short_id : NULL, &ok);
+    char when[32] = "";
+    time_t t = (time_t)st->commit_time;
+    struct tm tm;
+    if (a && gmtime_r(&t, &tm))
+        strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    add_str(o, "commit_time", when[0] ? when : NULL, &ok);
     add_str(o, "branch", a ? st->branch : NULL, &ok);
     if (a)
         add_bool(o, "detached", st->detached, &ok);

@@ -19,7 +19,8 @@ typedef struct kt_git_state {
     char *workdir;    /* the work tree's root, with a trailing slash */
     char commit[41];  /* full sha of HEAD */
     char short_id[8]; /* the first 7 characters of 'commit' */
-    char *branch;     /* "main"; NULL when detached */
+    long long commit_time; /* the commit's committer time, seconds since the epoch (UTC) */
+    char *branch;          /* "main"; NULL when detached */
     int detached;
     char *describe;        /* git describe --tags, falling back to the abbreviated commit id */
     char *remote_url;      /* "origin" (else the first remote), credentials stripped; may be NULL */

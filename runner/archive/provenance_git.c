@@ -132,6 +132,7 @@ static int collect_head(kt_git_state *out, git_repository *repo)
     if (rc != 0)
         goto done;
     git_oid_tostr(out->commit, sizeof(out->commit), git_commit_id(commit));
+    out->commit_time = (long long)git_commit_time(commit);
     memcpy(out->short_id, out->commit, 7);
     out->short_id[7] = '\0';
     out->detached = git_repository_head_detached(repo) == 1;

@@ -354,3 +354,16 @@ cJSON *kt_candidate_verdicts_to_json(const kt_run_result *run)
     }
     return arr;
 }
+
+cJSON *kt_decision_to_json(const kt_run_result *run, const kt_spec *spec, int exit_code)
+{
+    cJSON *decision = cJSON_CreateObject();
+    cJSON_AddStringToObject(decision, "verdict", kt_verdict_name(run->verdict));
+    cJSON_AddStringToObject(decision, "aggregate", kt_aggregate_name(spec->aggregate));
+    kt_json_add_real(decision, "min_speedup", spec->min_speedup);
+    kt_json_add_real(decision, "confidence", spec->confidence);
+    cJSON_AddNumberToObject(decision, "point_errors", run->point_errors);
+    cJSON_AddNumberToObject(decision, "order_warnings", run->order_warnings);
+    cJSON_AddNumberToObject(decision, "exit_code", exit_code);
+    return decision;
+}

@@ -13,5 +13,7 @@ cJSON *kt_point_result_to_json(const kt_point_result *p, const kt_spec *spec);
 /* Reads a point back (for --resume, show and compare). Returns 0 or -1 when malformed. */
 int kt_point_result_from_json(kt_point_result *out, const cJSON *json);
 cJSON *kt_candidate_verdicts_to_json(const kt_run_result *run);
+/* result.json's "decision": the overall verdict, how it was formed, and 'exit_code'. */
+cJSON *kt_decision_to_json(const kt_run_result *run, const kt_spec *spec, int exit_code);
 
 #endif

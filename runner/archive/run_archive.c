@@ -177,7 +177,7 @@ int kt_run_archive_load_points(kt_point_result **out, size_t *n, const char *dir
         line = nl + 1;
     }
     /* only complete, matching lines stay: the next point is appended after the last one */
-    if (rc == 0 && dropped)
+    if (rc == 0 && dropped && keep) /* only a resume rewrites; a reader (merge) never does */
         rc = kt_archive_write(dir, "points.jsonl", kept, kept_len);
     free(kept);
     free(text);

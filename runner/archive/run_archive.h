@@ -14,9 +14,10 @@ int kt_run_archive_point(const char *dir, const kt_point_result *p, const kt_spe
 int kt_run_archive_rewrite_samples(const char *dir, const kt_point_result *points, size_t n);
 /* Says whether a stored point may be reused (1) or must be measured again (0). */
 typedef int (*kt_point_filter)(const kt_point_result *p, void *ctx);
-/* Reads points.jsonl: complete lines that parse and that 'keep' (if not NULL) accepts. When
- * any line is dropped (a torn last line, a point measured with other candidates), the file
- * is rewritten with the kept lines, so what is appended next starts on a line of its own. */
+/* Reads points.jsonl: complete lines that parse and that 'keep' (if not NULL) accepts. With
+ * a 'keep' (--resume), when any line is dropped (a torn last line, a point measured with
+ * other candidates) the file is rewritten with the kept lines, so what is appended next
+ * starts on a line of its own; without one the file is only read. */
 int kt_run_archive_load_points(kt_point_result **out, size_t *n, const char *dir,
                                kt_point_filter keep, void *ctx);
 

@@ -13,6 +13,7 @@
 #include "spec/spec_json.h"
 #include "util/version.h"
 #include "measure/worker.h"
+#include "report/report.h"
 
 #include <dirent.h>
 #include <libgen.h>
@@ -31,7 +32,8 @@ typedef struct run_options {
     const char *out_dir;
     const char *backend;
     const char *resume_dir;
-    int quick, require_clean, force, json;
+    int quick, require_clean, force, json, report;
+    const char *junit, *markdown; /* CI outputs, written at the end */
     int shard_index, shard_count; /* 1-based index of count */
 } run_options;
 
@@ -64,8 +66,27 @@ static void on_signal(int sig)
     got_signal = 1;
 }
 
+/* An integer environment variable, or 'fallback' when unset or not a number. */
+static int env_int(const char *name, int fallback)
+{
+    const char *v = getenv(name);
+    char *end;
+    long n = v && *v ? strtol(v, &end, 10) : 0;
+    return v && *v && *end == '\0' && n >= 0 && n < 1000000 ? (int)n : fallback;
+}
+
+/* "I/N", or "auto": this task of a Slurm job array (index counted from the array's first). */
 static int parse_shard(run_options *o, const char *s)
 {
+    if (strcmp(s, "auto") == 0) {
+        int id = env_int("SLURM_ARRAY_TASK_ID", -1), min = env_int("SLURM_ARRAY_TASK_MIN", 1);
+        int count = env_int("SLURM_ARRAY_TASK_COUNT", -1);
+        if (count < 0 && env_int("SLURM_ARRAY_TASK_MAX", -1) >= min)
+            count = env_int("SLURM_ARRAY_TASK_MAX", -1) - min + 1;
+        o->shard_index = id - min + 1;
+        o->shard_count = count;
+        return id < 0 || count < 1 || o->shard_index < 1 || o->shard_index > count ? -2 : 0;
+    }
     if (sscanf(s, "%d/%d", &o->shard_index, &o->shard_count) != 2 || o->shard_count < 1 ||
         o->shard_index < 1 || o->shard_index > o->shard_count)
         return -1;
@@ -92,8 +113,13 @@ static int parse_args(run_options *o, int argc, char **argv)
                 return kt_usage_error("run", "'--resume' needs a run folder");
             o->resume_dir = argv[++i];
         } else if (strcmp(a, "--shard") == 0) {
-            if (!next || parse_shard(o, argv[++i]) < 0)
-                return kt_usage_error("run", "'--shard' needs I/N with 1 <= I <= N");
+            int bad = next ? parse_shard(o, argv[++i]) : -1;
+            if (bad == -2)
+                return kt_usage_error("run", "'--shard auto' needs SLURM_ARRAY_TASK_ID and "
+                                             "SLURM_ARRAY_TASK_COUNT (a task of a Slurm job "
+                                             "array)");
+            if (bad < 0)
+                return kt_usage_error("run", "'--shard' needs I/N with 1 <= I <= N, or auto");
         } else if (strcmp(a, "--quick") == 0) {
             o->quick = 1;
         } else if (strcmp(a, "--require-clean") == 0) {
@@ -102,6 +128,12 @@ static int parse_args(run_options *o, int argc, char **argv)
             o->force = 1;
         } else if (strcmp(a, "--json") == 0) {
             o->json = 1;
+        } else if (strcmp(a, "--report") == 0) {
+            o->report = 1;
+        } else if (strcmp(a, "--junit") == 0 || strcmp(a, "--markdown") == 0) {
+            if (!next)
+                return kt_usage_error("run", "'%s' needs a file", a);
+            *(a[2] == 'j' ? &o->junit : &o->markdown) = argv[++i];
         } else if (a[0] == '-') {
             return kt_usage_error("run", "unknown option '%s'", a);
         } else if (!o->spec_path) {
@@ -310,7 +342,13 @@ static int same_candidates(const kt_point_result *p, void *ctx)
 static int load_resumed(run_state *st)
 {
     resume_match m = {st->spec, st->opt.force, 0, ""};
-    if (kt_run_archive_load_points(&st->done, &st->n_done, st->dir, same_candidates, &m) < 0) {
+    char path[PATH_MAX];
+    struct stat sb;
+    snprintf(path, sizeof(path), "%s/points.jsonl", st->dir);
+    if (lstat(path, &sb) != 0) {
+        st->n_done = 0; /* stopped before its first point finished */
+    } else if (kt_run_archive_load_points(&st->done, &st->n_done, st->dir, same_candidates, &m) <
+               0) {
         fprintf(stderr, "error: cannot resume '%s': %s\n", st->dir, kt_error_last());
         return KT_EXIT_DATAERR;
     }
@@ -339,6 +377,17 @@ static int resolved_threads(const kt_spec *spec)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     return spec->threads > 0 ? spec->threads : (cores > 0 ? (int)cores : 1);
+}
+
+/* A shard's verdict is not the experiment's: a shard that measured its points exits 0, so
+ * a scheduler's 'afterok' dependency starts the merge, which forms the verdict. */
+static int run_exit_code(const run_state *st)
+{
+    if (st->interrupted)
+        return KT_EXIT_INTERRUPTED;
+    if (st->opt.shard_count > 1)
+        return KT_EXIT_KEEP;
+    return kt_run_exit_code(&st->run);
 }
 
 static cJSON *result_document(run_state *st, const char *status, time_t finished)
@@ -376,21 +425,12 @@ static cJSON *result_document(run_state *st, const char *status, time_t finished
     cJSON_AddNumberToObject(run, "threads", resolved_threads(st->spec));
     cJSON_AddItemToObject(doc, "provenance", prov);
 
-    if (strcmp(status, "running") == 0 || strcmp(status, "failed") == 0) {
+    if (strcmp(status, "running") == 0 || strcmp(status, "failed") == 0)
         /* no decision: a run that never finished must not read as one that decided */
         cJSON_AddNullToObject(doc, "decision");
-        goto points;
-    }
-    cJSON *decision = cJSON_AddObjectToObject(doc, "decision");
-    cJSON_AddStringToObject(decision, "verdict", kt_verdict_name(st->run.verdict));
-    cJSON_AddStringToObject(decision, "aggregate", kt_aggregate_name(st->spec->aggregate));
-    kt_json_add_real(decision, "min_speedup", st->spec->min_speedup);
-    kt_json_add_real(decision, "confidence", st->spec->confidence);
-    cJSON_AddNumberToObject(decision, "point_errors", st->run.point_errors);
-    cJSON_AddNumberToObject(decision, "order_warnings", st->run.order_warnings);
-    cJSON_AddNumberToObject(decision, "exit_code",
-                            st->interrupted ? KT_EXIT_INTERRUPTED : kt_run_exit_code(&st->run));
-points:;
+    else
+        cJSON_AddItemToObject(doc, "decision",
+                              kt_decision_to_json(&st->run, st->spec, run_exit_code(st)));
     cJSON *points = cJSON_AddArrayToObject(doc, "points");
     for (size_t i = 0; i < st->run.n_points; i++)
         cJSON_AddItemToArray(points, kt_point_result_to_json(&st->run.points[i], st->spec));
@@ -526,6 +566,21 @@ static int start_archive(run_state *st)
     return st->opt.resume_dir ? 0 : write_result(st, "running", 0);
 }
 
+/* --report, --junit, --markdown: read back from the archive just written. */
+static int write_reports(const run_state *st)
+{
+    if (st->opt.report && kt_report_write_archive(st->dir) < 0)
+        return -1;
+    if (!st->opt.junit && !st->opt.markdown)
+        return 0;
+    kt_report_input in;
+    int rc = kt_report_load(&in, st->dir);
+    if (rc == 0)
+        rc = kt_report_ci_files(&in, st->opt.junit, st->opt.markdown);
+    kt_report_input_free(&in);
+    return rc;
+}
+
 static int finish(run_state *st)
 {
     int changed = 0;
@@ -536,6 +591,10 @@ static int finish(run_state *st)
                         "changed_during_run)\n");
     kt_run_aggregate(&st->run, st->spec);
     if (write_result(st, st->interrupted ? "interrupted" : "complete", time(NULL)) < 0) {
+        fprintf(stderr, "error: %s\n", kt_error_last());
+        return KT_EXIT_IOERR;
+    }
+    if (write_reports(st) < 0) {
         fprintf(stderr, "error: %s\n", kt_error_last());
         return KT_EXIT_IOERR;
     }
@@ -555,6 +614,10 @@ static int finish(run_state *st)
             printf("note: --quick capped repetitions at %d; verdicts may be INCONCLUSIVE where "
                    "a full run would decide\n",
                    KT_QUICK_MAX_REPETITIONS);
+        if (st->opt.shard_count > 1)
+            printf("shard %d of %d: not a verdict for the experiment; form it with: ktrial "
+                   "merge SHARD_DIR... -o DIR\n",
+                   st->opt.shard_index, st->opt.shard_count);
         printf("archive: %s\n", st->dir);
     }
     if (st->interrupted) {
@@ -565,7 +628,7 @@ static int finish(run_state *st)
                 archived, st->n_todo, st->opt.spec_path, st->dir);
         return KT_EXIT_INTERRUPTED;
     }
-    return kt_run_exit_code(&st->run);
+    return run_exit_code(st);
 }
 
 int cmd_run(int argc, char **argv)

@@ -6,6 +6,7 @@
 #include "archive/result_json.h"
 #include "cli/summary.h"
 #include "archive/run_archive.h"
+#include "report/report.h"
 
 #include <libgen.h>
 #include <limits.h>
@@ -70,13 +71,28 @@ static int incomplete(const char *status, const char *path, const kt_run_result 
 
 int cmd_show(int argc, char **argv)
 {
-    if (argc != 2 || argv[1][0] == '-')
-        return kt_usage_error("show", argc < 2 ? "no result given" : "expected one RESULT");
+    const char *result = NULL, *junit = NULL, *markdown = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--junit") == 0 || strcmp(argv[i], "--markdown") == 0) {
+            if (i + 1 >= argc)
+                return kt_usage_error("show", "'%s' needs a file", argv[i]);
+            *(argv[i][2] == 'j' ? &junit : &markdown) = argv[i + 1];
+            i++;
+        } else if (argv[i][0] == '-') {
+            return kt_usage_error("show", "unknown option '%s'", argv[i]);
+        } else if (result) {
+            return kt_usage_error("show", "expected one RESULT");
+        } else {
+            result = argv[i];
+        }
+    }
+    if (!result)
+        return kt_usage_error("show", "no result given");
     cJSON *doc = NULL;
     kt_run_result run;
     memset(&run, 0, sizeof(run));
     int rc = KT_EXIT_KEEP;
-    if (kt_run_archive_load_result(&doc, argv[1]) < 0 || kt_run_result_from_json(&run, doc) < 0) {
+    if (kt_run_archive_load_result(&doc, result) < 0 || kt_run_result_from_json(&run, doc) < 0) {
         fprintf(stderr, "error: %s\n", kt_error_last());
         rc = KT_EXIT_DATAERR;
         goto done;
@@ -84,7 +100,7 @@ int cmd_show(int argc, char **argv)
     char status[32], dir[PATH_MAX], copy[PATH_MAX];
     kt_json_get_str(doc, "status", status, sizeof(status));
     struct stat sb;
-    snprintf(dir, sizeof(dir), "%s", argv[1]);
+    snprintf(dir, sizeof(dir), "%s", result);
     if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) /* a result.json: its folder */
         snprintf(dir, sizeof(dir), "%s", dirname(strcpy(copy, dir)));
     if (strcmp(status, "complete") != 0 && strcmp(status, "interrupted") != 0) {
@@ -103,7 +119,16 @@ int cmd_show(int argc, char **argv)
                      kt_json_get_real(decision, "min_speedup", 1.0));
     printf("\n");
     print_provenance(doc);
-    if (strcmp(status, "interrupted") == 0)
+    if (junit || markdown) {
+        kt_report_input in;
+        int bad = kt_report_load(&in, result) < 0 || kt_report_ci_files(&in, junit, markdown) < 0;
+        kt_report_input_free(&in);
+        if (bad) {
+            fprintf(stderr, "error: %s\n", kt_error_last());
+            rc = KT_EXIT_IOERR;
+        }
+    }
+    if (strcmp(status, "interrupted") == 0 && rc == KT_EXIT_KEEP)
         rc = incomplete(status, dir, &run, doc);
 done:
     kt_run_result_free(&run);

@@ -11,16 +11,27 @@ static int cmd_help(int argc, char **argv);
 
 static const kt_command commands[] = {
     {"run", cmd_run,
-     "SPEC [-o DIR] [--backend cpu|cuda|sim|auto] [--quick] [--resume DIR] [--shard I/N] "
-     "[--require-clean] [--force] [--json]",
+     "SPEC [-o DIR] [--backend cpu|cuda|sim|auto] [--quick] [--resume DIR] [--shard I/N|auto] "
+     "[--require-clean] [--force] [--json] [--report] [--junit FILE] [--markdown FILE]",
      "run an experiment, archive it, and exit with its verdict"},
     {"validate", cmd_validate, "SPEC... [--plan] [--backend B]",
      "check specs without running them"},
     {"models", cmd_models, "", "list the model catalog"},
     {"kernels", cmd_kernels, "[--backend B]", "list ops, variants per backend, and their params"},
-    {"show", cmd_show, "RESULT", "print the summary of an archived run"},
+    {"show", cmd_show, "RESULT [--junit FILE] [--markdown FILE]",
+     "print the summary of an archived run"},
     {"compare", cmd_compare, "OLD NEW [--threshold F] [--json]",
      "compare two runs of one experiment at two code states"},
+    {"merge", cmd_merge, "SHARD_DIR... -o DIR [--force] [--json]",
+     "merge the shards of one run into one archive with one verdict"},
+    {"slurm", cmd_slurm,
+     "SPEC [--shards N] [--partition P] [--gpus-per-task G] [--time T] [-o DIR] "
+     "[--ktrial PATH] [--submit | --dry-run]",
+     "write (and submit) a Slurm job array that runs the shards, and a job that merges them"},
+    {"report", cmd_report, "RESULT... [-o FILE]",
+     "write a self-contained HTML report (tables, forest plot, distributions) of archives"},
+    {"history", cmd_history, "[RESULTS_DIR] --experiment NAME [-o FILE] [--json]",
+     "an experiment's speedups across commits, with the changes marked"},
     {"env", cmd_env, "[--json]", "print the provenance a run would record"},
     {"help", cmd_help, "[COMMAND]", "show help for ktrial or one command"},
 };

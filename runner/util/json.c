@@ -77,3 +77,20 @@ char *kt_json_print(const cJSON *item)
 {
     return cJSON_Print(item);
 }
+
+const cJSON *kt_json_at_path(const cJSON *obj, const char *dotted_path)
+{
+    char key[64];
+    const char *p = dotted_path;
+    while (obj && *p) {
+        const char *dot = strchr(p, '.');
+        size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        if (n >= sizeof(key))
+            return NULL;
+        memcpy(key, p, n);
+        key[n] = '\0';
+        obj = cJSON_GetObjectItemCaseSensitive(obj, key);
+        p = dot ? dot + 1 : p + n;
+    }
+    return obj;
+}

@@ -17,6 +17,8 @@ double kt_json_real_value(const cJSON *item, double fallback);
  * util/sanitize.h): result files are read back and printed. */
 const char *kt_json_get_str(const cJSON *obj, const char *key, char *buf, size_t len);
 int kt_json_get_bool(const cJSON *obj, const char *key, int fallback);
+/* The item at a dotted key path ("provenance.run.shard"), or NULL. */
+const cJSON *kt_json_at_path(const cJSON *obj, const char *dotted_path);
 /* Adds a string, or null when 's' is NULL or empty. */
 cJSON *kt_json_add_str_or_null(cJSON *obj, const char *key, const char *s);
 /* Prints 'item' with two-space indentation; the caller frees. */

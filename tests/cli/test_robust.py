@@ -149,6 +149,7 @@ class ArchiveTest(unittest.TestCase):
         self.assertEqual(run(["show", self.out]).returncode, 0)
 
     def test_a_second_run_on_the_same_folder_is_refused(self):
+        self.spec = slow_spec(os.path.join(self.tmp, "slower.yaml"), sleep_us=200000)
         p = start(["run", self.spec, "-o", self.out])
         self.assertTrue(wait_for(lambda: os.path.exists(os.path.join(self.out, "result.json"))))
         second = run(["run", self.spec, "-o", self.out])
@@ -156,8 +157,12 @@ class ArchiveTest(unittest.TestCase):
         self.assertIn("in use by another ktrial run (pid ", second.stderr)
         resumed = run(["run", self.spec, "--resume", self.out])
         self.assertEqual(resumed.returncode, 65, resumed.stderr)
+        self.assertIsNone(p.poll())  # the first run was still going all along
+        os.killpg(p.pid, signal.SIGINT)
         p.communicate()
-        self.assertEqual(p.returncode, 0)
+        self.assertEqual(p.returncode, 130)
+        r = run(["run", self.spec, "--resume", self.out])  # now free
+        self.assertEqual(r.returncode, 0, r.stderr)
         ids = self.points_lines()
         self.assertEqual(sorted(ids), sorted(set(ids)))
         self.assertEqual(len(ids), 3)

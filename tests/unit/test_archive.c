@@ -303,6 +303,13 @@ static int count_lines(const char *text)
     return n;
 }
 
+static int keep_all(const kt_point_result *p, void *ctx)
+{
+    (void)p;
+    (void)ctx;
+    return 1;
+}
+
 static void test_points_and_samples(void **state)
 {
     (void)state;
@@ -354,7 +361,7 @@ static void test_points_and_samples(void **state)
         assert_int_equal(kt_archive_write(dir, "points.jsonl", "", 0), 0);
         assert_int_equal(kt_run_archive_point(dir, &p2, &spec), 0);
         assert_int_equal(kt_archive_append(dir, "points.jsonl", line, cuts[i]), 0);
-        assert_int_equal(kt_run_archive_load_points(&back, &n, dir, NULL, NULL), 0);
+        assert_int_equal(kt_run_archive_load_points(&back, &n, dir, keep_all, NULL), 0);
         assert_int_equal(n, 1);
         assert_string_equal(back[0].point.id, "b4/t64");
         kt_point_result_free(&back[0]);

@@ -1,0 +1,64 @@
+/* cmd_history.c - 'ktrial history [RESULTS_DIR] --experiment NAME [-o FILE] [--json]'. */
+#include "cli/commands.h"
+#include "report/history.h"
+#include "util/json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cmd_history(int argc, char **argv)
+{
+    const char *dir = "results", *experiment = NULL, *out = NULL;
+    int json = 0, dir_given = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--experiment") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            if (i + 1 >= argc)
+                return kt_usage_error("history", "'%s' needs a value", a);
+            *(strcmp(a, "--experiment") == 0 ? &experiment : &out) = argv[++i];
+        } else if (strcmp(a, "--json") == 0) {
+            json = 1;
+        } else if (a[0] == '-') {
+            return kt_usage_error("history", "unknown option '%s'", a);
+        } else if (!dir_given) {
+            dir = a;
+            dir_given = 1;
+        } else {
+            return kt_usage_error("history", "unexpected argument '%s'", a);
+        }
+    }
+    if (!experiment)
+        return kt_usage_error("history", "--experiment NAME is required");
+    kt_history h;
+    if (kt_history_load(&h, dir, experiment) < 0) {
+        fprintf(stderr, "error: %s\n", kt_error_last());
+        return KT_EXIT_DATAERR;
+    }
+    int rc = 0;
+    if (h.n == 0) {
+        fprintf(stderr, "error: no complete archive of experiment '%s' under '%s'\n", experiment,
+                dir);
+        rc = KT_EXIT_DATAERR;
+    } else if (out) {
+        FILE *f = fopen(out, "w");
+        if (!f) {
+            fprintf(stderr, "error: cannot write '%s'\n", out);
+            rc = KT_EXIT_IOERR;
+        } else {
+            kt_history_html(f, &h, experiment);
+            rc = fclose(f) == 0 ? 0 : KT_EXIT_IOERR;
+            printf("history: %s (%zu archives)\n", out, h.n);
+        }
+    } else if (json) {
+        cJSON *doc = kt_history_json(&h);
+        char *text = kt_json_print(doc);
+        printf("%s\n", text ? text : "[]");
+        free(text);
+        cJSON_Delete(doc);
+    } else {
+        kt_history_text(stdout, &h);
+    }
+    kt_history_free(&h);
+    return rc;
+}

@@ -1,0 +1,92 @@
+/* cmd_report.c - 'ktrial report RESULT... [-o FILE]': the HTML report of one or more
+ * archives of one experiment. */
+#include "cli/commands.h"
+#include "report/report.h"
+#include "util/json.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Writes the report of 'n' loaded archives to 'path'. Returns 0 or -1 with the message set. */
+static int write_report(const char *path, const kt_report_input *in, size_t n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return kt_error_set("cannot write '%s': %m", path);
+    kt_report_html(f, in, n);
+    if (fclose(f) != 0)
+        return kt_error_set("cannot write '%s': %m", path);
+    return 0;
+}
+
+int kt_report_write_archive(const char *dir)
+{
+    kt_report_input in;
+    char path[PATH_MAX + 16];
+    int rc = kt_report_load(&in, dir);
+    snprintf(path, sizeof(path), "%s/report.html", dir);
+    if (rc == 0)
+        rc = write_report(path, &in, 1);
+    kt_report_input_free(&in);
+    return rc;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    const char *out = NULL;
+    kt_report_input *in = calloc((size_t)argc, sizeof(*in));
+    size_t n = 0;
+    int rc = 0;
+    if (!in) {
+        fprintf(stderr, "error: out of memory\n");
+        return KT_EXIT_SOFTWARE;
+    }
+    for (int i = 1; i < argc && rc == 0; i++) {
+        if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
+            if (i + 1 >= argc)
+                rc = kt_usage_error("report", "'%s' needs a file", argv[i]);
+            else
+                out = argv[++i];
+        } else if (argv[i][0] == '-') {
+            rc = kt_usage_error("report", "unknown option '%s'", argv[i]);
+        } else if (kt_report_load(&in[n++], argv[i]) < 0) {
+            fprintf(stderr, "error: '%s': %s\n", argv[i], kt_error_last());
+            rc = KT_EXIT_DATAERR;
+        }
+    }
+    if (rc == 0 && n == 0)
+        rc = kt_usage_error("report", "no result given");
+    for (size_t i = 1; rc == 0 && i < n; i++) {
+        char a[128], b[128];
+        kt_json_get_str(kt_json_at_path(in[0].doc, "spec.parsed"), "name", a, sizeof(a));
+        kt_json_get_str(kt_json_at_path(in[i].doc, "spec.parsed"), "name", b, sizeof(b));
+        if (strcmp(a, b) != 0) {
+            fprintf(stderr,
+                    "error: '%s' is experiment '%s' but '%s' is '%s'; a report shows "
+                    "one experiment\n",
+                    in[0].dir, a, in[i].dir, b);
+            rc = KT_EXIT_DATAERR;
+        }
+    }
+    char path[PATH_MAX + 16];
+    if (rc == 0) {
+        if (out)
+            snprintf(path, sizeof(path), "%s", out);
+        else if (n == 1)
+            snprintf(path, sizeof(path), "%s/report.html", in[0].dir);
+        else
+            snprintf(path, sizeof(path), "report.html");
+        if (write_report(path, in, n) < 0) {
+            fprintf(stderr, "error: %s\n", kt_error_last());
+            rc = KT_EXIT_IOERR;
+        } else {
+            printf("report: %s (%zu archive%s)\n", path, n, n == 1 ? "" : "s");
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        kt_report_input_free(&in[i]);
+    free(in);
+    return rc;
+}

@@ -1,0 +1,554 @@
+/* html_report.c - 'ktrial report': one self-contained HTML page (inline CSS and SVG, no
+ * script, no font or file fetched) for one or more archives of an experiment. */
+#include "archive/archive.h"
+#include "archive/run_archive.h"
+#include "report/report.h"
+#include "report/svg.h"
+#include "util/json.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const STYLE =
+    "body{font:14px/1.45 'DejaVu Sans',Arial,sans-serif;margin:24px;color:#1d2330;max-width:1200px}"
+    "h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccd}"
+    "h3{font-size:15px;margin-bottom:4px}"
+    "table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 8px;border-bottom:1px solid "
+    "#e3e6ee;text-align:left;vertical-align:top}th{background:#f3f5fa}"
+    "td.num{text-align:right;font-variant-numeric:tabular-nums}"
+    ".v-KEEP{color:#fff;background:#2b8a3e}.v-REJECT{color:#fff;background:#c92a2a}"
+    ".v-INCONCLUSIVE{color:#1d2330;background:#ffd43b}.v-ERROR{color:#fff;background:#5c5f66}"
+    ".verdict{font-weight:bold;padding:1px 6px;border-radius:3px}"
+    ".bad{color:#c92a2a;font-weight:bold}.reason{color:#555;font-size:12px}"
+    "svg{display:block;margin:6px 0}svg text{font-size:11px;fill:#333}"
+    ".frame{fill:#fbfcfe;stroke:#c5cad6}.tick{stroke:#888}.axis-title{font-size:12px}"
+    ".ref{stroke:#c92a2a;stroke-dasharray:5 4}.ref-one{stroke:#777;stroke-dasharray:2 3}"
+    ".look{stroke:#5c7cfa;stroke-dasharray:3 3}.ref-label{fill:#555;font-size:10px}"
+    ".ci{stroke-width:2}.m-KEEP{stroke:#2b8a3e;fill:#2b8a3e}.m-REJECT{stroke:#c92a2a;"
+    "fill:#c92a2a}.m-INCONCLUSIVE{stroke:#e67700;fill:#e67700}"
+    ".box{fill:#dbe4ff;stroke:#364fc7}.median{stroke:#364fc7;stroke-width:2}.dot{fill:#364fc7;"
+    "fill-opacity:.35}.ratio{fill:#e67700;fill-opacity:.6}.hl{stroke:#2b8a3e}"
+    "pre{background:#f3f5fa;padding:8px;overflow:auto;font-size:12px}"
+    ".muted{color:#777}";
+
+static void esc(FILE *f, const char *s)
+{
+    kt_html_escape(f, s);
+}
+
+static const char *text_at(const cJSON *doc, const char *path, char *buf, size_t len)
+{
+    const cJSON *v = kt_json_at_path(doc, path);
+    snprintf(buf, len, "%s", cJSON_IsString(v) ? v->valuestring : "");
+    return buf;
+}
+
+static void fmt_time(char *buf, size_t len, double ns)
+{
+    if (!isfinite(ns))
+        snprintf(buf, len, "—");
+    else if (ns < 1e3)
+        snprintf(buf, len, "%.0f ns", ns);
+    else if (ns < 1e6)
+        snprintf(buf, len, "%.2f µs", ns / 1e3);
+    else if (ns < 1e9)
+        snprintf(buf, len, "%.2f ms", ns / 1e6);
+    else
+        snprintf(buf, len, "%.3f s", ns / 1e9);
+}
+
+/* ---- verdict table ---------------------------------------------------------------------- */
+
+static void verdict_cell(FILE *f, const char *verdict)
+{
+    fprintf(f, "<td><span class='verdict v-%s'>%s</span></td>", verdict, verdict);
+}
+
+static void verdict_table(FILE *f, const kt_report_input *in, size_t n)
+{
+    fputs("<table class='verdicts'><tr><th>archive</th><th>point</th><th>candidate</th>"
+          "<th>verdict</th><th>speedup (HL) [CI]</th><th>p</th><th>base median</th>"
+          "<th>cand median</th><th>worst rel_l2</th><th>memory ratio</th><th>reasons</th></tr>\n",
+          f);
+    for (size_t a = 0; a < n; a++) {
+        char label[128];
+        kt_report_label(label, sizeof(label), &in[a]);
+        for (size_t i = 0; i < in[a].run.n_points; i++) {
+            const kt_point_result *p = &in[a].run.points[i];
+            for (size_t k = 0; k < p->n_cands; k++) {
+                const kt_candidate_result *c = &p->cands[k];
+                char tb[32], tc[32];
+                fmt_time(tb, sizeof(tb), c->base_time.median);
+                fmt_time(tc, sizeof(tc), c->cand_time.median);
+                fputs("<tr class='verdict-row'><td>", f);
+                esc(f, label);
+                fputs("</td><td>", f);
+                esc(f, p->point.id);
+                fputs("</td><td>", f);
+                esc(f, c->arm.name);
+                fputs("</td>", f);
+                verdict_cell(f, kt_verdict_name(c->verdict));
+                if (isfinite(c->speedup))
+                    fprintf(f, "<td class='num'>%.3f [%.3f, %.3f]</td>", c->speedup, c->ci_low,
+                            c->ci_high);
+                else
+                    fputs("<td class='num'>—</td>", f);
+                fprintf(f,
+                        "<td class='num'>%.3g</td><td class='num'>%s</td><td class='num'>%s</td>"
+                        "<td class='num'>%.3g</td><td class='num'>%.3g</td><td class='reason'>",
+                        c->shift.p_value, tb, tc, c->worst_rel_l2, c->memory_ratio);
+                for (int r = 0; r < c->n_reasons; r++) {
+                    esc(f, c->reasons[r]);
+                    fputs(r + 1 < c->n_reasons ? "<br>" : "", f);
+                }
+                if (p->error[0]) {
+                    fputs("<br>error: ", f);
+                    esc(f, p->error);
+                }
+                fputs("</td></tr>\n", f);
+            }
+        }
+    }
+    fputs("</table>\n", f);
+    for (size_t a = 0; a < n; a++) {
+        char label[128];
+        kt_report_label(label, sizeof(label), &in[a]);
+        fputs("<table class='candidates'><tr><th>", f);
+        esc(f, label);
+        fputs("</th><th>verdict</th><th>why</th></tr>\n", f);
+        for (size_t k = 0; k < in[a].run.n_cands; k++) {
+            const kt_candidate_verdict *cv = &in[a].run.cands[k];
+            fputs("<tr class='candidate-row'><td>", f);
+            esc(f, cv->name);
+            fputs("</td>", f);
+            verdict_cell(f, kt_verdict_name(cv->verdict));
+            fputs("<td>", f);
+            esc(f, cv->reason);
+            fputs("</td></tr>\n", f);
+        }
+        fprintf(f, "<tr><td><b>overall</b></td>");
+        verdict_cell(f, kt_verdict_name(in[a].run.verdict));
+        fprintf(f, "<td>min_speedup %.3g</td></tr></table>\n", in[a].min_speedup);
+    }
+}
+
+/* ---- forest plot -------------------------------------------------------------------------- */
+
+static void forest_plot(FILE *f, const kt_report_input *in, size_t n)
+{
+    double lo = in[0].min_speedup, hi = in[0].min_speedup;
+    size_t rows = 0;
+    for (size_t a = 0; a < n; a++)
+        for (size_t i = 0; i < in[a].run.n_points; i++)
+            for (size_t k = 0; k < in[a].run.points[i].n_cands; k++) {
+                const kt_candidate_result *c = &in[a].run.points[i].cands[k];
+                rows++;
+                if (c->ci_low > 0 && isfinite(c->ci_low))
+                    lo = fmin(lo, c->ci_low);
+                if (c->ci_high > 0 && isfinite(c->ci_high))
+                    hi = fmax(hi, c->ci_high);
+            }
+    lo = fmin(lo, 1.0) / 1.05;
+    hi = fmax(hi, 1.0) * 1.05;
+    double row_h = 18, h = 50 + 10 + row_h * (double)(rows ? rows : 1);
+    kt_plot p;
+    kt_plot_open(&p, f, "forest", 900, h, 300);
+    p.x0 = lo;
+    p.x1 = hi;
+    p.log_x = 1;
+    p.y0 = 0;
+    p.y1 = (double)rows;
+    kt_plot_axes(&p, 8, 0, "speedup (baseline time / candidate time), log scale", NULL);
+    kt_plot_vline(&p, 1.0, "ref-one", in[0].min_speedup != 1.0 ? "1" : NULL);
+    char label[64];
+    snprintf(label, sizeof(label), "min_speedup %.3g", in[0].min_speedup);
+    kt_plot_vline(&p, in[0].min_speedup, "ref", label);
+    size_t row = 0;
+    for (size_t a = 0; a < n; a++) {
+        char arch[128];
+        kt_report_label(arch, sizeof(arch), &in[a]);
+        for (size_t i = 0; i < in[a].run.n_points; i++)
+            for (size_t k = 0; k < in[a].run.points[i].n_cands; k++, row++) {
+                const kt_point_result *pt = &in[a].run.points[i];
+                const kt_candidate_result *c = &pt->cands[k];
+                double y = p.top + row_h * ((double)row + 0.5);
+                const char *v = kt_verdict_name(c->verdict);
+                fprintf(f, "<g class='forest-mark m-%s'><text x='6' y='%.1f'>", v, y + 4);
+                if (n > 1) {
+                    esc(f, arch);
+                    fputs(" · ", f);
+                }
+                esc(f, pt->point.id);
+                fputs(" · ", f);
+                esc(f, c->arm.name);
+                fputs("</text>", f);
+                if (isfinite(c->speedup) && c->speedup > 0 && c->ci_low > 0 &&
+                    isfinite(c->ci_high)) {
+                    fprintf(f,
+                            "<line class='ci' x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f'/>"
+                            "<circle cx='%.1f' cy='%.1f' r='4'><title>%.3f [%.3f, %.3f] %s"
+                            "</title></circle>",
+                            kt_plot_x(&p, c->ci_low), y, kt_plot_x(&p, c->ci_high), y,
+                            kt_plot_x(&p, c->speedup), y, c->speedup, c->ci_low, c->ci_high, v);
+                } else {
+                    fprintf(f, "<text class='muted' x='%.1f' y='%.1f'>not measured</text>",
+                            p.left + 6, y + 4);
+                }
+                fputs("</g>\n", f);
+            }
+    }
+    kt_plot_close(&p);
+}
+
+/* ---- per point: distributions and paired series -------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* A box (quartiles), whiskers (min..max), the median, and every sample as a dot jittered
+ * deterministically within its row. */
+static void box_row(kt_plot *p, double *x, size_t n, double y, double half)
+{
+    if (n == 0)
+        return;
+    qsort(x, n, sizeof(*x), cmp_double);
+    double q1 = kt_stats_quantile(x, n, 0.25), q2 = kt_stats_quantile(x, n, 0.5);
+    double q3 = kt_stats_quantile(x, n, 0.75);
+    fprintf(p->f,
+            "<line class='tick' x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f'/>"
+            "<rect class='box' x='%.1f' y='%.1f' width='%.1f' height='%.1f'/>"
+            "<line class='median' x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f'/>\n",
+            kt_plot_x(p, x[0]), y, kt_plot_x(p, x[n - 1]), y, kt_plot_x(p, q1), y - half,
+            fmax(kt_plot_x(p, q3) - kt_plot_x(p, q1), 1), 2 * half, kt_plot_x(p, q2), y - half,
+            kt_plot_x(p, q2), y + half);
+    for (size_t i = 0; i < n; i++) {
+        double jitter = ((double)((i * 2654435761u) % 1000) / 1000.0 - 0.5) * 1.6 * half;
+        fprintf(p->f, "<circle class='dot' cx='%.1f' cy='%.1f' r='2'/>", kt_plot_x(p, x[i]),
+                y + jitter);
+    }
+    fputc('\n', p->f);
+}
+
+static void distribution_plot(FILE *f, const kt_point_result *pt)
+{
+    size_t total = 0;
+    for (size_t k = 0; k < pt->n_cands; k++)
+        total += pt->cands[k].n_pairs;
+    double *base = malloc((total ? total : 1) * sizeof(double));
+    double *cand = malloc((total ? total : 1) * sizeof(double));
+    if (!base || !cand) {
+        free(base);
+        free(cand);
+        return;
+    }
+    double lo = INFINITY, hi = 0;
+    size_t nb = 0;
+    for (size_t k = 0; k < pt->n_cands; k++)
+        for (size_t i = 0; i < pt->cands[k].n_pairs; i++) {
+            const kt_pair *q = &pt->cands[k].pairs[i];
+            base[nb++] = q->base_ns;
+            lo = fmin(lo, fmin(q->base_ns, q->cand_ns));
+            hi = fmax(hi, fmax(q->base_ns, q->cand_ns));
+        }
+    if (!(lo > 0) || !(hi > lo))
+        hi = lo > 0 ? lo * 1.1 : 1, lo = lo > 0 ? lo * 0.9 : 0.5;
+    double row_h = 34, h = 50 + 10 + row_h * (double)(pt->n_cands + 1);
+    kt_plot p;
+    kt_plot_open(&p, f, "dist-plot", 900, h, 180);
+    p.x0 = lo / 1.02;
+    p.x1 = hi * 1.02;
+    p.log_x = hi / lo > 20;
+    p.y0 = 0;
+    p.y1 = 1;
+    kt_plot_axes(&p, 8, 0, "time per call, ns (every timed call)", NULL);
+    double y = p.top + row_h / 2;
+    fprintf(f, "<text x='6' y='%.1f'>", y + 4);
+    esc(f, pt->baseline.name);
+    fputs(" (baseline)</text>", f);
+    box_row(&p, base, nb, y, 9);
+    for (size_t k = 0; k < pt->n_cands; k++) {
+        const kt_candidate_result *c = &pt->cands[k];
+        for (size_t i = 0; i < c->n_pairs; i++)
+            cand[i] = c->pairs[i].cand_ns;
+        y += row_h;
+        fprintf(f, "<text x='6' y='%.1f'>", y + 4);
+        esc(f, c->arm.name);
+        fputs("</text>", f);
+        box_row(&p, cand, c->n_pairs, y, 9);
+    }
+    kt_plot_close(&p);
+    free(base);
+    free(cand);
+}
+
+/* ln(baseline / candidate) of each pair in the order the pairs ran, the HL estimate, the
+ * min_speedup line, and a vertical line at every planned look the point reached. */
+static void series_plot(FILE *f, const kt_report_input *in, const kt_candidate_result *c)
+{
+    if (c->n_pairs == 0)
+        return;
+    double lo = log(in->min_speedup), hi = lo;
+    for (size_t i = 0; i < c->n_pairs; i++) {
+        double d = log(c->pairs[i].base_ns / c->pairs[i].cand_ns);
+        if (isfinite(d))
+            lo = fmin(lo, d), hi = fmax(hi, d);
+    }
+    double pad = fmax((hi - lo) * 0.08, 0.005);
+    kt_plot p;
+    kt_plot_open(&p, f, "series-plot", 900, 230, 70);
+    p.x0 = 0;
+    p.x1 = (double)c->n_pairs + 1;
+    p.y0 = lo - pad;
+    p.y1 = hi + pad;
+    kt_plot_axes(&p, 10, 5, "pair, in run order", "ln(base / cand)");
+    int looks[KT_MAX_LOOKS];
+    int nl = kt_trial_looks(looks, KT_MAX_LOOKS, in->min_reps, in->max_reps);
+    for (int l = 0; l < nl; l++)
+        if (looks[l] <= (int)c->n_pairs) {
+            fprintf(f, "<g class='look-mark'>");
+            char label[32];
+            snprintf(label, sizeof(label), "look %d", l + 1);
+            kt_plot_vline(&p, looks[l] + 0.5, "look", label);
+            fprintf(f, "</g>");
+        }
+    kt_plot_hline(&p, log(in->min_speedup), "ref", "min_speedup");
+    if (isfinite(c->shift.estimate))
+        kt_plot_hline(&p, c->shift.estimate, "hl", "HL estimate");
+    for (size_t i = 0; i < c->n_pairs; i++) {
+        double d = log(c->pairs[i].base_ns / c->pairs[i].cand_ns);
+        if (isfinite(d))
+            fprintf(f, "<circle class='ratio' cx='%.1f' cy='%.1f' r='2.5'/>",
+                    kt_plot_x(&p, (double)i + 1), kt_plot_y(&p, d));
+    }
+    fputc('\n', f);
+    kt_plot_close(&p);
+}
+
+/* ---- numerics and extras ----------------------------------------------------------------- */
+
+static void numerics_rows(FILE *f, const kt_arm_result *a, const cJSON *limits)
+{
+    double max_rel = kt_json_get_real(limits, "max_rel_l2", NAN);
+    double min_cos = kt_json_get_real(limits, "min_cosine", NAN);
+    double max_abs = kt_json_get_real(limits, "max_abs", NAN);
+    for (int s = 0; s < a->n_sets; s++) {
+        const kt_numerics *n = &a->numerics[s];
+        fputs("<tr><td>", f);
+        esc(f, a->name);
+        fprintf(f,
+                "</td><td class='num'>%d</td><td class='num%s'>%.3g</td>"
+                "<td class='num%s'>%.6f</td><td class='num%s'>%.3g</td>"
+                "<td class='num'>%zu</td><td class='num'>%zu</td></tr>\n",
+                s, n->rel_l2 > max_rel ? " bad" : "", n->rel_l2, n->cosine < min_cos ? " bad" : "",
+                n->cosine, n->max_abs > max_abs ? " bad" : "", n->max_abs, (size_t)n->unwritten,
+                (size_t)n->nonfinite);
+    }
+}
+
+static void numerics_table(FILE *f, const kt_report_input *in, const kt_point_result *pt)
+{
+    const cJSON *limits = kt_json_at_path(in->doc, "spec.parsed.thresholds.numerics");
+    fputs("<table class='numerics'><tr><th>arm</th><th>input set</th><th>rel_l2</th>"
+          "<th>cosine</th><th>max_abs</th><th>unwritten</th><th>non-finite</th></tr>\n",
+          f);
+    numerics_rows(f, &pt->baseline, limits);
+    for (size_t k = 0; k < pt->n_cands; k++)
+        numerics_rows(f, &pt->cands[k].arm, limits);
+    fputs("</table>\n<p class='muted'>limits: ", f);
+    char *text = limits ? cJSON_PrintUnformatted(limits) : NULL;
+    esc(f, text ? text : "none");
+    free(text);
+    fputs("</p>\n", f);
+}
+
+/* Whatever else an arm recorded (variant metrics, per-stage profiles, counters, costs),
+ * as key/value rows, from the point's JSON so that new kinds need no code here. */
+static void extras(FILE *f, const kt_report_input *in, const kt_point_result *pt)
+{
+    static const char *const keys[] = {"metrics", "stages", "profile", "counters",
+                                       "costs",   "energy", "setup"};
+    const cJSON *points = cJSON_GetObjectItemCaseSensitive(in->doc, "points"), *jp;
+    cJSON_ArrayForEach(jp, points)
+    {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(jp, "id");
+        if (!cJSON_IsString(id) || strcmp(id->valuestring, pt->point.id) != 0)
+            continue;
+        const cJSON *arms[1 + 64];
+        size_t na = 0;
+        arms[na++] = cJSON_GetObjectItemCaseSensitive(jp, "baseline");
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(jp, "candidates"))
+        {
+            if (na < 65)
+                arms[na++] = c;
+        }
+        int opened = 0;
+        for (size_t a = 0; a < na; a++)
+            for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+                const cJSON *o = cJSON_GetObjectItemCaseSensitive(arms[a], keys[k]), *e;
+                cJSON_ArrayForEach(e, o)
+                {
+                    if (!opened++)
+                        fputs("<table class='extras'><tr><th>arm</th><th>kind</th>"
+                              "<th>name</th><th>value</th></tr>\n",
+                              f);
+                    char arm[64];
+                    fputs("<tr><td>", f);
+                    esc(f, kt_json_get_str(arms[a], "name", arm, sizeof(arm)));
+                    fprintf(f, "</td><td>%s</td><td>", keys[k]);
+                    esc(f, e->string);
+                    fputs("</td><td class='num'>", f);
+                    char *v = cJSON_PrintUnformatted(e);
+                    esc(f, v);
+                    free(v);
+                    fputs("</td></tr>\n", f);
+                }
+            }
+        if (opened)
+            fputs("</table>\n", f);
+    }
+}
+
+/* ---- provenance ---------------------------------------------------------------------------- */
+
+/* Files and added/removed lines of the archive's git.diff. */
+static void diff_summary(FILE *f, const char *dir)
+{
+    char path[PATH_MAX + 16], line[4096];
+    snprintf(path, sizeof(path), "%s/git.diff", dir);
+    FILE *d = fopen(path, "r");
+    if (!d) {
+        fputs("no uncommitted changes recorded", f);
+        return;
+    }
+    long files = 0, added = 0, removed = 0;
+    while (fgets(line, sizeof(line), d)) {
+        if (strncmp(line, "diff --git ", 11) == 0)
+            files++;
+        else if (line[0] == '+' && strncmp(line, "+++", 3) != 0)
+            added++;
+        else if (line[0] == '-' && strncmp(line, "---", 3) != 0)
+            removed++;
+    }
+    fclose(d);
+    fprintf(f, "git.diff: %ld file%s, +%ld / -%ld lines", files, files == 1 ? "" : "s", added,
+            removed);
+}
+
+static void provenance(FILE *f, const kt_report_input *in)
+{
+    char a[256], b[256], c[256];
+    const cJSON *doc = in->doc;
+    fputs("<table class='provenance'>", f);
+    fputs("<tr><th>commit</th><td>", f);
+    esc(f, text_at(doc, "provenance.git.commit", a, sizeof(a))[0] ? a : "(no git)");
+    fputs(" on ", f);
+    esc(f, text_at(doc, "provenance.git.branch", b, sizeof(b))[0] ? b : "(detached)");
+    fputs(kt_json_get_bool(kt_json_at_path(doc, "provenance.git"), "dirty", 0) ? ", dirty: "
+                                                                               : ", clean: ",
+          f);
+    diff_summary(f, in->dir);
+    fputs("</td></tr><tr><th>spec</th><td>", f);
+    esc(f, text_at(doc, "spec.path", a, sizeof(a)));
+    fputs(" (sha256 ", f);
+    esc(f, text_at(doc, "spec.sha256", b, sizeof(b)));
+    fputs(")</td></tr><tr><th>host</th><td>", f);
+    esc(f, text_at(doc, "provenance.host.hostname", a, sizeof(a)));
+    fputs(", ", f);
+    esc(f, text_at(doc, "provenance.host.cpu_model", b, sizeof(b)));
+    fprintf(f, ", %d cores, ",
+            (int)kt_json_get_real(kt_json_at_path(doc, "provenance.host"), "cores", 0));
+    esc(f, text_at(doc, "provenance.host.kernel", c, sizeof(c)));
+    fputs("</td></tr><tr><th>build</th><td>ktrial ", f);
+    esc(f, text_at(doc, "provenance.build.ktrial_version", a, sizeof(a)));
+    fputs(" (", f);
+    esc(f, text_at(doc, "provenance.build.ktrial_commit", b, sizeof(b)));
+    fputs("), ", f);
+    esc(f, text_at(doc, "provenance.build.compiler", c, sizeof(c)));
+    fputs("</td></tr><tr><th>device</th><td>", f);
+    esc(f, text_at(doc, "provenance.device.backend", a, sizeof(a)));
+    fputs(": ", f);
+    esc(f, text_at(doc, "provenance.device.info.name", b, sizeof(b)));
+    fputs("</td></tr><tr><th>run</th><td>", f);
+    esc(f, text_at(doc, "provenance.run.start_utc", a, sizeof(a)));
+    fputs(" to ", f);
+    esc(f, text_at(doc, "provenance.run.end_utc", b, sizeof(b))[0] ? b : "(unfinished)");
+    fputs(", status ", f);
+    esc(f, text_at(doc, "status", c, sizeof(c)));
+    fputs("</td></tr></table>\n", f);
+    char path[PATH_MAX + 16], *spec = NULL;
+    size_t len;
+    snprintf(path, sizeof(path), "%s/spec.yaml", in->dir);
+    if (kt_read_file(&spec, &len, path, 1 << 20) == 0) {
+        fputs("<details><summary>spec.yaml</summary><pre class='spec'>", f);
+        esc(f, spec);
+        fputs("</pre></details>\n", f);
+        free(spec);
+    }
+}
+
+/* ---- the page ----------------------------------------------------------------------------- */
+
+void kt_report_html(FILE *f, const kt_report_input *in, size_t n)
+{
+    char name[128];
+    text_at(in[0].doc, "spec.parsed.name", name, sizeof(name));
+    fputs("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+          "<meta name='viewport' content='width=device-width'><title>ktrial report: ",
+          f);
+    esc(f, name);
+    fprintf(f, "</title><style>%s</style></head><body>\n<h1>ktrial report: ", STYLE);
+    esc(f, name);
+    fprintf(f, "</h1>\n<p class='muted'>%zu archive%s.", n, n == 1 ? "" : "s");
+    fputs(" Speedup = baseline time / candidate time, from paired calls: the Hodges-Lehmann "
+          "estimate of the per-pair log ratio, with its distribution-free confidence interval. "
+          "KEEP needs the whole interval at or above min_speedup.</p>\n",
+          f);
+    fputs("<h2>Verdicts</h2>\n", f);
+    verdict_table(f, in, n);
+    fputs("<h2>Speedups with confidence intervals</h2>\n", f);
+    forest_plot(f, in, n);
+    for (size_t a = 0; a < n; a++) {
+        char label[128];
+        kt_report_label(label, sizeof(label), &in[a]);
+        for (size_t i = 0; i < in[a].run.n_points; i++) {
+            const kt_point_result *pt = &in[a].run.points[i];
+            fputs("<section class='point'><h2>", f);
+            esc(f, pt->point.id);
+            if (n > 1) {
+                fputs(" · ", f);
+                esc(f, label);
+            }
+            fputs("</h2>\n<h3>Times of every timed call</h3>\n", f);
+            distribution_plot(f, pt);
+            for (size_t k = 0; k < pt->n_cands; k++) {
+                fputs("<h3>Paired log ratios in run order: ", f);
+                esc(f, pt->cands[k].arm.name);
+                fprintf(f, " (%zu pairs, %d looks taken)</h3>\n", pt->cands[k].n_pairs,
+                        pt->cands[k].looks);
+                series_plot(f, &in[a], &pt->cands[k]);
+            }
+            fputs("<h3>Numerics per input set (against the float64 reference)</h3>\n", f);
+            numerics_table(f, &in[a], pt);
+            extras(f, &in[a], pt);
+            fputs("</section>\n", f);
+        }
+    }
+    fputs("<h2>Provenance</h2>\n", f);
+    for (size_t a = 0; a < n; a++) {
+        char label[128];
+        kt_report_label(label, sizeof(label), &in[a]);
+        fputs("<h3>", f);
+        esc(f, label);
+        fputs("</h3>\n", f);
+        provenance(f, &in[a]);
+    }
+    fputs("<p class='muted'>Written by ktrial report. Self-contained: no script, no network "
+          "access.</p>\n</body></html>\n",
+          f);
+}
