@@ -8,11 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SIM_COUNTERS 64
+
 typedef struct sim_ctx {
     double now_ns;
     double timer_start_ns;
     double tick_ns; /* 0: exact; else readings are floored to multiples of it */
     kt_rng rng;
+    /* run calls per arm (keyed by the call's seed, which mixes in the arm), over every
+     * input set: 'fail_after' counts calls, not calls per input set */
+    uint64_t counter_key[SIM_COUNTERS];
+    int64_t counter[SIM_COUNTERS];
+    int n_counters;
 } sim_ctx;
 
 static int sim_probe(kt_device_info *info)
@@ -148,4 +155,20 @@ kt_rng *kt_sim_rng(kt_backend *b)
 {
     sim_ctx *s = sim_of(b);
     return s ? &s->rng : NULL;
+}
+
+int64_t kt_sim_count_call(kt_backend *b, uint64_t key)
+{
+    sim_ctx *s = sim_of(b);
+    if (!s)
+        return 0;
+    for (int i = 0; i < s->n_counters; i++)
+        if (s->counter_key[i] == key)
+            return s->counter[i]++;
+    if (s->n_counters == SIM_COUNTERS)
+        return 0;
+    s->counter_key[s->n_counters] = key;
+    s->counter[s->n_counters] = 1;
+    s->n_counters++;
+    return 0;
 }

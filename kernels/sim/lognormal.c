@@ -42,7 +42,8 @@ static const kt_param_def lognormal_params[P_COUNT] = {
     {"sleep_us", KT_PARAM_FLOAT, 0, 0, 1e6, NULL,
      "real time each call sleeps, microseconds (for interruption tests; not timed)"},
     {"fail_after", KT_PARAM_INT, 0, 0, 1e9, NULL,
-     "calls that succeed before 'fail' applies (0: from the first; to fail in timed pairs)"},
+     "run calls of this arm (every input set, correctness checks included) that succeed "
+     "before 'fail' applies (0: from the first)"},
     {"prepare_ms", KT_PARAM_FLOAT, 0, 0, 1e6, NULL,
      "real time prepare sleeps, milliseconds (a one-time setup cost, for thresholds.setup)"},
     {"tick_ns", KT_PARAM_FLOAT, 0, 0, 1e9, NULL,
@@ -51,7 +52,6 @@ static const kt_param_def lognormal_params[P_COUNT] = {
 };
 
 typedef struct lognormal_state {
-    int64_t calls; /* run calls so far */
     void *extra;
     size_t extra_bytes;
     double noise_scale; /* multiplies the deterministic noise pattern to reach rel_error */
@@ -117,7 +117,8 @@ static int lognormal_run(void *state, const kt_call *call)
             ;
     }
 
-    int fail = st->calls++ >= (int64_t)v[P_FAIL_AFTER].num ? (int)v[P_FAIL].num : FAIL_NONE;
+    int64_t calls = kt_sim_count_call(b, call->seed); /* of this arm, on every input set */
+    int fail = calls >= (int64_t)v[P_FAIL_AFTER].num ? (int)v[P_FAIL].num : FAIL_NONE;
     if (fail == FAIL_ERROR)
         return kt_error_set("injected failure (fail: error)");
     if (fail == FAIL_CRASH)

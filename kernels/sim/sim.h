@@ -16,5 +16,8 @@ void kt_sim_advance(kt_backend *b, double ns);
 void kt_sim_set_tick(kt_backend *b, double tick_ns);
 /* The backend's own seeded generator (so a run's durations depend only on its seed). */
 kt_rng *kt_sim_rng(kt_backend *b);
+/* Run calls counted so far under 'key' (the call's seed: one count per arm across every
+ * input set); counts this one. */
+int64_t kt_sim_count_call(kt_backend *b, uint64_t key);
 
 #endif

@@ -48,9 +48,12 @@ void kt_git_state_free(kt_git_state *st);
  * Fills 'blob_id_out' with the patch's blob id. Returns 0 or -1 with kt_error_last() set. */
 int kt_git_diff(char **patch_out, size_t *bytes_out, char blob_id_out[41], const kt_git_state *st);
 
-/* Writes the patch to 'path' (through 'path'.tmp and a rename) and records its blob id and
- * size in 'st'. Returns 0, or -1 with kt_error_last() set. */
-int kt_git_diff_write(kt_git_state *st, const char *path);
+/* Writes the patch to 'dir/name' (kt_archive_write: a fresh temporary and a rename, no link
+ * followed) and records its blob id and size in 'st'. Returns 0, or -1 with kt_error_last()
+ * set. The patch never holds files named like secrets, nor untracked files over 1 MiB (or
+ * past 16 MiB of them): a "# ktrial: not copied" line at its top names each, with size and
+ * sha256 for the large ones (see provenance_filter.h). */
+int kt_git_diff_write(kt_git_state *st, const char *dir, const char *name);
 
 /* Looks at the repository again (at the end of a run): sets 'st->changed_during_run' and
  * '*changed_out' to 1 when HEAD, the branch, the counts or the patch differ from what was
@@ -60,8 +63,9 @@ int kt_git_state_recheck(int *changed_out, kt_git_state *st);
 
 /* Copies 'url' into 'out' without secrets: http(s) URLs lose their whole user-info part
  * (a token is often given as the user name), other URLs with an authority (ssh://, git://)
- * lose the password but keep the user name; scp-like "user@host:path" and local paths are
- * kept as they are (they cannot hold a password). Returns 0, or -1 when 'out' is too small
+ * lose the password but keep the user name; a query string or fragment is dropped (it may
+ * hold ?access_token=...); scp-like "user@host:path" and local paths are kept as they are
+ * (they cannot hold a password). Returns 0, or -1 when 'out' is too small
  * ('out' is then truncated). */
 int kt_strip_url_credentials(char *out, size_t len, const char *url);
 

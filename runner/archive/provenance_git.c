@@ -1,6 +1,8 @@
 /* provenance_git.c - the git state of the work tree, its patch against HEAD, and remote URLs
  * without credentials, through libgit2. */
+#include "archive/archive.h"
 #include "archive/provenance.h"
+#include "archive/provenance_filter.h"
 
 #include <git2.h>
 #include <stdio.h>
@@ -210,17 +212,33 @@ static int collect_status(kt_git_state *out, git_repository *repo)
     return 0;
 }
 
-/* The patch of the work tree against the tree of 'commit_hex', in 'buf'. */
-static int diff_patch(git_buf *buf, git_repository *repo, const char *commit_hex)
+static int filter_delta(const git_diff *so_far, const git_diff_delta *delta, const char *pathspec,
+                        void *payload)
+{
+    (void)so_far;
+    (void)pathspec;
+    return kt_diff_filter_skip(payload, delta->new_file.path, delta->status == GIT_DELTA_UNTRACKED);
+}
+
+/* The patch of the work tree against the tree of 'commit_hex' (malloc'd into '*out'): first
+ * a "# ktrial: not copied" line for each file left out (git apply skips lines before the
+ * first diff), then the patch without them. */
+static int diff_patch(char **out, size_t *out_len, git_repository *repo, const char *commit_hex)
 {
     git_oid oid;
     git_commit *commit = NULL;
     git_tree *tree = NULL;
     git_diff *diff = NULL;
+    git_buf buf = {0};
     git_diff_options opts;
+    kt_diff_filter filter = {git_repository_workdir(repo), 0, NULL, 0, 0};
     git_diff_options_init(&opts, GIT_DIFF_OPTIONS_VERSION);
     opts.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
                  GIT_DIFF_SHOW_UNTRACKED_CONTENT | GIT_DIFF_SHOW_BINARY;
+    opts.notify_cb = filter_delta;
+    opts.payload = &filter;
+    *out = NULL;
+    *out_len = 0;
     int rc = git_oid_fromstr(&oid, commit_hex);
     if (rc == 0)
         rc = git_commit_lookup(&commit, repo, &oid);
@@ -229,7 +247,24 @@ static int diff_patch(git_buf *buf, git_repository *repo, const char *commit_hex
     if (rc == 0)
         rc = git_diff_tree_to_workdir_with_index(&diff, repo, tree, &opts);
     if (rc == 0)
-        rc = git_diff_to_buf(buf, diff, GIT_DIFF_FORMAT_PATCH);
+        rc = git_diff_to_buf(&buf, diff, GIT_DIFF_FORMAT_PATCH);
+    if (rc == 0 && filter.failed)
+        rc = -1;
+    if (rc == 0) {
+        *out_len = filter.notes_len + buf.size;
+        *out = malloc(*out_len + 1);
+        if (!*out)
+            rc = -1;
+    }
+    if (rc == 0) {
+        if (filter.notes_len)
+            memcpy(*out, filter.notes, filter.notes_len);
+        if (buf.size)
+            memcpy(*out + filter.notes_len, buf.ptr, buf.size);
+        (*out)[*out_len] = '\0';
+    }
+    free(filter.notes);
+    git_buf_dispose(&buf);
     git_diff_free(diff);
     git_tree_free(tree);
     git_commit_free(commit);
@@ -248,18 +283,19 @@ static int blob_id(char out[41], const char *data, size_t bytes)
 /* Everything but the availability: head, remote, status, and the patch's id when dirty. */
 static int collect_open(kt_git_state *out, git_repository *repo)
 {
-    git_buf buf = {0};
+    char *patch = NULL;
+    size_t bytes = 0;
     int rc = collect_head(out, repo);
     if (rc == 0)
         rc = collect_remote(out, repo);
     if (rc == 0)
         rc = collect_status(out, repo);
     if (rc == 0 && out->dirty)
-        rc = diff_patch(&buf, repo, out->commit);
+        rc = diff_patch(&patch, &bytes, repo, out->commit);
     if (rc == 0 && out->dirty)
-        rc = blob_id(out->diff_blob_id, buf.ptr, buf.size);
-    out->diff_bytes = out->dirty ? buf.size : 0;
-    git_buf_dispose(&buf);
+        rc = blob_id(out->diff_blob_id, patch, bytes);
+    out->diff_bytes = out->dirty ? bytes : 0;
+    free(patch);
     return rc;
 }
 
@@ -318,69 +354,40 @@ done:
 int kt_git_diff(char **patch_out, size_t *bytes_out, char blob_id_out[41], const kt_git_state *st)
 {
     git_repository *repo = NULL;
-    git_buf buf = {0};
     int rc = -1;
     *patch_out = NULL;
     *bytes_out = 0;
     if (!st->available)
         return kt_error_set("no git state to diff: %s", st->reason ? st->reason : "unknown");
     git_libgit2_init();
-    if (git_repository_open(&repo, st->workdir) != 0 || diff_patch(&buf, repo, st->commit) != 0 ||
-        blob_id(blob_id_out, buf.ptr, buf.size) != 0) {
+    if (git_repository_open(&repo, st->workdir) != 0 ||
+        diff_patch(patch_out, bytes_out, repo, st->commit) != 0 ||
+        blob_id(blob_id_out, *patch_out, *bytes_out) != 0) {
         kt_error_set("cannot diff '%s' against %s: %s", st->workdir, st->short_id, git_message());
+        free(*patch_out);
+        *patch_out = NULL;
+        *bytes_out = 0;
         goto done;
     }
-    *patch_out = malloc(buf.size + 1);
-    if (!*patch_out) {
-        kt_error_set("out of memory for a %zu-byte patch", buf.size);
-        goto done;
-    }
-    if (buf.size)
-        memcpy(*patch_out, buf.ptr, buf.size);
-    (*patch_out)[buf.size] = '\0';
-    *bytes_out = buf.size;
     rc = 0;
 done:
-    git_buf_dispose(&buf);
     git_repository_free(repo);
     git_libgit2_shutdown();
     return rc;
 }
 
-int kt_git_diff_write(kt_git_state *st, const char *path)
+int kt_git_diff_write(kt_git_state *st, const char *dir, const char *name)
 {
-    char *patch = NULL, *tmp = NULL;
+    char *patch = NULL;
     char id[41];
     size_t bytes = 0;
-    FILE *f = NULL;
-    int rc = -1;
     if (kt_git_diff(&patch, &bytes, id, st) != 0)
         return -1;
-    if (asprintf(&tmp, "%s.tmp", path) < 0) {
-        tmp = NULL;
-        kt_error_set("out of memory");
-        goto done;
+    int rc = kt_archive_write(dir, name, patch, bytes); /* O_EXCL temporary, no links */
+    if (rc == 0) {
+        memcpy(st->diff_blob_id, id, sizeof(id));
+        st->diff_bytes = bytes;
     }
-    f = fopen(tmp, "wb");
-    if (!f || fwrite(patch, 1, bytes, f) != bytes) {
-        kt_error_set("cannot write '%s': %m", tmp);
-        goto done;
-    }
-    int closed = fclose(f);
-    f = NULL;
-    if (closed != 0 || rename(tmp, path) != 0) {
-        kt_error_set("cannot write '%s': %m", path);
-        goto done;
-    }
-    memcpy(st->diff_blob_id, id, sizeof(id));
-    st->diff_bytes = bytes;
-    rc = 0;
-done:
-    if (f)
-        fclose(f);
-    if (rc != 0 && tmp)
-        remove(tmp);
-    free(tmp);
     free(patch);
     return rc;
 }
@@ -442,19 +449,21 @@ int kt_strip_url_credentials(char *out, size_t len, const char *url)
     }
     const char *auth = scheme_end + 3;
     size_t auth_len = strcspn(auth, "/?#");
+    /* a query or fragment may carry a token (?access_token=...): never kept */
+    size_t keep = strcspn(url, "?#");
     const char *at = NULL;
     for (const char *p = auth; p < auth + auth_len; p++)
         if (*p == '@')
             at = p; /* the last '@': a password may contain an unescaped one */
     if (!at) {
-        int n = snprintf(out, len, "%s", url);
+        int n = snprintf(out, len, "%.*s", (int)keep, url);
         return n < 0 || (size_t)n >= len ? -1 : 0;
     }
     int is_http = (scheme_end - url == 4 && strncasecmp(url, "http", 4) == 0) ||
                   (scheme_end - url == 5 && strncasecmp(url, "https", 5) == 0);
     const char *colon = memchr(auth, ':', (size_t)(at - auth));
     int user_len = is_http ? 0 : (int)((colon ? colon : at) - auth);
-    int n = snprintf(out, len, "%.*s%.*s%s%s", (int)(auth - url), url, user_len, auth,
-                     user_len ? "@" : "", at + 1);
+    int n = snprintf(out, len, "%.*s%.*s%s%.*s", (int)(auth - url), url, user_len, auth,
+                     user_len ? "@" : "", (int)(url + keep - (at + 1)), at + 1);
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }

@@ -122,6 +122,10 @@ static cJSON *arm_json(const kt_arm_result *a, const kt_arm *spec_arm)
     kt_json_add_real(o, "bytes", a->bytes);
     kt_json_add_real(o, "variant_bytes", a->variant_bytes);
     kt_json_add_real(o, "prepare_ns", a->prepare_ns);
+    cJSON *checks = cJSON_AddObjectToObject(o, "call_checks");
+    cJSON_AddNumberToObject(checks, "calls", (double)a->checked_calls);
+    cJSON_AddNumberToObject(checks, "full", (double)a->full_checks);
+    kt_json_add_real(checks, "seconds", a->check_s);
     cJSON *m = cJSON_AddObjectToObject(o, "metrics");
     for (int i = 0; i < a->n_metrics; i++) {
         cJSON *x = cJSON_AddObjectToObject(m, a->metric_names[i]);
@@ -163,6 +167,10 @@ static void arm_from_json(kt_arm_result *a, const cJSON *o)
     a->bytes = kt_json_get_real(o, "bytes", NAN);
     a->variant_bytes = kt_json_get_real(o, "variant_bytes", NAN);
     a->prepare_ns = kt_json_get_real(o, "prepare_ns", NAN);
+    const cJSON *checks = cJSON_GetObjectItemCaseSensitive(o, "call_checks");
+    a->checked_calls = (int64_t)kt_json_get_real(checks, "calls", 0);
+    a->full_checks = (int64_t)kt_json_get_real(checks, "full", 0);
+    a->check_s = kt_json_get_real(checks, "seconds", 0);
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "metrics");
     cJSON_ArrayForEach(x, m)
     {

@@ -93,45 +93,103 @@ int kt_run_archive_point(const char *dir, const kt_point_result *p, const kt_spe
     return rc;
 }
 
-int kt_run_archive_load_points(kt_point_result **out, size_t *n, const char *dir)
+/* The JSON values in 'text' (a bound on cJSON's nodes), counted without parsing. */
+static size_t count_values(const char *text, size_t len)
+{
+    size_t n = 1;
+    int in_string = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = 0;
+        } else if (c == '"') {
+            in_string = 1;
+        } else if (c == ',' || c == '[' || c == '{' || c == ':') {
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Parses one document of at most KT_RESULT_MAX_VALUES values. */
+static cJSON *parse_bounded(const char *text, size_t len, const char *what)
+{
+    if (count_values(text, len) > KT_RESULT_MAX_VALUES) {
+        kt_error_set("'%s' holds more than %d JSON values; not a result ktrial wrote", what,
+                     KT_RESULT_MAX_VALUES);
+        return NULL;
+    }
+    cJSON *json = cJSON_ParseWithLength(text, len);
+    if (!json)
+        kt_error_set("'%s' is not valid JSON", what);
+    return json;
+}
+
+int kt_run_archive_load_points(kt_point_result **out, size_t *n, const char *dir,
+                               kt_point_filter keep, void *ctx)
 {
     char path[PATH_MAX], *text;
     size_t len;
     snprintf(path, sizeof(path), "%s/points.jsonl", dir);
     *out = NULL;
     *n = 0;
-    if (kt_read_file(&text, &len, path, (size_t)1 << 31) < 0)
+    if (kt_read_file(&text, &len, path, KT_RESULT_MAX_BYTES) < 0)
         return -1;
-    size_t cap = 16;
+    size_t cap = 16, kept_len = 0, dropped = 0;
     kt_point_result *points = calloc(cap, sizeof(*points));
+    char *kept = malloc(len + 1); /* the complete, kept lines, to rewrite the file with */
     char *line = text;
-    while (points && line < text + len) {
-        char *nl = strchr(line, '\n');
-        if (!nl)
-            break; /* cut short by a crash: that point runs again */
-        *nl = '\0';
-        cJSON *json = cJSON_Parse(line);
-        if (json) {
-            if (*n == cap) {
-                kt_point_result *bigger = realloc(points, 2 * cap * sizeof(*points));
-                if (!bigger) {
-                    cJSON_Delete(json);
-                    break;
-                }
+    int rc = points && kept ? 0 : kt_error_set("out of memory");
+    while (rc == 0 && line < text + len) {
+        char *nl = memchr(line, '\n', (size_t)(text + len - line));
+        if (!nl) {
+            dropped++; /* cut short by a crash: that point runs again */
+            break;
+        }
+        size_t line_len = (size_t)(nl - line) + 1;
+        cJSON *json = parse_bounded(line, line_len - 1, "a line of points.jsonl");
+        if (*n == cap) {
+            kt_point_result *bigger = realloc(points, 2 * cap * sizeof(*points));
+            rc = bigger ? 0 : kt_error_set("out of memory");
+            if (bigger) {
                 points = bigger;
                 cap *= 2;
             }
-            if (kt_point_result_from_json(&points[*n], json) == 0)
-                (*n)++;
-            else
-                kt_point_result_free(&points[*n]);
-            cJSON_Delete(json);
         }
+        int ok = rc == 0 && json && kt_point_result_from_json(&points[*n], json) == 0;
+        if (ok && keep && !keep(&points[*n], ctx)) {
+            kt_point_result_free(&points[*n]);
+            ok = 0;
+        } else if (!ok && rc == 0 && json) {
+            kt_point_result_free(&points[*n]);
+        }
+        if (ok) {
+            (*n)++;
+            memcpy(kept + kept_len, line, line_len);
+            kept_len += line_len;
+        } else {
+            dropped++;
+        }
+        cJSON_Delete(json);
         line = nl + 1;
     }
+    /* only complete, matching lines stay: the next point is appended after the last one */
+    if (rc == 0 && dropped && keep) /* only a resume rewrites; a reader (merge) never does */
+        rc = kt_archive_write(dir, "points.jsonl", kept, kept_len);
+    free(kept);
     free(text);
+    if (rc < 0) {
+        for (size_t i = 0; i < *n; i++)
+            kt_point_result_free(&points[i]);
+        free(points);
+        *n = 0;
+        return rc;
+    }
     *out = points;
-    return points ? 0 : kt_error_set("out of memory");
+    return 0;
 }
 
 int kt_run_archive_load_result(cJSON **out, const char *path)
@@ -143,13 +201,21 @@ int kt_run_archive_load_result(cJSON **out, const char *path)
         snprintf(file, sizeof(file), "%s/result.json", path);
     else
         snprintf(file, sizeof(file), "%s", path);
-    if (kt_read_file(&text, &len, file, (size_t)1 << 31) < 0)
+    if (kt_read_file(&text, &len, file, KT_RESULT_MAX_BYTES) < 0)
         return -1;
-    *out = cJSON_Parse(text);
+    int rc = kt_run_archive_parse_result(out, text, len, file);
     free(text);
-    if (!*out)
-        return kt_error_set("'%s' is not valid JSON", file);
-    return 0;
+    return rc;
+}
+
+int kt_run_archive_parse_result(cJSON **out, const char *text, size_t len, const char *what)
+{
+    if (len > KT_RESULT_MAX_BYTES) {
+        *out = NULL;
+        return kt_error_set("'%s' is over %zu bytes", what, KT_RESULT_MAX_BYTES);
+    }
+    *out = parse_bounded(text, len, what);
+    return *out ? 0 : -1;
 }
 
 int kt_run_result_from_json(kt_run_result *run, const cJSON *doc)

@@ -12,11 +12,24 @@ int kt_run_archive_point(const char *dir, const kt_point_result *p, const kt_spe
 /* Rewrites samples.csv from 'points' alone (on --resume: drops the rows of a point that was
  * cut short between its samples and its points.jsonl line, and runs again). */
 int kt_run_archive_rewrite_samples(const char *dir, const kt_point_result *points, size_t n);
-/* Reads points.jsonl; complete lines only (a line cut by a crash is ignored). */
-int kt_run_archive_load_points(kt_point_result **out, size_t *n, const char *dir);
+/* Says whether a stored point may be reused (1) or must be measured again (0). */
+typedef int (*kt_point_filter)(const kt_point_result *p, void *ctx);
+/* Reads points.jsonl: complete lines that parse and that 'keep' (if not NULL) accepts. With
+ * a 'keep' (--resume), when any line is dropped (a torn last line, a point measured with
+ * other candidates) the file is rewritten with the kept lines, so what is appended next
+ * starts on a line of its own; without one the file is only read. */
+int kt_run_archive_load_points(kt_point_result **out, size_t *n, const char *dir,
+                               kt_point_filter keep, void *ctx);
 
-/* Loads result.json from a folder or a file path. */
+/* Result files are read with a size cap and a cap on their JSON values (counted before
+ * parsing), so a hostile file costs bounded memory: ktrial's own results stay far below. */
+#define KT_RESULT_MAX_BYTES  ((size_t)256 << 20)
+#define KT_RESULT_MAX_VALUES 6000000
+
+/* Loads result.json from a folder or a file path (within the caps above). */
 int kt_run_archive_load_result(cJSON **out, const char *path);
+/* Parses result text already in memory, within the same caps; 'what' names it in messages. */
+int kt_run_archive_parse_result(cJSON **out, const char *text, size_t len, const char *what);
 /* Reads the points and candidate verdicts of a result document back into 'run'. */
 int kt_run_result_from_json(kt_run_result *run, const cJSON *doc);
 

@@ -81,7 +81,7 @@ static int load_shards(merge_state *m)
     for (int i = 0; i < m->n; i++) {
         shard *s = &m->shards[i];
         if (kt_run_archive_load_result(&s->doc, s->dir) < 0 ||
-            kt_run_archive_load_points(&s->points, &s->n_points, s->dir) < 0) {
+            kt_run_archive_load_points(&s->points, &s->n_points, s->dir, NULL, NULL) < 0) {
             fprintf(stderr, "error: shard '%s': %s\n", s->dir, kt_error_last());
             return KT_EXIT_DATAERR;
         }

@@ -17,6 +17,7 @@
 #include "measure/worker.h"
 #include "report/report.h"
 
+#include <dirent.h>
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
@@ -47,6 +48,8 @@ typedef struct run_state {
     char spec_sha[65];
     time_t started;
     kt_run_result run;
+    kt_point_result *done; /* --resume: the points already archived, reused by id */
+    size_t n_done;
     int interrupted;
     int argc;
     char **argv;
@@ -274,11 +277,45 @@ static void warn_stale_binary(const kt_git_state *git)
                         "with; rebuild (cmake --build build) before trusting the result\n");
 }
 
+/* The folder's lock, held until ktrial exits: a second run on it is refused. */
+static int lock_folder(run_state *st)
+{
+    int fd = kt_archive_lock(st->dir);
+    if (fd == KT_ARCHIVE_BUSY) {
+        fprintf(stderr, "error: %s; use another folder\n", kt_error_last());
+        return KT_EXIT_DATAERR;
+    }
+    if (fd < 0) {
+        fprintf(stderr, "error: %s\n", kt_error_last());
+        return KT_EXIT_IOERR;
+    }
+    return 0;
+}
+
+/* Nothing in 'dir' but the lock. */
+static int folder_empty(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int empty = d != NULL;
+    while (d && empty && (e = readdir(d)))
+        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+                strcmp(e->d_name, KT_ARCHIVE_LOCK) == 0;
+    if (d)
+        closedir(d);
+    return empty;
+}
+
 static int choose_folder(run_state *st)
 {
     if (st->opt.resume_dir) {
         snprintf(st->dir, sizeof(st->dir), "%s", st->opt.resume_dir);
-        return 0;
+        struct stat sb;
+        if (stat(st->dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+            fprintf(stderr, "error: cannot resume '%s': not a run folder\n", st->dir);
+            return KT_EXIT_DATAERR;
+        }
+        return lock_folder(st);
     }
     if (!kt_archive_name_ok(st->spec->name)) { /* the schema checks it too: never trust one */
         fprintf(stderr, "error: spec name '%s' is not [a-z0-9._-]+\n", st->spec->name);
@@ -295,17 +332,26 @@ static int choose_folder(run_state *st)
                  st->git.available ? st->git.short_id : "nogit",
                  st->git.available && st->git.dirty ? "-dirty" : "");
     }
+    if (kt_archive_mkdirs(st->dir) < 0) {
+        fprintf(stderr, "error: %s\n", kt_error_last());
+        return KT_EXIT_IOERR;
+    }
+    int rc = lock_folder(st);
+    if (rc)
+        return rc;
     char probe[PATH_MAX];
     struct stat sb;
     snprintf(probe, sizeof(probe), "%s/points.jsonl", st->dir);
-    if (stat(probe, &sb) == 0) {
+    if (lstat(probe, &sb) == 0) {
         fprintf(stderr, "error: '%s' already holds a run; continue it with --resume '%s'\n",
                 st->dir, st->dir);
         return KT_EXIT_DATAERR;
     }
-    if (kt_archive_mkdirs(st->dir) < 0) {
-        fprintf(stderr, "error: %s\n", kt_error_last());
-        return KT_EXIT_IOERR;
+    if (!folder_empty(st->dir)) {
+        fprintf(stderr,
+                "error: '%s' is not empty and holds no run; give -o a new or empty folder\n",
+                st->dir);
+        return KT_EXIT_DATAERR;
     }
     return 0;
 }
@@ -350,6 +396,59 @@ static int check_resume(run_state *st)
     if (bad && !st->opt.force) {
         fprintf(stderr, "hint: use --force to resume anyway\n");
         return KT_EXIT_DATAERR;
+    }
+    return 0;
+}
+
+typedef struct resume_match {
+    const kt_spec *spec;
+    int force;
+    size_t mismatched;
+    char first[KT_NAME_MAX * 2];
+} resume_match;
+
+/* A stored point is reused only when it was measured with the spec's candidates, by name
+ * and in order: its results are indexed by position. */
+static int same_candidates(const kt_point_result *p, void *ctx)
+{
+    resume_match *m = ctx;
+    int same = p->n_cands == m->spec->n_candidates;
+    for (size_t k = 0; same && k < p->n_cands; k++)
+        same = strcmp(p->cands[k].arm.name, m->spec->candidates[k].name) == 0;
+    if (!same && m->mismatched++ == 0)
+        snprintf(m->first, sizeof(m->first), "%s", p->point.id);
+    return same || !m->force; /* without --force nothing is dropped: the run stops */
+}
+
+static int load_resumed(run_state *st)
+{
+    resume_match m = {st->spec, st->opt.force, 0, ""};
+    char path[PATH_MAX];
+    struct stat sb;
+    snprintf(path, sizeof(path), "%s/points.jsonl", st->dir);
+    if (lstat(path, &sb) != 0) {
+        st->n_done = 0; /* stopped before its first point finished */
+    } else if (kt_run_archive_load_points(&st->done, &st->n_done, st->dir, same_candidates, &m) <
+               0) {
+        fprintf(stderr, "error: cannot resume '%s': %s\n", st->dir, kt_error_last());
+        return KT_EXIT_DATAERR;
+    }
+    if (m.mismatched && !st->opt.force) {
+        fprintf(stderr,
+                "error: %zu archived point%s of '%s' (first '%s') were measured with other "
+                "candidates than the spec names\nhint: use --force to measure those points "
+                "again\n",
+                m.mismatched, m.mismatched == 1 ? "" : "s", st->dir, m.first);
+        return KT_EXIT_DATAERR;
+    }
+    if (m.mismatched)
+        fprintf(stderr,
+                "warning: %zu archived point%s measured with other candidates will be "
+                "measured again\n",
+                m.mismatched, m.mismatched == 1 ? "" : "s");
+    if (kt_run_archive_rewrite_samples(st->dir, st->done, st->n_done) < 0) {
+        fprintf(stderr, "error: %s\n", kt_error_last());
+        return KT_EXIT_IOERR;
     }
     return 0;
 }
@@ -434,8 +533,12 @@ static cJSON *result_document(run_state *st, const char *status, time_t finished
     cJSON_AddNumberToObject(run, "threads", resolved_threads(st->spec));
     cJSON_AddItemToObject(doc, "provenance", prov);
 
-    cJSON_AddItemToObject(doc, "decision",
-                          kt_decision_to_json(&st->run, st->spec, run_exit_code(st)));
+    if (strcmp(status, "running") == 0 || strcmp(status, "failed") == 0)
+        /* no decision: a run that never finished must not read as one that decided */
+        cJSON_AddNullToObject(doc, "decision");
+    else
+        cJSON_AddItemToObject(doc, "decision",
+                              kt_decision_to_json(&st->run, st->spec, run_exit_code(st)));
     cJSON *timing = cJSON_AddObjectToObject(doc, "timing"); /* this run's, not the verdict's */
     cJSON_AddNumberToObject(timing, "not_run", (double)st->not_run);
     if (!isnan(st->spec->budget_minutes))
@@ -572,24 +675,23 @@ static int over_budget(const run_state *st)
            now_s() - st->start_s > st->spec->budget_minutes * 60.0;
 }
 
+static size_t shard_size(const run_state *st)
+{
+    size_t todo = 0;
+    for (size_t i = 0; i < st->matrix->n; i++)
+        todo += (int)(i % (size_t)st->opt.shard_count) == st->opt.shard_index - 1;
+    return todo;
+}
+
 static int run_points(run_state *st)
 {
-    kt_point_result *done = NULL;
-    size_t n_done = 0;
-    if (st->opt.resume_dir) {
-        if (kt_run_archive_load_points(&done, &n_done, st->dir) < 0)
-            n_done = 0;
-        if (kt_run_archive_rewrite_samples(st->dir, done, n_done) < 0)
-            return KT_EIO;
-    }
+    kt_point_result *done = st->done;
+    size_t n_done = st->n_done;
     size_t n = st->matrix->n;
     st->run.points = calloc(n ? n : 1, sizeof(*st->run.points));
     if (!st->run.points)
         return kt_error_set("out of memory");
-    size_t todo = 0;
-    for (size_t i = 0; i < n; i++)
-        todo += (int)(i % (size_t)st->opt.shard_count) == st->opt.shard_index - 1;
-    st->n_todo = todo;
+    st->n_todo = shard_size(st);
     plan_run(st, done, n_done);
     st->start_s = now_s();
     kt_worker_options wo = {st->spec->backend,
@@ -650,6 +752,13 @@ static int run_points(run_state *st)
                            fmax(0, st->left_estimate_s) * measured_done / estimated_done);
         st->run.n_points++;
         st->point_index++;
+        if (strcmp(slot->stop_reason, "killed") == 0) {
+            /* not the candidates' fault, and not measured: kept in result.json, not in
+             * points.jsonl, so --resume measures it again */
+            rc = kt_error_set("point '%s': %s; continue with --resume %s", pt->id, slot->error,
+                              st->dir);
+            break;
+        }
         if (got_signal || strcmp(slot->stop_reason, "interrupted") == 0) {
             st->interrupted = 1; /* measured, kept in result.json, but not in points.jsonl:
                                   * --resume measures this point again from the start */
@@ -666,6 +775,8 @@ static int run_points(run_state *st)
     for (size_t i = 0; i < n_done; i++)
         kt_point_result_free(&done[i]);
     free(done);
+    st->done = NULL;
+    st->n_done = 0;
     return rc;
 }
 
@@ -675,9 +786,7 @@ static int start_archive(run_state *st)
         kt_archive_write(st->dir, "spec.yaml", st->spec->bytes, st->spec->len) < 0)
         return -1;
     if (st->git.available && st->git.dirty) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof(path), "%s/git.diff", st->dir);
-        if (kt_git_diff_write(&st->git, path) < 0)
+        if (kt_git_diff_write(&st->git, st->dir, "git.diff") < 0)
             return -1;
     }
     return st->opt.resume_dir ? 0 : write_result(st, "running", 0);
@@ -812,9 +921,15 @@ int cmd_run(int argc, char **argv)
         goto done;
     }
     kt_sha256_hex(st.spec_sha, st.spec->bytes, st.spec->len);
+    if (shard_size(&st) == 0) {
+        fprintf(stderr, "error: shard %d/%d of %zu point%s holds no point; nothing to decide\n",
+                st.opt.shard_index, st.opt.shard_count, st.matrix->n, st.matrix->n == 1 ? "" : "s");
+        rc = KT_EXIT_DATAERR;
+        goto done;
+    }
     if ((rc = choose_folder(&st)) != 0)
         goto done;
-    if (st.opt.resume_dir && (rc = check_resume(&st)) != 0)
+    if (st.opt.resume_dir && ((rc = check_resume(&st)) != 0 || (rc = load_resumed(&st)) != 0))
         goto done;
     if (start_archive(&st) < 0) {
         fprintf(stderr, "error: %s\n", kt_error_last());
@@ -846,6 +961,9 @@ int cmd_run(int argc, char **argv)
     rc = finish(&st);
 done:
     flush_diag(&diag);
+    for (size_t i = 0; i < st.n_done; i++)
+        kt_point_result_free(&st.done[i]);
+    free(st.done);
     kt_run_result_free(&st.run);
     kt_plan_free(&st.plan);
     kt_git_state_free(&st.git);

@@ -1,5 +1,6 @@
 /* cmd_show.c - 'ktrial show RESULT': the summary of an archived run, as 'run' printed it,
  * and its provenance in a few lines. */
+#include "archive/archive.h"
 #include "cli/commands.h"
 #include "util/json.h"
 #include "archive/result_json.h"
@@ -7,8 +8,11 @@
 #include "archive/run_archive.h"
 #include "report/report.h"
 
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void print_provenance(const cJSON *doc)
 {
@@ -41,6 +45,30 @@ static void print_provenance(const cJSON *doc)
            kt_json_get_str(run, "end_utc", b, sizeof(b))[0] ? b : "(unfinished)");
 }
 
+/* A run that did not finish: says so, and how to go on. Returns the exit code. */
+static int incomplete(const char *status, const char *path, const kt_run_result *run,
+                      const cJSON *doc)
+{
+    char spec[256];
+    kt_json_get_str(cJSON_GetObjectItemCaseSensitive(doc, "spec"), "path", spec, sizeof(spec));
+    if (strcmp(status, "interrupted") == 0) {
+        printf("incomplete run: interrupted after %zu point%s; the verdicts above cover those "
+               "only\ncontinue it with: ktrial run %s --resume %s\n",
+               run->n_points, run->n_points == 1 ? "" : "s", spec, path);
+        return KT_EXIT_INCONCLUSIVE;
+    }
+    if (strcmp(status, "running") == 0 && kt_archive_lock_held(path))
+        printf("incomplete run: still running (a ktrial run holds the folder's lock); no "
+               "decision yet\n");
+    else if (strcmp(status, "running") == 0)
+        printf("incomplete run: it stopped before finishing (killed, or the machine went "
+               "down); no decision\ncontinue it with: ktrial run %s --resume %s\n",
+               spec, path);
+    else
+        printf("incomplete run: status '%s'; no decision\n", status);
+    return KT_EXIT_SOFTWARE;
+}
+
 int cmd_show(int argc, char **argv)
 {
     const char *result = NULL, *junit = NULL, *markdown = NULL;
@@ -69,6 +97,17 @@ int cmd_show(int argc, char **argv)
         rc = KT_EXIT_DATAERR;
         goto done;
     }
+    char status[32], dir[PATH_MAX], copy[PATH_MAX];
+    kt_json_get_str(doc, "status", status, sizeof(status));
+    struct stat sb;
+    snprintf(dir, sizeof(dir), "%s", result);
+    if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) /* a result.json: its folder */
+        snprintf(dir, sizeof(dir), "%s", dirname(strcpy(copy, dir)));
+    if (strcmp(status, "complete") != 0 && strcmp(status, "interrupted") != 0) {
+        print_provenance(doc);
+        rc = incomplete(status, dir, &run, doc);
+        goto done;
+    }
     char baseline[64] = "baseline", aggregate[16];
     const cJSON *parsed =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "spec"), "parsed");
@@ -90,6 +129,8 @@ int cmd_show(int argc, char **argv)
             rc = KT_EXIT_IOERR;
         }
     }
+    if (strcmp(status, "interrupted") == 0 && rc == KT_EXIT_KEEP)
+        rc = incomplete(status, dir, &run, doc);
 done:
     kt_run_result_free(&run);
     cJSON_Delete(doc);

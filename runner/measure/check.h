@@ -2,8 +2,9 @@
  * correctness of a variant's output against that reference.
  *
  * Outputs are poisoned before each checked call with a NaN whose payload no arithmetic
- * produces (fp32 0x7fc0dead, fp16 0x7e5a, bf16 0x7fda): an element still carrying it was
- * left unwritten; any other NaN or Inf was produced by the kernel. */
+ * produces (one of four per dtype, e.g. fp32 0x7fc0dead, fp16 0x7e5a, bf16 0x7fda, chosen
+ * call by call): an element still carrying the call's pattern was left unwritten; any other
+ * NaN or Inf was produced by the kernel. */
 #ifndef KT_CHECK_H
 #define KT_CHECK_H
 
@@ -25,13 +26,15 @@ typedef struct kt_numerics {
 
 typedef struct kt_instance {
     kt_problem problem;
-    void *host_inputs[KT_MAX_TENSORS];  /* storage type, as generated */
-    void *host_outputs[KT_MAX_TENSORS]; /* storage type, as last downloaded */
-    double *reference[KT_MAX_TENSORS];  /* float64, one per output */
-    void *dev_inputs[KT_MAX_TENSORS];   /* backend buffers */
-    void *dev_outputs[KT_MAX_TENSORS];
-    uint64_t input_hash; /* of the generated input bytes */
-    size_t bytes;        /* backend bytes of inputs + outputs */
+    void *host_inputs[KT_MAX_TENSORS];     /* storage type, as generated */
+    void *host_outputs[KT_MAX_TENSORS];    /* storage type, as last downloaded */
+    double *reference[KT_MAX_TENSORS];     /* float64, one per output */
+    void *dev_inputs[KT_MAX_TENSORS];      /* backend buffers */
+    void *dev_outputs[KT_MAX_TENSORS];     /* the buffers the next call writes */
+    void *dev_outputs_alt[KT_MAX_TENSORS]; /* the other set (see kt_instance_rotate) */
+    int poison;                            /* which poison pattern the outputs carry */
+    uint64_t input_hash;                   /* of the generated input bytes */
+    size_t bytes;                          /* backend bytes of inputs + outputs */
 } kt_instance;
 
 /* Shapes 'point' with 'op', generates inputs from 'seed' (already mixed with the point and
@@ -46,6 +49,11 @@ kt_call kt_instance_call(const kt_instance *inst, kt_backend *backend, const kt_
                          int threads);
 
 int kt_instance_poison_outputs(kt_instance *inst, kt_backend *backend);
+/* From a random 'coin': picks the next poison pattern and, half the time, swaps the output
+ * buffers with their spares, so no call can count on its outputs' address or pattern. */
+void kt_instance_rotate(kt_instance *inst, uint64_t coin);
+/* Counts unwritten (poison) and non-finite elements of host_outputs; nothing else. */
+void kt_output_scan(kt_numerics *out, const kt_instance *inst);
 /* Downloads the outputs into host_outputs. */
 int kt_instance_download_outputs(kt_instance *inst, kt_backend *backend);
 /* Downloads the inputs and says whether they still hash to input_hash (1) or not (0). */

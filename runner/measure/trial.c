@@ -19,6 +19,8 @@ typedef struct point_run {
     kt_instance *inst[KT_MAX_SETS];
     void *state[1 + 16][KT_MAX_SETS]; /* [arm][set]; arm 0 is the baseline */
     kt_rng order_rng;
+    kt_rng check_rng;         /* poison patterns, output buffers, calls given the full check */
+    int64_t calls[2][1 + 16]; /* [warmup, timed] calls so far, per arm */
 } point_run;
 
 static double now_s(void)
@@ -163,36 +165,122 @@ static void prepare_and_check(point_run *r, int arm)
     }
 }
 
-/* One timed call of 'arm' on 'set' as call 'position' (0 or 1) of its pair. */
-static int timed_call(point_run *r, int arm, int set, int position, kt_timing *t)
+/* Before a checked call, untimed: a fresh poison pattern, maybe the spare output buffers. */
+static int before_call(point_run *r, int arm, int set)
 {
+    double t0 = now_s();
+    kt_instance_rotate(r->inst[set], kt_rng_next(&r->check_rng));
+    int err = kt_instance_poison_outputs(r->inst[set], r->backend);
+    arm_result(r, arm)->check_s += now_s() - t0;
+    return err;
+}
+
+/* Keeps the worst of each error measure of 'n' in 'worst'. */
+static void fold_worst(kt_numerics *worst, const kt_numerics *n)
+{
+    worst->max_abs = fmax(worst->max_abs, n->max_abs);
+    worst->max_rel = fmax(worst->max_rel, n->max_rel);
+    worst->rel_l2 = fmax(worst->rel_l2, n->rel_l2);
+    worst->cosine = fmin(worst->cosine, n->cosine);
+}
+
+/* After a checked call, untimed: every output element is scanned for the poison and for
+ * NaN/Inf; a random KT_FULL_CHECK_RATE of calls, drawn only now, also get the full numerics
+ * against float64 and the input hash, and their errors count as the input set's (worst kept).
+ * Returns 0, 1 with the failure in 'why', or a negative harness error. */
+static int after_call(point_run *r, int arm, int set, char *why, size_t len)
+{
+    double t0 = now_s();
+    kt_instance *inst = r->inst[set];
+    kt_arm_result *res = arm_result(r, arm);
+    kt_numerics n;
+    int err = kt_backend_synchronize(r->backend);
+    if (err == KT_OK)
+        err = kt_instance_download_outputs(inst, r->backend);
+    if (err < 0)
+        return err;
+    int full = kt_rng_uniform(&r->check_rng) < KT_FULL_CHECK_RATE;
+    if (full) {
+        int intact = 1;
+        kt_numerics_compare(&n, inst);
+        if ((err = kt_instance_inputs_intact(inst, r->backend, &intact)) < 0)
+            return err;
+        n.inputs_modified = !intact;
+        res->full_checks++;
+    } else {
+        kt_output_scan(&n, inst);
+    }
+    res->checked_calls++;
+    int bad = 1;
+    if (n.unwritten > 0)
+        snprintf(why, len, "left %lld of %lld output elements unwritten", (long long)n.unwritten,
+                 (long long)n.elems);
+    else if (n.nonfinite > 0)
+        snprintf(why, len, "produced %lld NaN or Inf output elements", (long long)n.nonfinite);
+    else if (n.inputs_modified)
+        snprintf(why, len, "wrote into its inputs");
+    else
+        bad = 0;
+    if (!bad && full)
+        fold_worst(&res->numerics[set], &n);
+    res->check_s += now_s() - t0;
+    return bad;
+}
+
+/* One checked call of 'arm' on 'set', timed when 't' is given, as call 'position' (0 or 1)
+ * of its pair or -1. On failure returns <0 with the sentence in 'why'. */
+static int checked_call(point_run *r, int arm, int set, int position, kt_timing *t, char *why,
+                        size_t len)
+{
+    const char *kind = t ? "timed" : "warmup";
+    int64_t index = ++r->calls[t != NULL][arm];
+    int err = before_call(r, arm, set);
     kt_call call = arm_call(r, arm, set);
     kt_stage_profile profile = {0};
     call.pair_position = position;
-    call.profile = &profile;
-    int err;
-    if (r->spec->flush_cache && (err = kt_backend_flush_cache(r->backend)) < 0)
+    call.profile = t ? &profile : NULL;
+    if (err == KT_OK && t && r->spec->flush_cache)
+        err = kt_backend_flush_cache(r->backend);
+    if (err == KT_OK && t)
+        err = kt_backend_timer_start(r->backend);
+    if (err < 0) {
+        snprintf(why, len, "%s", kt_error_last());
         return err;
-    if ((err = kt_backend_timer_start(r->backend)) < 0)
-        return err;
+    }
     kt_error_clear();
     int run_err = spec_arm(r, arm)->variant->run(r->state[arm][set], &call);
-    if ((err = kt_backend_timer_stop(r->backend, t)) < 0)
+    if (t && (err = kt_backend_timer_stop(r->backend, t)) < 0) {
+        snprintf(why, len, "%s", kt_error_last());
         return err;
-    if (run_err == KT_OK)
+    }
+    if (run_err < 0) {
+        snprintf(why, len, "run failed in %s call %lld: %s (input set %d)", kind, (long long)index,
+                 kt_error_last(), set);
+        return run_err;
+    }
+    if (t)
         kt_stage_stats_add(&arm_result(r, arm)->stages, &profile, t->time_ns);
-    return run_err;
+    char what[256];
+    int bad = after_call(r, arm, set, what, sizeof(what));
+    if (bad < 0) {
+        snprintf(why, len, "%s", kt_error_last());
+        return bad;
+    }
+    if (bad) {
+        snprintf(why, len, "output check failed on %s call %lld (input set %d): %s", kind,
+                 (long long)index, set, what);
+        return KT_ERROR;
+    }
+    return KT_OK;
 }
 
-static int warmup(point_run *r, int arm)
+static int warmup(point_run *r, int arm, char *why, size_t len)
 {
     step(r, arm, "warmup");
-    for (int w = 0; w < r->spec->warmup; w++) {
-        kt_call call = arm_call(r, arm, w % r->n_sets);
-        if (spec_arm(r, arm)->variant->run(r->state[arm][w % r->n_sets], &call) < 0)
+    for (int w = 0; w < r->spec->warmup; w++)
+        if (checked_call(r, arm, w % r->n_sets, -1, NULL, why, len) < 0)
             return KT_ERROR;
-    }
-    return kt_backend_synchronize(r->backend);
+    return KT_OK;
 }
 
 static int candidate_first(point_run *r, int rep)
@@ -213,21 +301,22 @@ static int run_pair(point_run *r, int k, int rep)
     int set = rep % r->n_sets;
     int cand_first = candidate_first(r, rep);
     kt_timing tb, tc;
+    char why[512];
     int err;
     /* each call names its arm first, so a crash is blamed on the right one */
     if (cand_first) {
         step(r, k + 1, "repetitions");
-        if ((err = timed_call(r, k + 1, set, 0, &tc)) < 0)
+        if ((err = checked_call(r, k + 1, set, 0, &tc, why, sizeof(why))) < 0)
             goto cand_failed;
         step(r, 0, "repetitions");
-        if ((err = timed_call(r, 0, set, 1, &tb)) < 0)
+        if ((err = checked_call(r, 0, set, 1, &tb, why, sizeof(why))) < 0)
             goto base_failed;
     } else {
         step(r, 0, "repetitions");
-        if ((err = timed_call(r, 0, set, 0, &tb)) < 0)
+        if ((err = checked_call(r, 0, set, 0, &tb, why, sizeof(why))) < 0)
             goto base_failed;
         step(r, k + 1, "repetitions");
-        if ((err = timed_call(r, k + 1, set, 1, &tc)) < 0)
+        if ((err = checked_call(r, k + 1, set, 1, &tc, why, sizeof(why))) < 0)
             goto cand_failed;
     }
     p->rep = rep;
@@ -241,11 +330,11 @@ static int run_pair(point_run *r, int k, int rep)
     c->n_pairs++;
     return KT_OK;
 cand_failed:
-    fail_arm(&c->arm, "run failed in a timed repetition: %s (input set %d)", kt_error_last(), set);
+    fail_arm(&c->arm, "%s", why);
     return err;
 base_failed:
-    snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' failed in a timed repetition: %s",
-             r->spec->baseline.name, kt_error_last());
+    snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' failed: %s",
+             r->spec->baseline.name, why);
     return err;
 }
 
@@ -266,11 +355,12 @@ static void run_grouped(point_run *r, int reps)
         goto done;
     }
     kt_timing t;
+    char why[512];
     step(r, 0, "repetitions");
     for (int rep = 0; rep < reps && !interrupted(r); rep++) {
-        if (timed_call(r, 0, rep % r->n_sets, -1, &t) < 0) {
+        if (checked_call(r, 0, rep % r->n_sets, -1, &t, why, sizeof(why)) < 0) {
             snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' failed: %s",
-                     r->spec->baseline.name, kt_error_last());
+                     r->spec->baseline.name, why);
             goto done;
         }
         base[rep] = t.time_ns;
@@ -282,9 +372,8 @@ static void run_grouped(point_run *r, int reps)
             continue;
         step(r, (int)k + 1, "repetitions");
         for (int rep = 0; rep < reps && !interrupted(r); rep++) {
-            if (timed_call(r, (int)k + 1, rep % r->n_sets, -1, &t) < 0) {
-                fail_arm(&c->arm, "run failed in a timed repetition: %s (input set %d)",
-                         kt_error_last(), rep % r->n_sets);
+            if (checked_call(r, (int)k + 1, rep % r->n_sets, -1, &t, why, sizeof(why)) < 0) {
+                fail_arm(&c->arm, "%s", why);
                 break;
             }
             kt_pair *p = &c->pairs[c->n_pairs++];
@@ -473,6 +562,7 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
     r->n_sets = spec->input_sets;
     uint64_t seed = point_seed(spec, point);
     kt_rng_seed(&r->order_rng, kt_seed_mix(seed, 0x6f72646572ull));
+    kt_rng_seed(&r->check_rng, kt_seed_mix(seed, 0x636865636bull));
 
     int max_reps = spec->max_repetitions;
     if (hooks && hooks->quick && max_reps > KT_QUICK_MAX_REPETITIONS)
@@ -519,14 +609,15 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
         goto stopped;
 
     out->timer_tick_ns = kt_backend_timer_tick_ns(backend); /* after prepare set sim's */
-    if (warmup(r, 0) < 0) {
-        snprintf(out->error, sizeof(out->error), "baseline '%s' failed in warmup: %s",
-                 spec->baseline.name, kt_error_last());
+    char why[512];
+    if (warmup(r, 0, why, sizeof(why)) < 0) {
+        snprintf(out->error, sizeof(out->error), "baseline '%s' failed: %s", spec->baseline.name,
+                 why);
         goto finish;
     }
     for (size_t k = 0; k < out->n_cands; k++)
-        if (!out->cands[k].arm.failed && warmup(r, (int)k + 1) < 0)
-            fail_arm(&out->cands[k].arm, "run failed in warmup: %s", kt_error_last());
+        if (!out->cands[k].arm.failed && warmup(r, (int)k + 1, why, sizeof(why)) < 0)
+            fail_arm(&out->cands[k].arm, "%s", why);
 
     kt_design design;
     double alpha = kt_design_point_alpha(spec);
@@ -582,6 +673,10 @@ finish:
                  interrupted(r) ? "interrupted" : "failed");
         for (size_t k = 0; k < out->n_cands; k++) {
             kt_candidate_result *c = &out->cands[k];
+            /* named even when never prepared: a failed baseline stops before them */
+            snprintf(c->arm.name, sizeof(c->arm.name), "%s", spec->candidates[k].name);
+            snprintf(c->arm.variant, sizeof(c->arm.variant), "%s",
+                     spec->candidates[k].variant->name);
             c->verdict = KT_VERDICT_INCONCLUSIVE;
             c->n_reasons = 1;
             c->reason_codes[0] = KT_REASON_NOT_MEASURED;

@@ -1,7 +1,8 @@
 /* trial.h - the measurements and decisions of one matrix point.
  *
  * For each candidate, correctness first (every input set, against float64), then warmup,
- * then paired repetitions: each pair runs the baseline and the candidate back to back on one
+ * then paired repetitions; every warmup and timed call is checked too (see checked_call in
+ * trial.c): each pair runs the baseline and the candidate back to back on one
  * input set, in an order set by a seeded coin (random), ABBA (alternate) or, for comparison
  * only, all baseline calls before all candidate calls (grouped). Looks at a fixed schedule
  * decide each candidate with a Bonferroni-adjusted confidence. */
@@ -20,6 +21,9 @@
 
 #define KT_MAX_SETS  KT_LIMIT_INPUT_SETS
 #define KT_MAX_LOOKS KT_LIMIT_LOOKS
+/* The share of warmup and timed calls, drawn after each call, that also get the full
+ * numerics against float64 and the input hash (every call gets the poison/NaN scan). */
+#define KT_FULL_CHECK_RATE 0.125
 
 /* One timed pair: the baseline and one candidate back to back on one input set. */
 typedef struct kt_pair {
@@ -43,6 +47,10 @@ typedef struct kt_arm_result {
     double bytes;         /* inputs + outputs + the variant's own peak allocation */
     double variant_bytes; /* the variant's own peak allocation */
     double prepare_ns;    /* untimed preprocessing, wall clock, input set 0 */
+    /* warmup and timed calls: every one poisoned before and scanned after, outside the
+     * timer; 'full_checks' of them also compared with float64 (folded into 'numerics') */
+    int64_t checked_calls, full_checks;
+    double check_s; /* wall time of that poisoning and checking, never in a sample */
     int n_metrics;
     char metric_names[KT_MAX_METRICS][32];
     char metric_units[KT_MAX_METRICS][16];

@@ -131,10 +131,25 @@ typedef struct supervision {
     int measuring;   /* warmup or timed pairs reached: the start-up is over */
     int interrupted; /* stopped by the supervisor after Ctrl-C */
     double limit_s;  /* the watchdog limit that applied when it fired */
+    int stopped;     /* found stopped (SIGSTOP from outside) when the hang timeout came */
 } supervision;
 
 /* Seconds after the first Ctrl-C that a worker in its timed pairs gets to send its result. */
 #define KT_INTERRUPT_GRACE_S 3.0
+
+/* 1 when 'pid' is stopped (state T or t in /proc/PID/stat). */
+static int process_stopped(pid_t pid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')');
+    return paren && (paren[2] == 'T' || paren[2] == 't');
+}
 
 static double now_s(void)
 {
@@ -231,6 +246,7 @@ static int supervise(supervision *s, const kt_spec *spec, const kt_point *point,
             if (now_s() - last_message > limit) {
                 s->hung = 1;
                 s->limit_s = limit;
+                s->stopped = process_stopped(pid);
                 kill(pid, SIGKILL);
                 break;
             }
@@ -260,6 +276,57 @@ static int supervise(supervision *s, const kt_spec *spec, const kt_point *point,
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     return status;
+}
+
+/* oom_kill of this process's cgroup (v2 memory.events); -1 when unknown. */
+static long oom_kills(void)
+{
+    char line[512], path[640];
+    long n = -1;
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    if (!f)
+        return -1;
+    path[0] = '\0';
+    while (fgets(line, sizeof(line), f))
+        if (strncmp(line, "0::", 3) == 0) {
+            line[strcspn(line, "\n")] = '\0';
+            snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.events", line + 3);
+        }
+    fclose(f);
+    if (!path[0] || !(f = fopen(path, "r")))
+        return -1;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "oom_kill %ld", &n) == 1)
+            break;
+    fclose(f);
+    return n;
+}
+
+/* A death no candidate caused: a kill signal nobody in ktrial sent (the OOM killer, an
+ * admin), or a stop. Says which in 'out'; 0 when the death looks like the worker's own. */
+static int killed_from_outside(char *out, size_t len, int status, const supervision *s,
+                               long oom_before)
+{
+    if (s->hung && s->stopped) {
+        snprintf(out, len, "killed from outside: the worker was stopped (SIGSTOP) during %s",
+                 s->last_step);
+        return 1;
+    }
+    if (s->hung || !WIFSIGNALED(status))
+        return 0;
+    int sig = WTERMSIG(status);
+    if (sig != SIGKILL && sig != SIGTERM && sig != SIGHUP && sig != SIGINT)
+        return 0; /* faults (SEGV, BUS, FPE, ILL, ABRT) are the code's own */
+    long oom_after = oom_kills();
+    if (sig == SIGKILL && oom_before >= 0 && oom_after > oom_before)
+        snprintf(out, len,
+                 "killed from outside: the OOM killer (cgroup memory.events oom_kill %ld -> "
+                 "%ld) during %s; check the memory estimate of ktrial run --plan",
+                 oom_before, oom_after, s->last_step);
+    else
+        snprintf(out, len, "killed from outside: signal %d (%s) during %s, not by ktrial", sig,
+                 strsignal(sig), s->last_step);
+    return 1;
 }
 
 static void describe_death(char *out, size_t len, int status, const supervision *s,
@@ -299,6 +366,7 @@ int kt_worker_run_point(kt_point_result *out, const kt_spec *spec, const kt_poin
         memset(&s, 0, sizeof(s));
         s.last_arm = -1;
         snprintf(s.last_step, sizeof(s.last_step), "start-up");
+        long oom_before = oom_kills();
         int status = supervise(&s, spec, point, opts, skip, reasons);
         if (status < 0 && !s.result) {
             rc = status;
@@ -315,15 +383,21 @@ int kt_worker_run_point(kt_point_result *out, const kt_spec *spec, const kt_poin
         }
         char death[320];
         describe_death(death, sizeof(death), status, &s, opts);
-        if (s.last_arm <= 0 || (size_t)s.last_arm > K || skip[s.last_arm - 1] ||
+        int outside = killed_from_outside(death, sizeof(death), status, &s, oom_before);
+        if (outside || s.last_arm <= 0 || (size_t)s.last_arm > K || skip[s.last_arm - 1] ||
             (opts->interrupted && *opts->interrupted)) {
             /* the baseline, the harness, or an interrupted worker: the point is lost */
             memset(out, 0, sizeof(*out));
             out->point = *point;
-            snprintf(out->error, sizeof(out->error), "%s %s",
-                     s.last_arm == 0 ? "baseline" : "worker", death);
+            if (outside)
+                snprintf(out->error, sizeof(out->error), "%s", death);
+            else
+                snprintf(out->error, sizeof(out->error), "%s %s",
+                         s.last_arm == 0 ? "baseline" : "worker", death);
             snprintf(out->stop_reason, sizeof(out->stop_reason), "%s",
-                     s.interrupted ? "interrupted" : "failed");
+                     outside         ? "killed"
+                     : s.interrupted ? "interrupted"
+                                     : "failed");
             out->n_cands = K;
             out->cands = calloc(K ? K : 1, sizeof(*out->cands));
             for (size_t k = 0; out->cands && k < K; k++) {

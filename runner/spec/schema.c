@@ -8,6 +8,7 @@
 #include "util/suggest.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -496,6 +497,95 @@ fail:
     return NULL;
 }
 
+/* A hash consistent with nodes_equal: equal nodes hash alike (numbers by value, object
+ * members in any order). */
+static uint64_t mix(uint64_t a, uint64_t b) /* splitmix64's finaliser of a ^ b */
+{
+    uint64_t z = a ^ (b + 0x9e3779b97f4a7c15ull + (a << 6) + (a >> 2));
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t text_hash(const char *p, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static uint64_t node_hash(const kt_node *n)
+{
+    jtype t = json_type(n);
+    uint64_t h = (uint64_t)t * 0x9e3779b97f4a7c15ull;
+    if (is_number(t)) {
+        double v = number_of(n);
+        if (v == 0)
+            v = 0; /* -0 == 0 */
+        uint64_t bits;
+        memcpy(&bits, &v, sizeof(bits));
+        return mix(0x6e756dull, bits);
+    }
+    switch (t) {
+    case J_BOOL: {
+        int x = 0;
+        kt_node_bool(n, &x);
+        return mix(h, (uint64_t)x);
+    }
+    case J_STRING:
+        return mix(h, text_hash(n->value, n->len));
+    case J_ARRAY:
+        for (size_t i = 0; i < n->n; i++)
+            h = mix(h, node_hash(n->items[i]));
+        return h;
+    case J_OBJECT: {
+        uint64_t sum = 0;
+        for (size_t i = 0; i < n->n; i++)
+            sum += mix(text_hash(n->keys[i]->value, n->keys[i]->len), node_hash(n->items[i]));
+        return mix(h, sum);
+    }
+    default:
+        return h;
+    }
+}
+
+/* uniqueItems in linear time: a hash table of item indices, nodes_equal on a hash match. */
+static void check_unique(ctx *c, const kt_node *n, kt_diag *d)
+{
+    size_t cap = 16;
+    while (cap < 2 * n->n)
+        cap *= 2;
+    size_t *slot = malloc(cap * sizeof(*slot));
+    uint64_t *hash = malloc((n->n ? n->n : 1) * sizeof(*hash));
+    if (!slot || !hash) {
+        free(slot);
+        free(hash);
+        schema_error(c, "out of memory");
+        return;
+    }
+    for (size_t i = 0; i < cap; i++)
+        slot[i] = SIZE_MAX;
+    for (size_t j = 0; j < n->n; j++) {
+        hash[j] = node_hash(n->items[j]);
+        size_t k = (size_t)hash[j] & (cap - 1);
+        for (; slot[k] != SIZE_MAX; k = (k + 1) & (cap - 1)) {
+            size_t i = slot[k];
+            if (hash[i] == hash[j] && nodes_equal(n->items[i], n->items[j]))
+                break;
+        }
+        if (slot[k] == SIZE_MAX) {
+            slot[k] = j;
+            continue;
+        }
+        size_t old = path_index(c, j);
+        report(c, d, n->items[j], "duplicate of item [%zu]", slot[k]);
+        path_pop(c, old);
+    }
+    free(slot);
+    free(hash);
+}
+
 static void check_string(ctx *c, const cJSON *s, const kt_node *n, kt_diag *d)
 {
     const cJSON *min = kw(s, "minLength"), *max = kw(s, "maxLength"), *pat = kw(s, "pattern");
@@ -529,9 +619,12 @@ static void check_array(ctx *c, const cJSON *s, const kt_node *n, kt_diag *d)
     if (cJSON_IsNumber(min) && (double)n->n < min->valuedouble)
         report(c, d, n, "expected at least %d item%s, got %zu", min->valueint,
                min->valueint == 1 ? "" : "s", n->n);
-    if (cJSON_IsNumber(max) && (double)n->n > max->valuedouble)
+    if (cJSON_IsNumber(max) && (double)n->n > max->valuedouble) {
+        /* nothing more to say of a list that long: its items would only bury this */
         report(c, d, n, "expected at most %d item%s, got %zu", max->valueint,
                max->valueint == 1 ? "" : "s", n->n);
+        return;
+    }
     for (size_t i = 0; items && i < n->n; i++) {
         const cJSON *si = cJSON_IsArray(items) ? cJSON_GetArrayItem(items, (int)i) : items;
         if (!si)
@@ -540,18 +633,8 @@ static void check_array(ctx *c, const cJSON *s, const kt_node *n, kt_diag *d)
         validate(c, si, n->items[i], d);
         path_pop(c, old);
     }
-    if (!cJSON_IsTrue(uniq))
-        return;
-    for (size_t j = 1; j < n->n; j++) {
-        for (size_t i = 0; i < j; i++) {
-            if (!nodes_equal(n->items[i], n->items[j]))
-                continue;
-            size_t old = path_index(c, j);
-            report(c, d, n->items[j], "duplicate of item [%zu]", i);
-            path_pop(c, old);
-            break;
-        }
-    }
+    if (cJSON_IsTrue(uniq))
+        check_unique(c, n, d);
 }
 
 static void check_object(ctx *c, const cJSON *s, const kt_node *n, kt_diag *d)

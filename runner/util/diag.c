@@ -1,5 +1,6 @@
 /* diag.c - the list of problems a command reports. */
 #include "util/diag.h"
+#include "util/sanitize.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -34,12 +35,17 @@ static int diag_vadd(kt_diag *d, kt_severity sev, const char *file, int line, in
         d->items = items;
         d->cap = cap;
     }
-    char *message = NULL;
-    if (vasprintf(&message, fmt, ap) < 0)
+    char *raw = NULL;
+    if (vasprintf(&raw, fmt, ap) < 0)
+        return rc;
+    /* quoted values from a spec may hold control characters: never print them raw */
+    char *message = kt_sanitize_dup(raw);
+    free(raw);
+    if (!message)
         return rc;
     kt_diag_item *it = &d->items[d->n++];
     it->severity = sev;
-    it->file = file ? strdup(file) : NULL;
+    it->file = file ? kt_sanitize_dup(file) : NULL;
     it->line = line;
     it->col = col;
     it->message = message;

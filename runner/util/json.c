@@ -1,5 +1,6 @@
 /* json.c - exact doubles and explicit non-finite values in cJSON documents. */
 #include "util/json.h"
+#include "util/sanitize.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -55,8 +56,8 @@ double kt_json_get_real(const cJSON *obj, const char *key, double fallback)
 const char *kt_json_get_str(const cJSON *obj, const char *key, char *buf, size_t len)
 {
     const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
-    snprintf(buf, len, "%s", cJSON_IsString(item) ? item->valuestring : "");
-    return buf;
+    /* read from files that may be hostile and are printed: control characters escaped */
+    return kt_sanitize(buf, len, cJSON_IsString(item) ? item->valuestring : "");
 }
 
 int kt_json_get_bool(const cJSON *obj, const char *key, int fallback)

@@ -13,7 +13,8 @@ cJSON *kt_json_add_real(cJSON *obj, const char *key, double v);
 /* Reads a number or one of the three strings; 'fallback' when absent or of another type. */
 double kt_json_get_real(const cJSON *obj, const char *key, double fallback);
 double kt_json_real_value(const cJSON *item, double fallback);
-/* Reads a string member into 'buf' ("" when absent). */
+/* Reads a string member into 'buf' ("" when absent), control characters escaped (see
+ * util/sanitize.h): result files are read back and printed. */
 const char *kt_json_get_str(const cJSON *obj, const char *key, char *buf, size_t len);
 int kt_json_get_bool(const cJSON *obj, const char *key, int fallback);
 /* The item at a dotted key path ("provenance.run.shard"), or NULL. */

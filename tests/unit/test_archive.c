@@ -13,9 +13,11 @@
 #include <dirent.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -139,6 +141,77 @@ static void test_append(void **state)
     free(text);
 }
 
+/* A link planted at any name the archive writes is never followed. */
+static void test_links_not_followed(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX], outside[PATH_MAX], link[PATH_MAX + 64];
+    assert_int_equal(kt_archive_mkdirs(at(dir, "links")), 0);
+    fill_file(at(outside, "outside.txt"), 'o', 5);
+    const char *names[] = {"points.jsonl", "samples.csv"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(link, sizeof(link), "%s/%s", dir, names[i]);
+        assert_int_equal(symlink(outside, link), 0);
+        assert_int_equal(kt_archive_append(dir, names[i], "x\n", 2), -1);
+        assert_non_null(strstr(kt_error_last(), "symbolic link"));
+    }
+    /* the temporary name of an atomic write */
+    snprintf(link, sizeof(link), "%s/.result.json.tmp.%ld", dir, (long)getpid());
+    assert_int_equal(symlink(outside, link), 0);
+    assert_int_equal(kt_archive_write(dir, "result.json", "{}", 2), 0);
+    /* the final name: rename replaces the link, not its target */
+    snprintf(link, sizeof(link), "%s/spec.yaml", dir);
+    assert_int_equal(symlink(outside, link), 0);
+    assert_int_equal(kt_archive_write(dir, "spec.yaml", "name: x\n", 8), 0);
+    char *text = slurp(outside);
+    assert_string_equal(text, "ooooo");
+    free(text);
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+}
+
+/* A short write (here: over RLIMIT_FSIZE) cuts the file back; nothing partial stays. */
+static void test_short_append_truncates(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX], path[PATH_MAX];
+    assert_int_equal(kt_archive_mkdirs(at(dir, "short")), 0);
+    assert_int_equal(kt_archive_append(dir, "points.jsonl", "one\n", 4), 0);
+    struct rlimit old, lim;
+    getrlimit(RLIMIT_FSIZE, &old);
+    lim = old;
+    lim.rlim_cur = 10;
+    signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    int rc = kt_archive_append(dir, "points.jsonl", "a longer second line\n", 21);
+    setrlimit(RLIMIT_FSIZE, &old);
+    assert_int_equal(rc, -1);
+    snprintf(path, sizeof(path), "%s/points.jsonl", dir);
+    char *text = slurp(path);
+    assert_string_equal(text, "one\n");
+    free(text);
+}
+
+/* One holder at a time; the second is told who holds it. */
+static void test_lock(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX];
+    assert_int_equal(kt_archive_mkdirs(at(dir, "lock")), 0);
+    assert_int_equal(kt_archive_lock_held(dir), 0);
+    int fd = kt_archive_lock(dir);
+    assert_true(fd >= 0);
+    assert_int_equal(kt_archive_lock_held(dir), 1);
+    assert_int_equal(kt_archive_lock(dir), KT_ARCHIVE_BUSY); /* flock: per open file */
+    assert_non_null(strstr(kt_error_last(), "in use by another ktrial run (pid "));
+    close(fd);
+    assert_int_equal(kt_archive_lock_held(dir), 0);
+    fd = kt_archive_lock(dir);
+    assert_true(fd >= 0);
+    close(fd);
+}
+
 static void test_read_file_limits(void **state)
 {
     (void)state;
@@ -231,6 +304,13 @@ static int count_lines(const char *text)
     return n;
 }
 
+static int keep_all(const kt_point_result *p, void *ctx)
+{
+    (void)p;
+    (void)ctx;
+    return 1;
+}
+
 static void test_points_and_samples(void **state)
 {
     (void)state;
@@ -260,7 +340,7 @@ static void test_points_and_samples(void **state)
 
     kt_point_result *back = NULL;
     size_t n = 0;
-    assert_int_equal(kt_run_archive_load_points(&back, &n, dir), 0);
+    assert_int_equal(kt_run_archive_load_points(&back, &n, dir, NULL, NULL), 0);
     assert_int_equal(n, 2);
     assert_string_equal(back[0].point.id, "b1/t64");
     assert_string_equal(back[1].point.id, "b4/t64");
@@ -282,15 +362,23 @@ static void test_points_and_samples(void **state)
         assert_int_equal(kt_archive_write(dir, "points.jsonl", "", 0), 0);
         assert_int_equal(kt_run_archive_point(dir, &p2, &spec), 0);
         assert_int_equal(kt_archive_append(dir, "points.jsonl", line, cuts[i]), 0);
-        assert_int_equal(kt_run_archive_load_points(&back, &n, dir), 0);
+        assert_int_equal(kt_run_archive_load_points(&back, &n, dir, keep_all, NULL), 0);
         assert_int_equal(n, 1);
         assert_string_equal(back[0].point.id, "b4/t64");
         kt_point_result_free(&back[0]);
         free(back);
+        /* the torn tail is cut off: the file ends with the one complete line */
+        char *text, file[PATH_MAX + 16];
+        size_t len;
+        snprintf(file, sizeof(file), "%s/points.jsonl", dir);
+        assert_int_equal(kt_read_file(&text, &len, file, 1 << 20), 0);
+        assert_true(len > 0 && text[len - 1] == '\n' && strchr(text, '\n') == text + len - 1);
+        free(text);
     }
     free(line);
 
-    assert_int_equal(kt_run_archive_load_points(&back, &n, at(path, "no-such-run")), -1);
+    assert_int_equal(kt_run_archive_load_points(&back, &n, at(path, "no-such-run"), NULL, NULL),
+                     -1);
 }
 
 static void test_load_result(void **state)
@@ -350,10 +438,16 @@ static void test_load_result(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_name_ok),          cmocka_unit_test(test_mkdirs),
-        cmocka_unit_test(test_atomic_write),     cmocka_unit_test(test_append),
-        cmocka_unit_test(test_read_file_limits), cmocka_unit_test(test_points_and_samples),
+        cmocka_unit_test(test_name_ok),
+        cmocka_unit_test(test_mkdirs),
+        cmocka_unit_test(test_atomic_write),
+        cmocka_unit_test(test_append),
+        cmocka_unit_test(test_read_file_limits),
+        cmocka_unit_test(test_points_and_samples),
         cmocka_unit_test(test_load_result),
+        cmocka_unit_test(test_links_not_followed),
+        cmocka_unit_test(test_short_append_truncates),
+        cmocka_unit_test(test_lock),
     };
     return cmocka_run_group_tests(tests, make_root, remove_root);
 }

@@ -167,7 +167,8 @@ static void test_instance(void **state)
     const kt_problem *p = &f.inst->problem;
     assert_int_equal(p->elems, 100);
     assert_int_equal(f.inst->bytes, 2 * 100 * sizeof(float));
-    assert_int_equal(f.backend->bytes_current, 2 * 100 * sizeof(float));
+    /* the backend also holds the spare output buffer (kt_instance_rotate) */
+    assert_int_equal(f.backend->bytes_current, 3 * 100 * sizeof(float));
     const float *x = f.inst->host_inputs[0];
     int distinct = 0;
     for (int i = 0; i < 100; i++) {
@@ -276,6 +277,36 @@ static void test_poison_is_unwritten(void **state)
     }
 }
 
+/* Each rotation's pattern is unwritten for that rotation only; the spare buffers swap in. */
+static void test_rotating_poison(void **state)
+{
+    (void)state;
+    for (int d = 0; d < 3; d++) {
+        fixture f;
+        kt_numerics n;
+        open_instance(&f, dtypes[d], 32, 3);
+        void *first = f.inst->dev_outputs[0], *spare = f.inst->dev_outputs_alt[0];
+        assert_ptr_not_equal(first, spare);
+        kt_instance_rotate(f.inst, 0); /* pattern 0, no swap */
+        assert_ptr_equal(f.inst->dev_outputs[0], first);
+        assert_int_equal(kt_instance_poison_outputs(f.inst, f.backend), 0);
+        kt_instance_rotate(f.inst, 0x101); /* pattern 1, swapped */
+        assert_ptr_equal(f.inst->dev_outputs[0], spare);
+        assert_ptr_equal(f.inst->dev_outputs_alt[0], first);
+        /* what pattern 0 left is not pattern 1's poison: a NaN the scan calls non-finite */
+        kt_output_scan(&n, f.inst);
+        assert_int_equal(n.elems, 32);
+        assert_int_equal(n.unwritten, 0);
+        assert_int_equal(n.nonfinite, 32);
+        assert_int_equal(kt_instance_poison_outputs(f.inst, f.backend), 0);
+        assert_int_equal(kt_instance_download_outputs(f.inst, f.backend), 0);
+        kt_output_scan(&n, f.inst);
+        assert_int_equal(n.unwritten, 32);
+        assert_int_equal(n.nonfinite, 0);
+        close_instance(&f);
+    }
+}
+
 /* Hand-set outputs and reference, compared with values worked out by hand. */
 static void test_measures(void **state)
 {
@@ -375,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_inputs_modified),     cmocka_unit_test(test_variant_error),
         cmocka_unit_test(test_poison_is_unwritten), cmocka_unit_test(test_measures),
         cmocka_unit_test(test_outputs_identical),   cmocka_unit_test(test_lognormal_variant),
+        cmocka_unit_test(test_rotating_poison),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

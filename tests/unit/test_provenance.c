@@ -235,7 +235,7 @@ static void test_diff_reproduces_work_tree(void **state)
     char collected_id[41];
     memcpy(collected_id, st.diff_blob_id, sizeof(collected_id));
     snprintf(path, sizeof(path), "%s/git.diff", fx->tmp);
-    assert_int_equal(kt_git_diff_write(&st, path), 0);
+    assert_int_equal(kt_git_diff_write(&st, fx->tmp, "git.diff"), 0);
     assert_string_equal(st.diff_blob_id, collected_id);
 
     struct stat sb;
@@ -415,7 +415,10 @@ static void test_strip_url_credentials(void **state)
         {"https://user:ghp_token@github.com/org/repo.git", "https://github.com/org/repo.git"},
         {"http://glpat-token@gitlab.local:8080/g/r", "http://gitlab.local:8080/g/r"},
         {"HTTPS://u:p@host/x", "HTTPS://host/x"},
-        {"https://u:p@ss@host/x?y=@z", "https://host/x?y=@z"},
+        {"https://u:p@ss@host/x?y=@z", "https://host/x"},
+        {"https://host/org/repo.git?access_token=SECRET", "https://host/org/repo.git"},
+        {"https://u@host/r?private_token=S#frag", "https://host/r"},
+        {"ssh://git@host/r.git#t=SECRET", "ssh://git@host/r.git"},
         {"https://github.com/org/repo.git", "https://github.com/org/repo.git"},
         {"ssh://git:pw@host:22/org/repo.git", "ssh://git@host:22/org/repo.git"},
         {"ssh://git@host/org/repo.git", "ssh://git@host/org/repo.git"},
