@@ -37,7 +37,12 @@ static const kt_param_def layer_params[P_COUNT] = {
      "passed to the attention variant; also the own attention's tokens per task"},
     {"attention.isa", KT_PARAM_ENUM, 0, 0, 0, "auto|avx2|avx512",
      "passed to the attention variant"},
+#ifdef KT_HAVE_ONEDNN /* the choices must equal swiglu unfused's 'engine' */
+    {"mlp.engine", KT_PARAM_ENUM, 0, 0, 0, "blas|tiled|onednn",
+     "passed to the mlp variant (unfused)"},
+#else
     {"mlp.engine", KT_PARAM_ENUM, 0, 0, 0, "blas|tiled", "passed to the mlp variant (unfused)"},
+#endif
     {"mlp.isa", KT_PARAM_ENUM, 0, 0, 0, "auto|avx2|avx512", "passed to the mlp variant (fused)"},
     {"gemm.isa", KT_PARAM_ENUM, 0, 0, 0, "auto|avx2|avx512", "passed to the gemm variant (tiled)"},
 };

@@ -312,8 +312,8 @@ static int killed_from_outside(char *out, size_t len, int status, const supervis
                  s->last_step);
         return 1;
     }
-    if (s->hung || !WIFSIGNALED(status))
-        return 0;
+    if (s->hung || s->interrupted || !WIFSIGNALED(status))
+        return 0; /* a worker ktrial itself stopped (watchdog, Ctrl-C) is not an outside kill */
     int sig = WTERMSIG(status);
     if (sig != SIGKILL && sig != SIGTERM && sig != SIGHUP && sig != SIGINT)
         return 0; /* faults (SEGV, BUS, FPE, ILL, ABRT) are the code's own */

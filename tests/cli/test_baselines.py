@@ -36,7 +36,7 @@ inputs: {{distribution: normal, seed: 3, sets: 1}}
 baseline: {{variant: {baseline}}}
 candidates:
   - {{name: cand, variant: {candidate}}}
-trials: {{warmup: 1, min_repetitions: 4, max_repetitions: 4, max_seconds_per_point: 5}}
+trials: {{warmup: 1, min_repetitions: 6, max_repetitions: 6, max_seconds_per_point: 5}}
 """)
     return path
 

@@ -126,7 +126,7 @@ class DecodeStepTest(unittest.TestCase):
         records a profile whose stages account for the measured time (shares in [0, 1])."""
         cands = {"own": "{fusion: own}", "mlp": "{fusion: mlp}", "layer": "{fusion: layer}",
                  "ffd": "{attention: ffd, attention.delta: 7}"}
-        p, out = self.run_text(spec_text("cpu", "{fusion: none}", cands, reps=3, dtype="bf16"))
+        p, out = self.run_text(spec_text("cpu", "{fusion: none}", cands, reps=6, dtype="bf16"))
         self.assertIn(p.returncode, (0, 1, 2), p.stdout + p.stderr)
         doc = validate_result(self, out)
         point = doc["points"][0]

@@ -154,6 +154,7 @@ def links(path):
 
 
 class ReferenceTest(unittest.TestCase):
+    maxDiff = None
     def check(self, schema_file, doc_file, default_column):
         with open(os.path.join(SOURCE, "schemas", schema_file)) as f:
             expected = schema_sections(json.load(f))

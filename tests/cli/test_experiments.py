@@ -39,6 +39,22 @@ def smallest_point(spec):
     return out
 
 
+def absolute_plugins(spec, path):
+    """The spec with its plugin paths (relative to its own folder) made absolute, so that a
+    copy elsewhere loads the same files; an arm's plugin: names them the same way."""
+    if "plugins" not in spec:
+        return spec
+    here = os.path.dirname(os.path.abspath(path))
+    fix = lambda p: os.path.normpath(os.path.join(here, p))  # noqa: E731
+    out = dict(spec, plugins=[fix(p) for p in spec["plugins"]])
+    for key in ("baseline",):
+        if "plugin" in out.get(key, {}):
+            out[key] = dict(out[key], plugin=fix(out[key]["plugin"]))
+    out["candidates"] = [dict(c, plugin=fix(c["plugin"])) if "plugin" in c else c
+                         for c in out.get("candidates", [])]
+    return out
+
+
 def cuda_available():
     p = run(["env", "--json"])
     return p.returncode == 0 and '"cuda"' in p.stdout and '"available": true' in p.stdout
@@ -79,7 +95,8 @@ class ExperimentsTest(unittest.TestCase):
                         self.skipTest("the CUDA backend is not available here")
                 small = os.path.join(self.tmp, os.path.basename(path))
                 with open(small, "w") as f:
-                    yaml.safe_dump(smallest_point(spec), f, sort_keys=False)
+                    yaml.safe_dump(smallest_point(absolute_plugins(spec, path)), f,
+                                   sort_keys=False)
                 doc = self.run_spec(small, ["--quick"])
                 self.assertEqual(len(doc["points"]), 1)
 

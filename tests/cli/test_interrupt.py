@@ -150,7 +150,7 @@ class InterruptTest(unittest.TestCase):
                     "inputs: {distribution: normal, seed: 7, sets: 1}\n"
                     "baseline: {variant: lognormal, params: {median_us: 100, sleep_us: 1000000}}\n"
                     "candidates:\n  - {name: c, variant: lognormal, params: {median_us: 80}}\n"
-                    "trials: {warmup: 0, min_repetitions: 2, max_repetitions: 2, order: random}\n")
+                    "trials: {warmup: 0, min_repetitions: 6, max_repetitions: 6, order: random}\n")
         args, doc = self.interrupt(spec, r"^\[1/1\] .*: timed pairs", signals=2)
         point = doc["points"][0]
         self.assertEqual(point["stop_reason"], "interrupted")
