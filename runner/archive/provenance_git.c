@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <limits.h>
 
 /* Replaces '*dst' with a copy of 'src' (NULL stays NULL). Returns 0 or -1. */
 static int set_str(char **dst, const char *src)
@@ -54,12 +57,32 @@ static char *open_failure(int rc, const char *dir)
     return n < 0 ? NULL : reason;
 }
 
-/* libgit2 1.5 reports a repository owned by another user as GIT_ENOTFOUND with this message
- * when no safe.directory is configured at all (GIT_EOWNER only when one is). */
-static int is_libgit2_15_eowner(void)
+/* libgit2 1.5 reports a repository owned by another user as GIT_ENOTFOUND when no
+ * safe.directory is configured at all (GIT_EOWNER only when one is). Tells the two apart from
+ * the file system, not from the message: walks up from 'dir' to the first folder holding a
+ * ".git" and says whether that folder belongs to someone else. */
+static int owned_by_another_user(const char *dir)
 {
-    const git_error *e = git_error_last();
-    return e && e->message && strstr(e->message, "'safe.directory' was not found");
+    char *path = realpath(dir, NULL);
+    int other = 0;
+    if (!path)
+        return 0;
+    for (;;) {
+        char dotgit[PATH_MAX];
+        struct stat st;
+        if (snprintf(dotgit, sizeof(dotgit), "%s/.git", *path ? path : "") < (int)sizeof(dotgit) &&
+            lstat(dotgit, &st) == 0) {
+            struct stat top;
+            other = stat(*path ? path : "/", &top) == 0 && top.st_uid != geteuid();
+            break;
+        }
+        char *slash = strrchr(path, '/');
+        if (!slash || !*path)
+            break;
+        *slash = '\0';
+    }
+    free(path);
+    return other;
 }
 
 /* Opens the repository found from 'start_dir', then from ".". On failure returns the error
@@ -74,7 +97,7 @@ static int discover(git_repository **repo, char **reason, const char *start_dir)
         if (!dirs[i])
             continue;
         int rc = git_repository_open_ext(repo, dirs[i], 0, NULL);
-        if (rc == GIT_ENOTFOUND && is_libgit2_15_eowner())
+        if (rc == GIT_ENOTFOUND && owned_by_another_user(dirs[i]))
             rc = GIT_EOWNER;
         if (rc == 0) {
             free(*reason);
