@@ -5,6 +5,7 @@
  * Anchors point into the tree; an alias is expanded into a deep copy of its anchor's node,
  * which must be complete (otherwise the alias sits inside its own anchor: a cycle). */
 #include "spec/yaml_tree.h"
+#include "util/dotted_path.h"
 
 #include <errno.h>
 #include <math.h>
@@ -734,17 +735,10 @@ fail:
 const kt_node *kt_node_at_path(const kt_node *root, const char *dotted_path)
 {
     const kt_node *node = root;
-    char key[128];
     const char *p = dotted_path;
-    while (node && *p) {
-        const char *dot = strchr(p, '.');
-        size_t n = dot ? (size_t)(dot - p) : strlen(p);
-        if (n >= sizeof(key))
-            return NULL;
-        memcpy(key, p, n);
-        key[n] = '\0';
+    char key[128];
+    int more = 0;
+    while (node && (more = kt_path_next_key(&p, key, sizeof(key))) > 0)
         node = kt_node_get(node, key);
-        p = dot ? dot + 1 : p + n;
-    }
-    return node;
+    return more < 0 ? NULL : node;
 }

@@ -1,6 +1,7 @@
 /* json.c - exact doubles and explicit non-finite values in cJSON documents. */
 #include "util/json.h"
 #include "util/sanitize.h"
+#include "util/dotted_path.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -80,17 +81,10 @@ char *kt_json_print(const cJSON *item)
 
 const cJSON *kt_json_at_path(const cJSON *obj, const char *dotted_path)
 {
-    char key[64];
     const char *p = dotted_path;
-    while (obj && *p) {
-        const char *dot = strchr(p, '.');
-        size_t n = dot ? (size_t)(dot - p) : strlen(p);
-        if (n >= sizeof(key))
-            return NULL;
-        memcpy(key, p, n);
-        key[n] = '\0';
+    char key[128];
+    int more = 0;
+    while (obj && (more = kt_path_next_key(&p, key, sizeof(key))) > 0)
         obj = cJSON_GetObjectItemCaseSensitive(obj, key);
-        p = dot ? dot + 1 : p + n;
-    }
-    return obj;
+    return more < 0 ? NULL : obj;
 }

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "util/json.h"
+#include "util/dotted_path.h"
 #include "kernel.h"
 
 #include <math.h>
@@ -167,6 +168,34 @@ static void test_str_or_null(void **state)
     cJSON_Delete(o);
 }
 
+static void test_dotted_paths(void **state)
+{
+    (void)state;
+    const char *p = "trials.max_startup_seconds";
+    char key[16];
+    assert_int_equal(kt_path_next_key(&p, key, sizeof(key)), 1);
+    assert_string_equal(key, "trials");
+    assert_int_equal(kt_path_next_key(&p, key, sizeof(key)), -1); /* 19 bytes do not fit */
+    p = "a..b";
+    assert_int_equal(kt_path_next_key(&p, key, sizeof(key)), 1);
+    assert_string_equal(key, "a");
+    assert_int_equal(kt_path_next_key(&p, key, sizeof(key)), 1);
+    assert_string_equal(key, "");
+    assert_int_equal(kt_path_next_key(&p, key, sizeof(key)), 1);
+    assert_string_equal(key, "b");
+    assert_int_equal(kt_path_next_key(&p, key, sizeof(key)), 0);
+
+    cJSON *doc = cJSON_Parse("{\"usage\": {\"energy\": {\"joules\": 2.5}}, \"x\": 1}");
+    assert_non_null(doc);
+    const cJSON *j = kt_json_at_path(doc, "usage.energy.joules");
+    assert_non_null(j);
+    assert_true(cJSON_GetNumberValue(j) == 2.5);
+    assert_null(kt_json_at_path(doc, "usage.power"));
+    assert_null(kt_json_at_path(doc, "x.y"));
+    assert_ptr_equal(kt_json_at_path(doc, ""), doc);
+    cJSON_Delete(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -177,6 +206,7 @@ int main(void)
         cmocka_unit_test(test_document_round_trip),
         cmocka_unit_test(test_readers_fall_back),
         cmocka_unit_test(test_str_or_null),
+        cmocka_unit_test(test_dotted_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
