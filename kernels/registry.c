@@ -5,6 +5,7 @@
 #include "ops/decoder_layer.h"
 #include "cpu/cpu.h"
 #include "sim/sim.h"
+#include "process/process.h"
 #ifdef KT_HAVE_CUDA
 #include "cuda/cuda_backend.h"
 #endif
@@ -15,7 +16,8 @@
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static const kt_op *const ops[] = {
-    &kt_op_synthetic, &kt_op_gemm, &kt_op_swiglu_mlp, &kt_op_attention_decode, &kt_op_decoder_layer,
+    &kt_op_synthetic,        &kt_op_gemm,          &kt_op_swiglu_mlp,
+    &kt_op_attention_decode, &kt_op_decoder_layer, &kt_op_command,
 };
 
 static const kt_backend_iface *const backends[] = {
@@ -24,6 +26,7 @@ static const kt_backend_iface *const backends[] = {
     &kt_backend_cuda,
 #endif
     &kt_backend_sim,
+    &kt_backend_process,
 };
 
 static const kt_variant *const variants[] = {
@@ -32,6 +35,7 @@ static const kt_variant *const variants[] = {
     &kt_variant_cpu_gemm_deterministic, &kt_variant_cpu_swiglu_unfused,
     &kt_variant_cpu_swiglu_fused,       &kt_variant_cpu_attention_dense,
     &kt_variant_cpu_attention_ffd,      &kt_variant_cpu_decoder_layer,
+    &kt_variant_process_exec,
 #ifdef KT_HAVE_ONEDNN
     &kt_variant_cpu_gemm_onednn,
 #endif

@@ -15,6 +15,8 @@
 #include "spec/spec_json.h"
 #include "util/version.h"
 #include "measure/worker.h"
+#include "measure/command.h"
+#include "archive/command_archive.h"
 #include "report/report.h"
 
 #include <dirent.h>
@@ -169,8 +171,10 @@ static int parse_args(run_options *o, int argc, char **argv)
     if (!o->spec_path)
         return kt_usage_error("run", "no spec given");
     if (o->backend && strcmp(o->backend, "cpu") != 0 && strcmp(o->backend, "cuda") != 0 &&
-        strcmp(o->backend, "sim") != 0 && strcmp(o->backend, "auto") != 0)
-        return kt_usage_error("run", "unknown backend '%s' (cpu, cuda, sim or auto)", o->backend);
+        strcmp(o->backend, "sim") != 0 && strcmp(o->backend, "auto") != 0 &&
+        strcmp(o->backend, "process") != 0)
+        return kt_usage_error("run", "unknown backend '%s' (cpu, cuda, sim, process or auto)",
+                              o->backend);
     return 0;
 }
 
@@ -683,6 +687,29 @@ static size_t shard_size(const run_state *st)
     return todo;
 }
 
+/* command trials keep outputs and failure details under the run folder */
+static int keep_command_file(void *ctx, const char *point_id, const char *arm, const char *name,
+                             const char *src, const char *text)
+{
+    const run_state *st = ctx;
+    int rc = kt_command_archive_keep(st->dir, point_id, arm, name, src, text);
+    if (rc < 0)
+        fprintf(stderr, "warning: cannot keep '%s' of '%s' at %s: %s\n", name, arm, point_id,
+                kt_error_last());
+    return rc;
+}
+
+/* One point: command specs run their commands from here (each call is its own process),
+ * kernel specs in a forked worker. */
+static int run_one_point(run_state *st, kt_point_result *slot, const kt_point *pt,
+                         const kt_worker_options *wo)
+{
+    if (!st->spec->command)
+        return kt_worker_run_point(slot, st->spec, pt, wo);
+    kt_command_hooks hooks = {keep_command_file, wo->on_progress, st, &got_signal, st->opt.quick};
+    return kt_command_run_point(slot, st->spec, pt, &hooks);
+}
+
 static int run_points(run_state *st)
 {
     kt_point_result *done = st->done;
@@ -736,7 +763,7 @@ static int run_points(run_state *st)
             show_progress(st, 0, st->spec->max_repetitions);
         else
             note_point_start(st);
-        if (kt_worker_run_point(slot, st->spec, pt, &wo) < 0) {
+        if (run_one_point(st, slot, pt, &wo) < 0) {
             /* kt_error_last() is the buffer kt_error_set writes: copy it out first */
             char why[512];
             snprintf(why, sizeof(why), "%s", kt_error_last());

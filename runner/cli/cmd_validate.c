@@ -121,8 +121,10 @@ int cmd_validate(int argc, char **argv)
         }
     }
     if (opts.backend && strcmp(opts.backend, "auto") != 0 && strcmp(opts.backend, "cpu") != 0 &&
-        strcmp(opts.backend, "cuda") != 0 && strcmp(opts.backend, "sim") != 0) {
-        rc = kt_usage_error("validate", "unknown backend '%s' (choose auto, cpu, cuda or sim)",
+        strcmp(opts.backend, "cuda") != 0 && strcmp(opts.backend, "sim") != 0 &&
+        strcmp(opts.backend, "process") != 0) {
+        rc = kt_usage_error("validate",
+                            "unknown backend '%s' (choose auto, cpu, cuda, sim or process)",
                             opts.backend);
         goto done;
     }

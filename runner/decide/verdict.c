@@ -38,7 +38,11 @@ static const char *const reason_names[KT_REASON_CODE_COUNT] = {"none",
                                                                "setup",
                                                                "energy",
                                                                "grouped_order",
-                                                               "no_look"};
+                                                               "no_look",
+                                                               "command_failed",
+                                                               "timeout",
+                                                               "output",
+                                                               "metric_missing"};
 
 const char *kt_reason_code_name(kt_reason_code code)
 {
@@ -57,6 +61,10 @@ int kt_reason_is_quality(kt_reason_code code)
 {
     switch (code) {
     case KT_REASON_FAILED:
+    case KT_REASON_COMMAND_FAILED:
+    case KT_REASON_TIMEOUT:
+    case KT_REASON_OUTPUT:
+    case KT_REASON_METRIC_MISSING:
     case KT_REASON_REL_L2:
     case KT_REASON_COSINE:
     case KT_REASON_MAX_ABS:
@@ -278,7 +286,8 @@ void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline
 
     if (c->arm.failed) {
         c->verdict = KT_VERDICT_REJECT;
-        kt_candidate_add_reason(c, KT_REASON_FAILED, "%s at %s", c->arm.failure, id);
+        kt_candidate_add_reason(c, c->arm.failure_code ? c->arm.failure_code : KT_REASON_FAILED,
+                                "%s at %s", c->arm.failure, id);
         return;
     }
     int broken = check_limits(c, baseline, spec, id);

@@ -28,9 +28,14 @@ typedef enum kt_reason_code {
     KT_REASON_SETUP = 13,            /* above thresholds.setup */
     KT_REASON_ENERGY = 14,           /* above thresholds.energy.max_ratio */
     KT_REASON_GROUPED = 15,          /* order: grouped without allow_grouped_verdicts */
-    KT_REASON_NO_LOOK = 16           /* stopped before the first planned look */
+    KT_REASON_NO_LOOK = 16,          /* stopped before the first planned look */
+    KT_REASON_COMMAND_FAILED = 17, /* op command: a call exited non-zero, died, or never started */
+    KT_REASON_TIMEOUT = 18,        /* op command: a call ran past its arm's timeout_s */
+    KT_REASON_OUTPUT = 19,         /* op command: output missing, unreadable, of another length,
+                                    * non-finite, or (text) differing */
+    KT_REASON_METRIC_MISSING = 20  /* op command: measure.metric not reported on stdout */
 } kt_reason_code;
-#define KT_REASON_CODE_COUNT 17
+#define KT_REASON_CODE_COUNT 21
 
 /* "failed", "rel_l2", ..., or "unknown" for a number out of range. */
 const char *kt_reason_code_name(kt_reason_code code);

@@ -393,10 +393,12 @@ done:
 /* Judges candidate 'c' at decisive look 'at' of the design: the pairs after that look are
  * left out of the analysis (they were taken after the last planned look the point reached),
  * and no look at all means INCONCLUSIVE. */
-static void judge_at_look(point_run *r, kt_candidate_result *c, const kt_design *d, int at)
+void kt_candidate_judge_at_look(kt_candidate_result *c, const kt_arm_result *baseline,
+                                const kt_spec *spec, const kt_point *point, const kt_design *d,
+                                int at)
 {
     if (at < 0) {
-        kt_candidate_evaluate(c, &r->out->baseline, r->spec, r->point, 1.0 - d->alpha);
+        kt_candidate_evaluate(c, baseline, spec, point, 1.0 - d->alpha);
         if (c->verdict != KT_VERDICT_REJECT || !c->n_reasons ||
             !kt_reason_is_quality(c->reason_codes[0])) {
             c->verdict = KT_VERDICT_INCONCLUSIVE;
@@ -404,14 +406,14 @@ static void judge_at_look(point_run *r, kt_candidate_result *c, const kt_design 
             kt_candidate_add_reason(c, KT_REASON_NO_LOOK,
                                     "stopped after %zu pairs, before the first planned look "
                                     "(%d pairs) at %s",
-                                    c->n_pairs, d->looks[0], r->point->id);
+                                    c->n_pairs, d->looks[0], point->id);
         }
         return;
     }
     size_t taken = c->n_pairs;
     if ((size_t)d->looks[at] < taken)
         c->n_pairs = (size_t)d->looks[at];
-    kt_candidate_evaluate(c, &r->out->baseline, r->spec, r->point, d->confidence[at]);
+    kt_candidate_evaluate(c, baseline, spec, point, d->confidence[at]);
     c->looks = at + 1;
     c->pairs_unused = (int)(taken - c->n_pairs);
 }
@@ -656,7 +658,7 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
         if (c->arm.failed)
             kt_candidate_evaluate(c, &out->baseline, spec, point, 1.0 - alpha);
         else
-            judge_at_look(r, c, &design, at);
+            kt_candidate_judge_at_look(c, &out->baseline, spec, point, &design, at);
         if (spec->order == KT_ORDER_GROUPED && !spec->allow_grouped_verdicts)
             kt_candidate_withhold_grouped(c, point->id);
         if (c->looks == 0)

@@ -41,6 +41,7 @@ typedef struct kt_arm_result {
     char variant[KT_NAME_MAX];
     int failed;        /* could not run, crashed, wrote nothing, NaN, or wrote its inputs */
     char failure[512]; /* the reason, a sentence */
+    kt_reason_code failure_code; /* what kind of failure (op command); NONE reads as FAILED */
     int n_sets;
     kt_numerics numerics[KT_MAX_SETS];
     int repeatable;       /* -1 not checked, 0 no, 1 bit-identical on every set */
@@ -131,6 +132,12 @@ void kt_point_result_free(kt_point_result *r);
 /* Recomputes statistics and the verdict of candidate 'c' at 'confidence' (per look). */
 void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline,
                            const kt_spec *spec, const kt_point *point, double confidence);
+
+/* The verdict of 'c' at look 'at' of design 'd' (its pairs cut to that look's count), or, with
+ * 'at' < 0 (stopped before the first look), INCONCLUSIVE unless rejected on quality. */
+void kt_candidate_judge_at_look(kt_candidate_result *c, const kt_arm_result *baseline,
+                                const kt_spec *spec, const kt_point *point, const kt_design *d,
+                                int at);
 
 /* Appends a reason (at most KT_LIMIT_REASONS; later ones are dropped). */
 void kt_candidate_add_reason(kt_candidate_result *c, kt_reason_code code, const char *fmt, ...)

@@ -29,12 +29,13 @@ static int cuda_answers(void)
 int kt_spec_resolve_backend(char *out, size_t out_len, const kt_op *op, const char *requested,
                             char *why, size_t why_len)
 {
-    static const char *const known[] = {"auto", "cpu", "cuda", "sim"};
+    static const char *const known[] = {"auto", "cpu", "cuda", "sim", "process"};
     int found = 0;
     for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
         found |= strcmp(requested, known[i]) == 0;
     if (!found) {
-        snprintf(why, why_len, "unknown backend '%s' (choose auto, cpu, cuda or sim)", requested);
+        snprintf(why, why_len, "unknown backend '%s' (choose auto, cpu, cuda, sim or process)",
+                 requested);
         return -1;
     }
     const char *name = requested;

@@ -2,6 +2,7 @@
  * meaning checks of spec_meaning.c; one stage's problems are all reported, and a failed stage
  * stops the ones after it. */
 #include "spec/spec.h"
+#include "spec/command_spec.h"
 #include "spec/embedded.h"
 #include "spec/schema.h"
 #include "spec/matrix.h"
@@ -56,6 +57,7 @@ void kt_spec_free(kt_spec *spec)
     if (spec->matrix)
         kt_matrix_free(spec->matrix);
     free(spec->matrix);
+    kt_command_spec_free(spec->command);
     free(spec);
 }
 

@@ -125,6 +125,8 @@ typedef struct kt_spec {
     /* The points, expanded once by the meaning checks (owned; NULL when the spec has
      * errors), so the matrix's warnings are printed once per command. */
     struct kt_matrix *matrix;
+    /* op 'command' only: tasks, argv lists, metric and outputs (spec/command_spec.h) */
+    struct kt_command_spec *command;
 } kt_spec;
 
 typedef struct kt_spec_options {

@@ -9,6 +9,7 @@
 #include "spec/spec_meaning.h"
 #include "decide/sequential.h"
 #include "spec/catalog.h"
+#include "spec/command_spec.h"
 #include "spec/matrix.h"
 #include "spec/plan.h"
 #include "spec/spec_plugins.h"
@@ -480,12 +481,32 @@ static void check_enum_axis(mctx *c, const char *key, unsigned axis, const char 
     }
 }
 
+static int is_command(const kt_spec *spec)
+{
+    return spec->op && strcmp(spec->op->name, "command") == 0;
+}
+
+/* op command: an axis the spec leaves out is one value, 'value' ({batch_size} is 1 and
+ * {context_length} 0 unless listed). */
+static void default_axis(mctx *c, const char *key, int64_t **values, size_t *n, int64_t value)
+{
+    if (kt_node_get(c->root, key) || !is_command(c->spec))
+        return;
+    free(*values);
+    *values = malloc(sizeof(**values));
+    if (!*values)
+        return;
+    (*values)[0] = value;
+    *n = 1;
+}
+
 static void check_axes(mctx *c)
 {
     kt_spec *spec = c->spec;
     check_models(c);
-    check_int_axis(c, "batch_sizes", KT_AXIS_BATCH, "batch_size", MAX_BYTES_DIM, 1,
+    check_int_axis(c, "batch_sizes", KT_AXIS_BATCH, "batch_size", MAX_BYTES_DIM, !is_command(spec),
                    &spec->batch_sizes, &spec->n_batch_sizes);
+    default_axis(c, "batch_sizes", &spec->batch_sizes, &spec->n_batch_sizes, 1);
     /* kt_phase values are the indexes of phase_names; defaults: decode only */
     int *phases = NULL, *roles = NULL;
     check_enum_axis(c, "phases", KT_AXIS_PHASE, "phase", phase_names, 2, 1, &phases,
@@ -497,9 +518,10 @@ static void check_axes(mctx *c)
         prefill |= spec->phases[i] == KT_PHASE_PREFILL;
     }
     /* with a phase axis, the context only shapes prefill points (M = batch x context) */
-    int need_context = !(spec->op->axes & KT_AXIS_PHASE) || prefill;
+    int need_context = (!(spec->op->axes & KT_AXIS_PHASE) || prefill) && !is_command(spec);
     check_int_axis(c, "context_lengths", KT_AXIS_CONTEXT, "context_length", MAX_CONTEXT,
                    need_context, &spec->context_lengths, &spec->n_context_lengths);
+    default_axis(c, "context_lengths", &spec->context_lengths, &spec->n_context_lengths, 0);
     /* defaults: all four roles */
     check_enum_axis(c, "roles", KT_AXIS_ROLE, "role", role_names, 4, 4, &roles, &spec->n_roles);
     spec->roles = calloc(spec->n_roles ? spec->n_roles : 1, sizeof(*spec->roles));
@@ -669,6 +691,8 @@ static void check_arm(mctx *c, const kt_node *node, const char *path, kt_arm *ar
         return;
     const kt_node *vnode = kt_node_get(node, "variant");
     const char *name = kt_node_str(vnode);
+    if (!vnode && is_command(spec))
+        name = "exec"; /* the process backend's one variant: the arm is its 'run' list */
     char sub[96];
     snprintf(sub, sizeof(sub), "%s.variant", path);
     const kt_node *pnode = kt_node_get(node, "plugin");
@@ -923,6 +947,36 @@ done:
     kt_matrix_free(&m);
 }
 
+/* op command: its tasks, argv lists and placeholders (spec/command_spec.c); any other op:
+ * none of the command keys. */
+static void check_command(mctx *c)
+{
+    static const char *const keys[] = {"tasks", "measure", "outputs"};
+    static const char *const arm_keys[] = {"run", "env", "cwd", "setup", "teardown", "timeout_s"};
+    if (!c->spec->op)
+        return;
+    if (is_command(c->spec)) {
+        kt_command_spec_parse(&c->spec->command, c->root, c->spec->path, c->diag);
+        return;
+    }
+    for (int i = 0; i < 3; i++) {
+        const kt_node *key;
+        if (get_key(c->root, keys[i], &key))
+            report(c, key, keys[i], "only op 'command' has '%s' (this spec's op is '%s')", keys[i],
+                   c->spec->op->name);
+    }
+    const kt_node *list = kt_node_get(c->root, "candidates");
+    size_t n = list && list->kind == KT_NODE_SEQ ? list->n : 0;
+    for (size_t a = 0; a <= n; a++) {
+        const kt_node *arm = a == 0 ? kt_node_get(c->root, "baseline") : list->items[a - 1];
+        for (int i = 0; i < 6; i++) {
+            const kt_node *key;
+            if (get_key(arm, arm_keys[i], &key))
+                report(c, key, arm_keys[i], "only op 'command' arms have '%s'", arm_keys[i]);
+        }
+    }
+}
+
 int kt_spec_check_meaning(kt_spec *spec, const kt_spec_options *opts, kt_diag *diag)
 {
     mctx c = {0};
@@ -958,6 +1012,7 @@ int kt_spec_check_meaning(kt_spec *spec, const kt_spec_options *opts, kt_diag *d
     }
     check_inputs(&c);
     check_arms(&c);
+    check_command(&c);
     check_trials(&c);
     check_thresholds(&c);
     if (diag->n_errors == errors_before)

@@ -1,0 +1,677 @@
+/* command.c - command trials: setup, warmup, paired calls with looks, teardown, for one point
+ * of op 'command'. Each call substitutes the placeholders of its arm's argv, env and cwd, runs
+ * the command with kt_process_run, reads its sample (wall time, or the metric it reports as a
+ * JSON line on stdout) and checks its output file. */
+#include "measure/command.h"
+#include "measure/command_output.h"
+#include "measure/worker.h"
+#include "process/process.h"
+#include "spec/command_spec.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_EXTRA 4 /* metrics a command reports besides the measured one, kept per arm */
+
+/* What every call of one arm cost, summed. */
+typedef struct arm_costs {
+    int64_t calls;
+    double wall_s, user_s, sys_s, max_rss_kib;
+    int n_extra;
+    char extra_names[MAX_EXTRA][32];
+    double extra_sums[MAX_EXTRA];
+    int64_t extra_counts[MAX_EXTRA];
+    int kept[KT_COMMAND_MAX_TASKS]; /* the task's output was kept */
+} arm_costs;
+
+typedef struct crun {
+    const kt_spec *spec;
+    const kt_command_spec *cs;
+    const kt_point *point;
+    kt_point_result *out;
+    const kt_command_hooks *hooks;
+    kt_rng order_rng;
+    char workdir[4096];
+    char seed[32], batch[32], context[32];
+    arm_costs costs[1 + KT_LIMIT_CANDIDATES];
+} crun;
+
+/* One call as made: its sample and where its output went. */
+typedef struct call_result {
+    double sample; /* ns (wall or 1e9/value for better: higher) or the metric as reported */
+    char output[4200];
+    kt_reason_code code; /* KT_REASON_NONE when the call succeeded */
+    char why[512];
+} call_result;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static const kt_command_arm *command_arm(const crun *r, int arm)
+{
+    return arm == 0 ? &r->cs->baseline : &r->cs->candidates[arm - 1];
+}
+
+static const char *arm_name(const crun *r, int arm)
+{
+    return arm == 0 ? r->spec->baseline.name : r->spec->candidates[arm - 1].name;
+}
+
+static kt_arm_result *arm_result(crun *r, int arm)
+{
+    return arm == 0 ? &r->out->baseline : &r->out->cands[arm - 1].arm;
+}
+
+static int interrupted(const crun *r)
+{
+    return r->hooks && r->hooks->interrupted && *r->hooks->interrupted;
+}
+
+/* The placeholder values of a call; task < 0 for setup and teardown (no task, no output). */
+static void call_vars(kt_command_vars *v, const crun *r, int arm, int task, const char *rep,
+                      const char *output)
+{
+    memset(v, 0, sizeof(*v));
+    kt_command_vars_set(v, "batch_size", r->batch);
+    kt_command_vars_set(v, "context_length", r->context);
+    kt_command_vars_set(v, "dtype", kt_dtype_name(r->spec->dtype));
+    kt_command_vars_set(v, "seed", r->seed);
+    kt_command_vars_set(v, "arm", arm_name(r, arm));
+    if (task < 0)
+        return;
+    const kt_command_task *t = &r->cs->tasks[task];
+    kt_command_vars_set(v, "task", t->name);
+    kt_command_vars_set(v, "input", t->input);
+    kt_command_vars_set(v, "expect", t->expect);
+    kt_command_vars_set(v, "output", output);
+    kt_command_vars_set(v, "repetition", rep);
+}
+
+static void free_list(char **list, size_t n)
+{
+    for (size_t i = 0; list && i < n; i++)
+        free(list[i]);
+    free(list);
+}
+
+/* Expands every template of 'a' into a new NULL-terminated list. */
+static int expand_all(char ***out, const kt_argv *a, const kt_command_vars *v)
+{
+    char **list = calloc(a->n + 1, sizeof(*list));
+    if (!list)
+        return kt_error_code(KT_ENOMEM, "out of memory");
+    for (size_t i = 0; i < a->n; i++) {
+        int rc = kt_command_expand(&list[i], a->items[i], v);
+        if (rc < 0) {
+            free_list(list, i);
+            return rc;
+        }
+    }
+    *out = list;
+    return KT_OK;
+}
+
+/* The command line for messages, each argument quoted when it needs it. */
+static void describe_argv(char *buf, size_t len, char *const *argv)
+{
+    buf[0] = '\0';
+    for (size_t i = 0; argv[i]; i++) {
+        int plain = argv[i][0] && strcspn(argv[i], " \t\n'\"\\;$`*?&|<>(){}") == strlen(argv[i]);
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, plain ? "%s%s" : "%s'%s'", i ? " " : "", argv[i]);
+    }
+}
+
+/* Runs one expanded command of 'arm'; fills 'res' and, on failure, 'cr' (code and why). */
+static int run_one(kt_process_result *res, crun *r, int arm, const kt_argv *tmpl,
+                   const kt_command_vars *v, call_result *cr)
+{
+    const kt_command_arm *ca = command_arm(r, arm);
+    char **argv = NULL, **env = NULL, *cwd = NULL;
+    int rc = expand_all(&argv, tmpl, v);
+    if (rc == 0)
+        rc = expand_all(&env, &ca->env, v);
+    if (rc == 0)
+        rc = kt_command_expand(&cwd, ca->cwd, v);
+    if (rc < 0) {
+        cr->code = KT_REASON_COMMAND_FAILED;
+        snprintf(cr->why, sizeof(cr->why), "cannot build the command: %s", kt_error_last());
+        goto done;
+    }
+    kt_process_spec ps = {argv, env, ca->env.n, cwd, ca->timeout_s};
+    rc = kt_process_run(res, &ps);
+    if (rc < 0) {
+        cr->code = KT_REASON_COMMAND_FAILED;
+        snprintf(cr->why, sizeof(cr->why), "cannot run the command: %s", kt_error_last());
+        goto done;
+    }
+    if (!kt_process_ok(res)) {
+        char status[128], line[256];
+        kt_process_describe(status, sizeof(status), res, ca->timeout_s);
+        describe_argv(line, sizeof(line), argv);
+        size_t tail = strlen(res->err_tail);
+        const char *err = res->err_tail + (tail > 120 ? tail - 120 : 0);
+        cr->code = res->timed_out ? KT_REASON_TIMEOUT : KT_REASON_COMMAND_FAILED;
+        snprintf(cr->why, sizeof(cr->why), "command %s: %s%s%s", status, line,
+                 tail ? "; stderr: " : "", err);
+        for (char *p = cr->why; *p; p++)
+            if (*p == '\n')
+                *p = ' ';
+        rc = -1;
+    }
+done:
+    free_list(argv, tmpl->n);
+    free_list(env, ca->env.n);
+    free(cwd);
+    return rc;
+}
+
+static double *extra_slot(arm_costs *c, const char *name)
+{
+    for (int i = 0; i < c->n_extra; i++)
+        if (strcmp(c->extra_names[i], name) == 0)
+            return &c->extra_sums[i];
+    if (c->n_extra == MAX_EXTRA)
+        return NULL;
+    snprintf(c->extra_names[c->n_extra], sizeof(c->extra_names[0]), "%s", name);
+    return &c->extra_sums[c->n_extra++];
+}
+
+/* Reads the json-lines of stdout: returns the value of 'metric' (the last one reported), NAN
+ * when absent; sums every other metric into the arm's extras. */
+static double read_metrics(arm_costs *costs, const char *out, const char *metric)
+{
+    double found = NAN;
+    for (const char *line = out; *line;) {
+        size_t len = strcspn(line, "\n");
+        cJSON *doc = line[0] == '{' ? cJSON_ParseWithLength(line, len) : NULL;
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(doc, "metric");
+        const cJSON *value = cJSON_GetObjectItemCaseSensitive(doc, "value");
+        if (cJSON_IsString(name) && cJSON_IsNumber(value)) {
+            if (strcmp(name->valuestring, metric) == 0) {
+                found = value->valuedouble;
+            } else {
+                double *sum = extra_slot(costs, name->valuestring);
+                if (sum) {
+                    *sum += value->valuedouble;
+                    costs->extra_counts[sum - costs->extra_sums]++;
+                }
+            }
+        }
+        cJSON_Delete(doc);
+        line += len + (line[len] == '\n');
+    }
+    return found;
+}
+
+/* One call of 'arm' on 'task'; 'rep' < 0 for a warmup call. Returns 0, or -1 with 'cr' set. */
+static int call(crun *r, int arm, int task, int rep, call_result *cr)
+{
+    char reps[32];
+    memset(cr, 0, sizeof(*cr));
+    snprintf(reps, sizeof(reps), "%d", rep);
+    snprintf(cr->output, sizeof(cr->output), "%s/%d-%s-%s%d.%s", r->workdir, arm,
+             r->cs->tasks[task].name, rep < 0 ? "w" : "r", rep < 0 ? -rep : rep,
+             kt_output_extension(r->cs->format));
+    unlink(cr->output); /* a call that writes nothing must not find an old file */
+    kt_command_vars v;
+    call_vars(&v, r, arm, task, reps, cr->output);
+    kt_process_result res;
+    memset(&res, 0, sizeof(res));
+    int rc = run_one(&res, r, arm, &command_arm(r, arm)->run, &v, cr);
+    arm_costs *c = &r->costs[arm];
+    if (res.out) {
+        c->calls++;
+        c->wall_s += res.wall_ns * 1e-9;
+        c->user_s += res.user_s;
+        c->sys_s += res.sys_s;
+        c->max_rss_kib = fmax(c->max_rss_kib, res.max_rss_kib);
+    }
+    if (rc == 0) {
+        int wall = strcmp(r->cs->metric, "wall") == 0;
+        double value = read_metrics(c, res.out, wall ? "" : r->cs->metric);
+        if (wall)
+            value = res.wall_ns;
+        if (!(isfinite(value) && value > 0)) {
+            cr->code = KT_REASON_METRIC_MISSING;
+            snprintf(cr->why, sizeof(cr->why),
+                     isnan(value) ? "the command printed no {\"metric\": \"%s\", \"value\": ...} "
+                                    "line on stdout"
+                                  : "the command reported metric '%s' as %g, not a positive number",
+                     r->cs->metric, value);
+            rc = -1;
+        } else {
+            cr->sample = r->cs->higher ? 1e9 / value : value;
+        }
+    }
+    if (rc < 0 && r->hooks && r->hooks->keep) {
+        char name[160], *text = NULL;
+        snprintf(name, sizeof(name), "%s.%s%d.failure.txt", r->cs->tasks[task].name,
+                 rep < 0 ? "w" : "r", rep < 0 ? -rep : rep);
+        if (asprintf(&text, "%s\n\n--- the last %zu bytes of stderr ---\n%s", cr->why,
+                     strlen(res.err_tail), res.err_tail) >= 0)
+            r->hooks->keep(r->hooks->ctx, r->point->id, arm_name(r, arm), name, NULL, text);
+        free(text);
+    }
+    kt_process_result_free(&res);
+    return rc;
+}
+
+static void fail_arm(crun *r, int arm, const call_result *cr)
+{
+    kt_arm_result *a = arm_result(r, arm);
+    if (a->failed)
+        return;
+    a->failed = 1;
+    a->failure_code = cr->code;
+    snprintf(a->failure, sizeof(a->failure), "%s", cr->why);
+}
+
+/* Keeps the first output of each task of an arm (and, when 'failing', that one too). */
+static void keep_output(crun *r, int arm, int task, const char *path, int failing)
+{
+    arm_costs *c = &r->costs[arm];
+    if (!r->hooks || !r->hooks->keep || r->cs->format == KT_OUTPUT_NONE ||
+        (c->kept[task] && !failing) || access(path, R_OK) != 0)
+        return;
+    char name[160];
+    snprintf(name, sizeof(name), "%s%s.%s", r->cs->tasks[task].name, failing ? ".failing" : "",
+             kt_output_extension(r->cs->format));
+    if (r->hooks->keep(r->hooks->ctx, r->point->id, arm_name(r, arm), name, path, NULL) == 0)
+        c->kept[task] = 1;
+}
+
+static void fold_worst(kt_numerics *worst, const kt_numerics *n)
+{
+    worst->elems = n->elems;
+    worst->nonfinite = n->nonfinite > worst->nonfinite ? n->nonfinite : worst->nonfinite;
+    worst->max_abs = fmax(worst->max_abs, n->max_abs);
+    worst->max_rel = fmax(worst->max_rel, n->max_rel);
+    worst->rel_l2 = fmax(worst->rel_l2, n->rel_l2);
+    worst->cosine = fmin(worst->cosine, n->cosine);
+}
+
+/* Compares the output of 'arm' with its reference: the baseline's output 'base_path' or the
+ * task's expect file. Returns 0, -1 when the arm's output fails (arm failed), -2 when the
+ * reference cannot be read (a point error, in out->error). */
+static int check_output(crun *r, int arm, int task, const char *path, const char *base_path)
+{
+    if (r->cs->format == KT_OUTPUT_NONE)
+        return 0;
+    const char *ref = r->cs->compare_expect ? r->cs->tasks[task].expect : base_path;
+    kt_numerics n;
+    call_result cr;
+    memset(&cr, 0, sizeof(cr));
+    int rc = kt_output_compare(&n, path, ref, r->cs->format, cr.why, sizeof(cr.why));
+    if (rc == -2) {
+        snprintf(r->out->error, sizeof(r->out->error), "reference output: %s", cr.why);
+        return -2;
+    }
+    kt_arm_result *a = arm_result(r, arm);
+    fold_worst(&a->numerics[task], &n);
+    if (rc < 0) {
+        keep_output(r, arm, task, path, 1);
+        cr.code = KT_REASON_OUTPUT;
+        if (arm == 0) {
+            snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' output: %s",
+                     arm_name(r, 0), cr.why);
+            return -2;
+        }
+        fail_arm(r, arm, &cr);
+        return -1;
+    }
+    return 0;
+}
+
+/* setup (which = 0) or teardown (1) of one arm; a teardown failure is only reported. */
+static int setup_or_teardown(crun *r, int arm, int which)
+{
+    const kt_command_arm *ca = command_arm(r, arm);
+    const kt_argv *a = which ? &ca->teardown : &ca->setup;
+    if (a->n == 0)
+        return 0;
+    kt_command_vars v;
+    call_vars(&v, r, arm, -1, NULL, NULL);
+    kt_process_result res;
+    memset(&res, 0, sizeof(res));
+    call_result cr;
+    memset(&cr, 0, sizeof(cr));
+    int rc = run_one(&res, r, arm, a, &v, &cr);
+    kt_process_result_free(&res);
+    if (rc < 0 && which)
+        fprintf(stderr, "warning: teardown of '%s' at %s: %s\n", arm_name(r, arm), r->point->id,
+                cr.why);
+    if (rc < 0 && !which) {
+        char why[512];
+        snprintf(why, sizeof(why), "setup %.490s", cr.why);
+        snprintf(cr.why, sizeof(cr.why), "%s", why);
+        if (arm == 0)
+            snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' %s", arm_name(r, 0),
+                     cr.why);
+        else
+            fail_arm(r, arm, &cr);
+    }
+    return rc;
+}
+
+static int warmup(crun *r, int arm)
+{
+    for (int w = 0; w < r->spec->warmup; w++) {
+        call_result cr;
+        int task = w % (int)r->cs->n_tasks;
+        if (call(r, arm, task, -(w + 1), &cr) < 0) {
+            char why[512];
+            snprintf(why, sizeof(why), "warmup call %d: %.480s", w + 1, cr.why);
+            snprintf(cr.why, sizeof(cr.why), "%s", why);
+            if (arm == 0)
+                snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' %s", arm_name(r, 0),
+                         cr.why);
+            else
+                fail_arm(r, arm, &cr);
+            return -1;
+        }
+        unlink(cr.output);
+    }
+    return 0;
+}
+
+static int candidate_first(crun *r, int rep)
+{
+    if (r->spec->order == KT_ORDER_ALTERNATE) /* ABBA */
+        return rep % 4 == 1 || rep % 4 == 2;
+    return (int)(kt_rng_next(&r->order_rng) >> 63);
+}
+
+/* One pair for candidate k (arm k + 1). Returns 0, -1 when the candidate failed, -2 when the
+ * baseline did (out->error set). */
+static int run_pair(crun *r, int k, int rep)
+{
+    kt_candidate_result *c = &r->out->cands[k];
+    int task = rep % (int)r->cs->n_tasks, first = candidate_first(r, rep), rc = 0;
+    call_result res[2];
+    for (int i = 0; i < 2; i++) {
+        int arm = (i == 0) == !first ? 0 : k + 1;
+        if (call(r, arm, task, rep, &res[arm ? 1 : 0]) < 0) {
+            call_result *cr = &res[arm ? 1 : 0];
+            char why[512];
+            snprintf(why, sizeof(why), "repetition %d, task '%s': %.440s", rep,
+                     r->cs->tasks[task].name, cr->why);
+            snprintf(cr->why, sizeof(cr->why), "%s", why);
+            if (arm == 0) {
+                snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' failed: %s",
+                         arm_name(r, 0), cr->why);
+                rc = -2;
+            } else {
+                fail_arm(r, k + 1, cr);
+                rc = -1;
+            }
+            goto done;
+        }
+    }
+    /* against the baseline, the baseline is its own reference (its numerics stay exact) */
+    if (r->cs->compare_expect && check_output(r, 0, task, res[0].output, NULL) == -2) {
+        rc = -2;
+        goto done;
+    }
+    rc = check_output(r, k + 1, task, res[1].output, res[0].output);
+    if (rc < 0)
+        goto done;
+    keep_output(r, 0, task, res[0].output, 0);
+    keep_output(r, k + 1, task, res[1].output, 0);
+    kt_pair *p = &c->pairs[c->n_pairs++];
+    p->rep = rep;
+    p->input_set = task;
+    p->candidate_first = first;
+    p->base_ns = res[0].sample;
+    p->cand_ns = res[1].sample;
+done:
+    unlink(res[0].output);
+    unlink(res[1].output);
+    return rc;
+}
+
+/* Interleaved pairs with looks, as trial.c's run_paired; returns the stop reason. */
+static const char *run_paired(crun *r, int min_reps, int max_reps, const kt_design *d)
+{
+    size_t K = r->out->n_cands;
+    int active[KT_LIMIT_CANDIDATES] = {0}, look = 0;
+    double start = now_s();
+    for (size_t k = 0; k < K; k++)
+        active[k] = !r->out->cands[k].arm.failed;
+    for (int rep = 0; rep < max_reps; rep++) {
+        int any = 0;
+        for (size_t k = 0; k < K; k++) {
+            if (!active[k])
+                continue;
+            any = 1;
+            int rc = run_pair(r, (int)k, rep);
+            if (rc == -2)
+                return "failed";
+            if (rc < 0)
+                active[k] = 0;
+        }
+        if (!any)
+            return "decided";
+        if (interrupted(r))
+            return "interrupted";
+        if (look < d->n_looks && rep + 1 == d->looks[look]) {
+            int at = look++;
+            for (size_t k = 0; k < K && d->decisive[at]; k++) {
+                kt_candidate_result *c = &r->out->cands[k];
+                if (!active[k])
+                    continue;
+                kt_candidate_evaluate(c, &r->out->baseline, r->spec, r->point, d->confidence[at]);
+                c->looks = at + 1;
+                c->decided_at = at;
+                int may_stop =
+                    r->spec->aggregate != KT_AGGREGATE_GEOMEAN && c->order_p >= KT_ORDER_SUSPECT_P;
+                if (c->verdict != KT_VERDICT_INCONCLUSIVE && may_stop) {
+                    active[k] = 0;
+                    c->stopped_early = rep + 1 < max_reps;
+                }
+            }
+            if (r->hooks && r->hooks->on_progress)
+                r->hooks->on_progress(r->hooks->ctx, rep + 1, max_reps);
+        }
+        if (rep + 1 >= min_reps && now_s() - start > r->spec->max_seconds_per_point)
+            return "max_seconds";
+    }
+    return "max_repetitions";
+}
+
+/* The arm's costs as result.json metrics, and its peak RSS as its bytes (the memory gate). */
+static void record_costs(crun *r, int arm)
+{
+    kt_arm_result *a = arm_result(r, arm);
+    const arm_costs *c = &r->costs[arm];
+    double n = c->calls > 0 ? (double)c->calls : NAN;
+    struct {
+        const char *name, *unit;
+        double value;
+    } rows[] = {
+        {"calls", "", (double)c->calls},
+        {"wall_ms", "ms", c->wall_s * 1e3 / n},
+        {"user_cpu_ms", "ms", c->user_s * 1e3 / n},
+        {"sys_cpu_ms", "ms", c->sys_s * 1e3 / n},
+        {"max_rss_mib", "MiB", c->max_rss_kib / 1024.0},
+    };
+    a->n_metrics = 0;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        int m = a->n_metrics++;
+        snprintf(a->metric_names[m], sizeof(a->metric_names[m]), "%s", rows[i].name);
+        snprintf(a->metric_units[m], sizeof(a->metric_units[m]), "%s", rows[i].unit);
+        a->metric_values[m] = rows[i].value;
+    }
+    for (int i = 0; i < c->n_extra && a->n_metrics < KT_MAX_METRICS; i++) {
+        int m = a->n_metrics++;
+        snprintf(a->metric_names[m], sizeof(a->metric_names[m]), "%s", c->extra_names[i]);
+        a->metric_units[m][0] = '\0';
+        a->metric_values[m] = c->extra_sums[i] / (double)c->extra_counts[i];
+    }
+    a->bytes = c->max_rss_kib * 1024.0;
+    a->variant_bytes = 0;
+}
+
+static int start(crun *r, kt_point_result *out, const kt_spec *spec, const kt_point *point)
+{
+    memset(out, 0, sizeof(*out));
+    out->point = *point;
+    out->timer_tick_ns = 1;
+    out->n_cands = spec->n_candidates;
+    out->cands = calloc(out->n_cands ? out->n_cands : 1, sizeof(*out->cands));
+    if (!out->cands)
+        return kt_error_code(KT_ENOMEM, "out of memory");
+    int max_reps = spec->max_repetitions;
+    if (r->hooks && r->hooks->quick && max_reps > KT_QUICK_MAX_REPETITIONS)
+        max_reps = KT_QUICK_MAX_REPETITIONS;
+    for (int arm = 0; arm <= (int)out->n_cands; arm++) {
+        kt_arm_result *a = arm_result(r, arm);
+        snprintf(a->name, sizeof(a->name), "%s", arm_name(r, arm));
+        snprintf(a->variant, sizeof(a->variant), "exec");
+        a->n_sets = (int)r->cs->n_tasks;
+        a->repeatable = -1;
+        for (int s = 0; s < a->n_sets; s++)
+            a->numerics[s].cosine = r->cs->format == KT_OUTPUT_NONE ? NAN : 1;
+        if (r->cs->format == KT_OUTPUT_NONE)
+            for (int s = 0; s < a->n_sets; s++)
+                a->numerics[s].max_abs = a->numerics[s].max_rel = a->numerics[s].rel_l2 = NAN;
+        if (arm > 0) {
+            out->cands[arm - 1].decided_at = -1;
+            out->cands[arm - 1].pairs = calloc((size_t)max_reps, sizeof(kt_pair));
+            if (!out->cands[arm - 1].pairs)
+                return kt_error_code(KT_ENOMEM, "out of memory");
+        }
+    }
+    uint64_t seed = kt_point_seed(spec, point);
+    kt_rng_seed(&r->order_rng, kt_seed_mix(seed, 0x6f72646572ull));
+    snprintf(r->seed, sizeof(r->seed), "%llu", (unsigned long long)(seed >> 1));
+    snprintf(r->batch, sizeof(r->batch), "%lld", (long long)point->batch_size);
+    snprintf(r->context, sizeof(r->context), "%lld", (long long)point->context_length);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(r->workdir, sizeof(r->workdir), "%s/ktrial-command-XXXXXX",
+             tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(r->workdir))
+        return kt_error_code(KT_EIO, "cannot create a folder under '%s' for outputs",
+                             tmp && *tmp ? tmp : "/tmp");
+    return KT_OK;
+}
+
+/* The verdicts after the pairs, at the last look each candidate reached. */
+static void judge(crun *r, const kt_design *d, double alpha)
+{
+    for (size_t k = 0; k < r->out->n_cands; k++) {
+        kt_candidate_result *c = &r->out->cands[k];
+        int at = c->decided_at >= 0 && c->verdict != KT_VERDICT_INCONCLUSIVE
+                     ? c->decided_at
+                     : kt_design_last_look(d, (int)c->n_pairs);
+        if (c->arm.failed)
+            kt_candidate_evaluate(c, &r->out->baseline, r->spec, r->point, 1.0 - alpha);
+        else
+            kt_candidate_judge_at_look(c, &r->out->baseline, r->spec, r->point, d, at);
+        if (c->looks == 0)
+            c->looks = d->n_looks;
+        if ((int)c->n_pairs > r->out->repetitions)
+            r->out->repetitions = (int)c->n_pairs;
+    }
+}
+
+static void not_measured(crun *r)
+{
+    snprintf(r->out->stop_reason, sizeof(r->out->stop_reason), "%s",
+             interrupted(r) ? "interrupted" : "failed");
+    for (size_t k = 0; k < r->out->n_cands; k++) {
+        kt_candidate_result *c = &r->out->cands[k];
+        c->verdict = KT_VERDICT_INCONCLUSIVE;
+        c->n_reasons = 1;
+        c->reason_codes[0] = KT_REASON_NOT_MEASURED;
+        snprintf(c->reasons[0], sizeof(c->reasons[0]), "not measured: %.200s at %s", r->out->error,
+                 r->point->id);
+    }
+}
+
+int kt_command_run_point(kt_point_result *out, const kt_spec *spec, const kt_point *point,
+                         const kt_command_hooks *hooks)
+{
+    double t0 = now_s();
+    crun *r = calloc(1, sizeof(*r));
+    if (!r)
+        return kt_error_code(KT_ENOMEM, "out of memory");
+    r->spec = spec;
+    r->cs = spec->command;
+    r->point = point;
+    r->out = out;
+    r->hooks = hooks;
+    int rc = start(r, out, spec, point), n_arms = 1 + (int)spec->n_candidates, set_up = 0;
+    int paired = 0;
+    kt_design design;
+    double alpha = kt_design_point_alpha(spec);
+    if (rc < 0)
+        goto done;
+    for (; set_up < n_arms && !out->error[0]; set_up++)
+        setup_or_teardown(r, set_up, 0);
+    if (out->error[0] || warmup(r, 0) < 0)
+        goto finish;
+    for (int arm = 1; arm < n_arms; arm++)
+        if (!arm_result(r, arm)->failed)
+            warmup(r, arm);
+    int max_reps = spec->max_repetitions;
+    if (hooks && hooks->quick && max_reps > KT_QUICK_MAX_REPETITIONS)
+        max_reps = KT_QUICK_MAX_REPETITIONS;
+    int min_reps = spec->min_repetitions < max_reps ? spec->min_repetitions : max_reps;
+    if (kt_design_plan(&design, min_reps, max_reps, alpha, KT_SPEND_POCOCK) < 0) {
+        snprintf(out->error, sizeof(out->error), "%s", kt_error_last());
+        goto finish;
+    }
+    const char *stop = run_paired(r, min_reps, max_reps, &design);
+    snprintf(out->stop_reason, sizeof(out->stop_reason), "%s", stop);
+    paired = 1;
+finish:
+    for (int arm = set_up - 1; arm >= 0; arm--)
+        setup_or_teardown(r, arm, 1);
+    for (int arm = 0; arm < n_arms; arm++)
+        record_costs(r, arm); /* before the verdicts: the memory gate reads the peak RSS */
+    if (out->error[0])
+        not_measured(r);
+    else if (paired)
+        judge(r, &design, alpha);
+    rmdir(r->workdir);
+done:
+    out->elapsed_s = now_s() - t0;
+    free(r);
+    return rc;
+}
+
+double kt_command_calibrate(const kt_spec *spec, const kt_point *point, int arm)
+{
+    kt_point_result out;
+    crun *r = calloc(1, sizeof(*r));
+    double seconds = NAN;
+    if (!r)
+        return NAN;
+    r->spec = spec;
+    r->cs = spec->command;
+    r->point = point;
+    r->out = &out;
+    if (start(r, &out, spec, point) == 0) {
+        call_result cr;
+        double t = now_s();
+        int ok = setup_or_teardown(r, arm, 0) == 0 && call(r, arm, 0, 0, &cr) == 0;
+        if (ok)
+            unlink(cr.output);
+        setup_or_teardown(r, arm, 1);
+        seconds = ok ? now_s() - t : NAN;
+        rmdir(r->workdir);
+    }
+    kt_point_result_free(&out);
+    free(r);
+    return seconds;
+}
