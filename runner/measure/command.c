@@ -86,8 +86,13 @@ static void call_vars(kt_command_vars *v, const crun *r, int arm, int task, cons
     kt_command_vars_set(v, "dtype", kt_dtype_name(r->spec->dtype));
     kt_command_vars_set(v, "seed", r->seed);
     kt_command_vars_set(v, "arm", arm_name(r, arm));
-    if (task < 0)
+    if (task < 0) { /* setup, teardown: their env and cwd see no task (validation keeps the
+                     * per-call names out of their argv) */
+        static const char *const per_call[] = {"task", "input", "output", "expect", "repetition"};
+        for (size_t i = 0; i < sizeof(per_call) / sizeof(per_call[0]); i++)
+            kt_command_vars_set(v, per_call[i], "");
         return;
+    }
     const kt_command_task *t = &r->cs->tasks[task];
     kt_command_vars_set(v, "task", t->name);
     kt_command_vars_set(v, "input", t->input);

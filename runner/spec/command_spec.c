@@ -102,8 +102,19 @@ static void report(pctx *c, const kt_node *at, const char *fmt, ...)
 
 /* Checks the placeholders of one template at node 'at' ('where' names it in messages). The
  * column points at the '{' when the scalar is written on one line, plain or quoted. */
+/* The placeholders a setup or teardown command cannot have: they vary per call. */
+static int per_call(const char *name)
+{
+    static const char *const names[] = {"task", "input", "output", "expect", "repetition"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(name, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
 static void check_template(pctx *c, const kt_node *at, const char *where, const char *s)
 {
+    int once = strstr(where, ".setup") || strstr(where, ".teardown");
     for (const char *p = s; *p; p++) {
         size_t n = *p == '{' ? placeholder_len(p) : 0;
         if (!n)
@@ -120,6 +131,9 @@ static void check_template(pctx *c, const kt_node *at, const char *where, const 
             }
             report(c, &here, "%s: unknown placeholder '{%.*s}' (known: %s)", where, (int)n, p + 1,
                    names);
+        } else if (once && per_call(kt_command_placeholder_names[i])) {
+            report(c, &here, "%s: '{%s}' varies per call; setup and teardown run once per point",
+                   where, kt_command_placeholder_names[i]);
         } else if ((strcmp(kt_command_placeholder_names[i], "input") == 0 && !c->has_input) ||
                    (strcmp(kt_command_placeholder_names[i], "expect") == 0 && !c->has_expect)) {
             report(c, &here, "%s: '{%s}' needs every task to have '%s'", where,

@@ -1,0 +1,255 @@
+"""Command trials through the built binary: op 'command' on the process backend, with
+tests/commands/fake_engine.c (built as kt_fake_engine) as baseline and candidates."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+import ktrial_cli as kc  # noqa: E402
+
+BUILD = os.environ.get("KT_BUILD_DIR", "")
+ENGINE = os.path.join(BUILD, "tests", "kt_fake_engine")
+
+
+def argv(*items):
+    return json.dumps(list(items))
+
+
+def engine(*flags):
+    return argv(ENGINE, *flags)
+
+
+class CommandTrials(unittest.TestCase):
+    def setUp(self):
+        if not os.path.exists(ENGINE):
+            self.skipTest(f"{ENGINE} is not built")
+        self.dir = tempfile.mkdtemp(prefix="kt-command-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def spec(self, body, name="cmd", trials="{warmup: 1, min_repetitions: 6, max_repetitions: 10}",
+             extra=""):
+        path = os.path.join(self.dir, f"{name}.yaml")
+        with open(path, "w") as f:
+            f.write(f"version: 1\nname: {name}\nop: command\nbackend: process\n"
+                    f"trials: {trials}\n{extra}{body}")
+        return path
+
+    def run_spec(self, path, *args, timeout=300):
+        out = os.path.join(self.dir, "run-" + os.path.basename(path))
+        r = kc.run(["run", path, "-o", out, *args], timeout=timeout)
+        return r, out
+
+    def candidate(self, doc, name):
+        return [c for p in doc["points"] for c in p["candidates"] if c["name"] == name]
+
+    def test_faster_keep_slower_reject_and_the_archive(self):
+        path = self.spec(
+            "tasks: [{name: short}, {name: long}]\n"
+            f"baseline: {{run: {engine('--sleep-ms', '60', '--out', '{output}')}}}\n"
+            "candidates:\n"
+            f"  - {{name: faster, run: {engine('--sleep-ms', '15', '--out', '{output}')}}}\n"
+            f"  - {{name: slower, run: {engine('--sleep-ms', '240', '--out', '{output}')}}}\n"
+            "outputs: {format: f32, compare_to: baseline}\n"
+            "thresholds: {numerics: {max_rel_l2: 1.0e-6}}\n",
+            trials="{warmup: 1, min_repetitions: 8, max_repetitions: 40}")
+        r, out = self.run_spec(path)
+        doc = kc.validate_result(self, out)
+        self.assertEqual(["KEEP"], [c["verdict"] for c in self.candidate(doc, "faster")], r.stdout)
+        self.assertEqual(["REJECT"], [c["verdict"] for c in self.candidate(doc, "slower")])
+        self.assertIn("slower", self.candidate(doc, "slower")[0]["reason_codes"])
+        self.assertEqual(1, r.returncode)
+        point = doc["points"][0]
+        for arm in ("baseline", "faster", "slower"):
+            for task in ("short", "long"):
+                f = os.path.join(out, "outputs", point["id"], arm, f"{task}.f32")
+                self.assertEqual(16 * 4, os.path.getsize(f), f)
+        m = point["baseline"]["metrics"]
+        self.assertGreater(m["calls"]["value"], 8)
+        self.assertGreater(m["max_rss_mib"]["value"], 0)
+        self.assertGreaterEqual(m["wall_ms"]["value"], 60)
+        self.assertGreater(point["baseline"]["bytes"], 0)  # peak RSS: the memory gate's figure
+
+    def assert_rejected(self, doc, name, code, *texts):
+        c = self.candidate(doc, name)[0]
+        self.assertEqual("REJECT", c["verdict"])
+        self.assertEqual(code, c["reason_codes"][0], c["reasons"])
+        for t in texts:
+            self.assertIn(t, c["reasons"][0])
+        return c
+
+    def test_exit_crash_hang_and_a_failure_inside_the_pairs_reject_only_that_candidate(self):
+        path = self.spec(
+            f"baseline: {{run: {engine('--sleep-ms', '1')}}}\n"
+            "candidates:\n"
+            f"  - {{name: exits, run: {engine('--exit', '3')}}}\n"
+            f"  - {{name: crashes, run: {engine('--segv')}}}\n"
+            f"  - {{name: hangs, run: {engine('--hang')}, timeout_s: 1}}\n"
+            f"  - {{name: late, run: {engine('--fail-at', '3', '--rep', '{repetition}')}}}\n"
+            f"  - {{name: fine, run: {engine('--sleep-ms', '1')}}}\n")
+        start = time.monotonic()
+        r, out = self.run_spec(path, timeout=120)
+        self.assertLess(time.monotonic() - start, 100)  # the hang was killed, not waited for
+        doc = kc.validate_result(self, out)
+        self.assert_rejected(doc, "exits", "command_failed", "exit status 3",
+                             "exiting 3 as asked", ENGINE)
+        self.assert_rejected(doc, "crashes", "command_failed", "signal 11")
+        self.assert_rejected(doc, "hangs", "timeout", "timed out after 1 s")
+        late = self.assert_rejected(doc, "late", "command_failed", "repetition 3",
+                                    "exit status 4")
+        self.assertEqual(3, late["repetitions"] if "repetitions" in late else len(late["pairs"]))
+        self.assertNotEqual("REJECT", self.candidate(doc, "fine")[0]["verdict"])
+        point = doc["points"][0]["id"]
+        with open(os.path.join(out, "outputs", point, "late", "default.r3.failure.txt")) as f:
+            self.assertIn("failing at repetition 3 as asked", f.read())
+        self.assertEqual(1, r.returncode, r.stderr)
+
+    def test_a_failing_baseline_is_a_point_error(self):
+        path = self.spec(f"baseline: {{run: {engine('--exit', '9')}}}\n"
+                         f"candidates: [{{name: c, run: {engine()}}}]\n")
+        r, out = self.run_spec(path)
+        doc = kc.validate_result(self, out)
+        self.assertIn("exit status 9", doc["points"][0]["error"])
+        self.assertEqual(["not_measured"], self.candidate(doc, "c")[0]["reason_codes"])
+        self.assertEqual(70, r.returncode, r.stdout + r.stderr)
+
+    def test_wrong_outputs_fail_the_numerics_gate(self):
+        path = self.spec(
+            "tasks: [{name: a}]\n"
+            f"baseline: {{run: {engine('--out', '{output}', '--n', '32')}}}\n"
+            "candidates:\n"
+            f"  - {{name: close, run: {engine('--out', '{output}', '--n', '32', '--perturb', '1e-9')}}}\n"
+            f"  - {{name: wrong, run: {engine('--out', '{output}', '--n', '32', '--perturb', '0.5')}}}\n"
+            f"  - {{name: short, run: {engine('--out', '{output}', '--n', '31')}}}\n"
+            f"  - {{name: silent, run: {engine()}}}\n"
+            "outputs: {format: f32}\n"
+            "thresholds: {numerics: {max_rel_l2: 1.0e-3, min_cosine: 0.999}}\n")
+        r, out = self.run_spec(path)
+        doc = kc.validate_result(self, out)
+        self.assertNotEqual("REJECT", self.candidate(doc, "close")[0]["verdict"])
+        wrong = self.candidate(doc, "wrong")[0]
+        self.assertEqual("REJECT", wrong["verdict"])
+        self.assertIn("rel_l2", wrong["reason_codes"])
+        self.assert_rejected(doc, "short", "output", "31 values", "32")
+        self.assert_rejected(doc, "silent", "output", "missing")
+        point = doc["points"][0]["id"]
+        self.assertTrue(os.path.exists(os.path.join(out, "outputs", point, "short", "a.failing.f32")))
+
+    def test_text_outputs_against_expect_files_show_the_first_differing_line(self):
+        expect = os.path.join(self.dir, "a.expected.txt")
+        subprocess.run([ENGINE, "--out", expect, "--format", "text", "--n", "5"], check=True,
+                       capture_output=True)
+        path = self.spec(
+            "tasks: [{name: a, expect: a.expected.txt}]\n"
+            f"baseline: {{run: {engine('--out', '{output}', '--format', 'text', '--n', '5')}}}\n"
+            "candidates:\n"
+            f"  - {{name: same, run: {engine('--out', '{output}', '--format', 'text', '--n', '5')}}}\n"
+            f"  - {{name: differs, run: {engine('--out', '{output}', '--format', 'text', '--n', '5', '--perturb', '1')}}}\n"
+            "outputs: {format: text, compare_to: expect}\n")
+        r, out = self.run_spec(path)
+        doc = kc.validate_result(self, out)
+        self.assertNotEqual("REJECT", self.candidate(doc, "same")[0]["verdict"])
+        self.assert_rejected(doc, "differs", "output", "line 1", "token 0: 1.841471",
+                             "token 0: 0.841471")
+
+    def test_better_higher_uses_the_reported_throughput(self):
+        def arm(v):
+            return engine("--metric", "tokens_per_s", "--value", v)
+        path = self.spec(
+            f"baseline: {{run: {arm('100')}}}\n"
+            f"candidates: [{{name: more, run: {arm('150')}}}, {{name: less, run: {arm('50')}}},"
+            f" {{name: mute, run: {engine()}}}]\n"
+            "measure: {metric: tokens_per_s, better: higher, report: json-lines}\n")
+        r, out = self.run_spec(path)
+        doc = kc.validate_result(self, out)
+        more = self.candidate(doc, "more")[0]
+        self.assertEqual("KEEP", more["verdict"], more["reasons"])
+        self.assertAlmostEqual(1.5, more["speedup"], places=6)
+        self.assertEqual("REJECT", self.candidate(doc, "less")[0]["verdict"])
+        self.assertAlmostEqual(0.5, self.candidate(doc, "less")[0]["speedup"], places=6)
+        self.assert_rejected(doc, "mute", "metric_missing", "tokens_per_s")
+        # the other metric the command printed is kept with the arm's costs
+        self.assertEqual(12, doc["points"][0]["baseline"]["metrics"]["rss_estimate"]["value"])
+
+    def test_arguments_stay_whole_env_cwd_setup_teardown(self):
+        log = os.path.join(self.dir, "log.txt")
+        args = os.path.join(self.dir, "args-{arm}-{task}.txt")
+        os.mkdir(os.path.join(self.dir, "sub dir"))
+        evil = "x; touch pwned 'q' \"$(touch pwned3)\" `id`.json"
+        with open(os.path.join(self.dir, evil), "w") as f:
+            f.write("{}")
+
+        def arm(tag):
+            run = engine("--args", args, "--tag", "{input}", "--format", "a b; touch pwned2",
+                         "--log", log, "--env-name", "KT_TEST_VAR")
+            return (f"run: {run}, setup: {engine('--log', log, '--tag', 'setup-' + tag)}, "
+                    f"teardown: {engine('--log', log, '--tag', 'teardown-' + tag)}")
+        path = self.spec(
+            f"tasks: [{{name: t1, input: {json.dumps(evil)}}}]\n"
+            f"baseline: {{{arm('base')}}}\n"
+            f"candidates: [{{name: cand, {arm('cand')}, env: {{KT_TEST_VAR: '{{task}}-{{batch_size}}'}},"
+            " cwd: 'sub dir'}]\n",
+            trials="{warmup: 0, min_repetitions: 6, max_repetitions: 6}")
+        r, out = self.run_spec(path)
+        self.assertIn(r.returncode, (0, 1, 2), r.stdout + r.stderr)
+        with open(os.path.join(self.dir, "args-cand-t1.txt")) as f:
+            got = f.read().split("\n")
+        self.assertEqual([ENGINE, "--args", os.path.join(self.dir, "args-cand-t1.txt"), "--tag",
+                          os.path.join(self.dir, evil), "--format", "a b; touch pwned2", "--log",
+                          log, "--env-name", "KT_TEST_VAR", ""], got)
+        for where in (self.dir, os.path.join(self.dir, "sub dir"), os.getcwd()):
+            for name in ("pwned", "pwned2", "pwned3"):
+                self.assertFalse(os.path.exists(os.path.join(where, name)), where)
+        with open(log) as f:
+            lines = f.read().splitlines()
+        tags = [line.split(" ")[0] for line in lines]
+        self.assertEqual(["setup-base", "setup-cand"], tags[:2])
+        self.assertEqual(["teardown-cand", "teardown-base"], tags[-2:])
+        calls = lines[2:-2]
+        self.assertEqual(12, len(calls))  # 6 pairs, both arms, no warmup
+        cand = [c for c in calls if "KT_TEST_VAR=t1-1 " in c]
+        base = [c for c in calls if "KT_TEST_VAR=(unset) " in c]
+        self.assertEqual(6, len(cand))
+        self.assertEqual(6, len(base))
+        self.assertTrue(all(c.endswith("cwd=" + os.path.join(self.dir, "sub dir")) for c in cand))
+        self.assertTrue(all(c.endswith("cwd=" + self.dir) for c in base))
+
+    def test_an_unknown_placeholder_is_an_error_at_its_line_and_column(self):
+        path = self.spec(
+            f"baseline: {{run: {engine('--tag', '{batch_size}')}}}\n"
+            "candidates:\n"
+            f"  - {{name: c, run: [\"{ENGINE}\", \"--tag\", \"x{{modle}}\"]}}\n"
+            "  - {name: d, run: [\"true\"], env: {A: \"{nope}\"}}\n"
+            "  - {name: e, run: [\"true\"], setup: [\"true\", \"{task}\"]}\n")
+        r = kc.run(["validate", path])
+        self.assertEqual(65, r.returncode, r.stdout + r.stderr)
+        with open(path) as f:
+            lines = f.read().split("\n")
+        row = next(i for i, line in enumerate(lines) if "{modle}" in line)
+        col = lines[row].index("{modle}") + 1
+        self.assertIn(f"{path}:{row + 1}:{col}: candidates[0].run[2]: unknown placeholder "
+                      "'{modle}'", r.stderr)
+        row = next(i for i, line in enumerate(lines) if "{nope}" in line)
+        col = lines[row].index("{nope}") + 1
+        self.assertIn(f"{path}:{row + 1}:{col}: candidates[1].env.A: unknown placeholder",
+                      r.stderr)
+        self.assertIn("candidates[2].setup[1]: '{task}' varies per call", r.stderr)
+
+    def test_command_keys_belong_to_op_command_only(self):
+        path = os.path.join(self.dir, "sim.yaml")
+        kc.sim_spec(path)
+        with open(path, "a") as f:
+            f.write("tasks: [{name: a}]\n")
+        r = kc.run(["validate", path])
+        self.assertEqual(65, r.returncode)
+        self.assertIn("only op 'command' has 'tasks'", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
