@@ -668,15 +668,26 @@ double kt_command_calibrate(const kt_spec *spec, const kt_point *point, int arm)
     r->out = &out;
     if (start(r, &out, spec, point) == 0) {
         call_result cr;
-        double t = now_s();
-        int ok = setup_or_teardown(r, arm, 0) == 0 && call(r, arm, 0, 0, &cr) == 0;
+        double t = NAN;
+        int ok = setup_or_teardown(r, arm, 0) == 0 && (t = now_s(), call(r, arm, 0, 0, &cr) == 0);
         if (ok)
-            unlink(cr.output);
+            seconds = now_s() - t;
+        unlink(cr.output);
         setup_or_teardown(r, arm, 1);
-        seconds = ok ? now_s() - t : NAN;
         rmdir(r->workdir);
     }
     kt_point_result_free(&out);
     free(r);
     return seconds;
+}
+
+int kt_command_calibrate_spec(const kt_spec *spec, const kt_point *point)
+{
+    int measured = 0;
+    for (size_t arm = 0; spec->command && arm <= spec->n_candidates; arm++) {
+        double s = kt_command_calibrate(spec, point, (int)arm);
+        spec->command->call_seconds[arm] = isnan(s) ? 0 : s;
+        measured += !isnan(s);
+    }
+    return measured;
 }

@@ -36,4 +36,8 @@ int kt_command_run_point(kt_point_result *out, const kt_spec *spec, const kt_poi
  * task, for plans: one real call, its output discarded. NAN when it fails. */
 double kt_command_calibrate(const kt_spec *spec, const kt_point *point, int arm);
 
+/* Calibrates spec->command->call_seconds (what the plan reads) with one call per arm at
+ * 'point' on the first task. Returns the number of arms whose call succeeded. */
+int kt_command_calibrate_spec(const kt_spec *spec, const kt_point *point);
+
 #endif

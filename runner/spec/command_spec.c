@@ -282,8 +282,10 @@ int kt_command_spec_parse(kt_command_spec **out, const kt_node *root, const char
     pctx c = {0};
     c.path = spec_path;
     c.diag = diag;
-    char *copy = strdup(spec_path);
-    snprintf(c.dir, sizeof(c.dir), "%s", copy ? dirname(copy) : ".");
+    /* absolute, so that an arm's cwd does not change what a task's path names */
+    char *copy = strdup(spec_path), *real = copy ? realpath(dirname(copy), NULL) : NULL;
+    snprintf(c.dir, sizeof(c.dir), "%s", real ? real : ".");
+    free(real);
     free(copy);
     *out = NULL;
     kt_command_spec *cs = calloc(1, sizeof(*cs));

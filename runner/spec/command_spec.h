@@ -51,6 +51,9 @@ typedef struct kt_command_spec {
     int higher;      /* measure.better: higher */
     kt_output_format format;
     int compare_expect; /* outputs.compare_to: expect */
+    /* seconds of one call of each arm (0 baseline, k+1 candidate k), measured by one
+     * calibration call (kt_command_calibrate_spec); 0 until then */
+    double call_seconds[1 + KT_LIMIT_CANDIDATES];
 } kt_command_spec;
 
 /* Reads the command parts of the document 'root' of the spec at 'spec_path'; reports every

@@ -1,6 +1,7 @@
 /* plan.c - the cost of an experiment before it runs (see plan.h for the model). */
 #include "spec/plan.h"
 #include "spec/calibrate.h"
+#include "spec/command_spec.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -25,6 +26,8 @@ static double arm_param(const kt_arm *arm, const char *name, double fallback)
 static double call_seconds(const kt_spec *spec, const kt_arm *arm, const kt_problem *problem,
                            double busy)
 {
+    if (spec->command) /* op command: what one real call took, when it was calibrated */
+        return spec->command->call_seconds[arm == &spec->baseline ? 0 : arm - spec->candidates + 1];
     if (strcmp(spec->backend, "sim") == 0) /* virtual time, plus any real sleep per call */
         return (arm_param(arm, "median_us", 100.0) + arm_param(arm, "sleep_us", 0.0)) * 1e-6;
     if (strcmp(spec->backend, "cuda") == 0)

@@ -241,6 +241,23 @@ class CommandTrials(unittest.TestCase):
                       r.stderr)
         self.assertIn("candidates[2].setup[1]: '{task}' varies per call", r.stderr)
 
+    def test_validate_plan_prices_calls_with_one_calibration_call_per_arm(self):
+        log = os.path.join(self.dir, "calls.txt")
+        path = self.spec(
+            f"baseline: {{run: {engine('--sleep-ms', '300', '--log', log, '--tag', 'base')}}}\n"
+            f"candidates: [{{name: c, run: {engine('--sleep-ms', '300', '--log', log, '--tag', 'c')}}}]\n",
+            trials="{warmup: 0, min_repetitions: 6, max_repetitions: 10}")
+        r = kc.run(["validate", path])
+        self.assertEqual(0, r.returncode, r.stderr)
+        self.assertFalse(os.path.exists(log))  # plain validate runs nothing
+        r = kc.run(["validate", "--plan", path])
+        self.assertEqual(0, r.returncode, r.stderr)
+        self.assertIn("2 of 2 succeeded", r.stdout)
+        with open(log) as f:
+            self.assertEqual(["base", "c"], [line.split(" ")[0] for line in f])
+        total = float(r.stdout.split("total: estimate ")[1].split(" s")[0])
+        self.assertGreaterEqual(total, 10 * 2 * 0.3)  # 10 pairs of two 0.3 s calls at least
+
     def test_command_keys_belong_to_op_command_only(self):
         path = os.path.join(self.dir, "sim.yaml")
         kc.sim_spec(path)
