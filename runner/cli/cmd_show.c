@@ -1,5 +1,6 @@
 /* cmd_show.c - 'ktrial show RESULT': the summary of an archived run, as 'run' printed it,
  * and its provenance in a few lines. */
+#include "cli/show_command.h"
 #include "archive/archive.h"
 #include "cli/commands.h"
 #include "util/json.h"
@@ -118,6 +119,7 @@ int cmd_show(int argc, char **argv)
     kt_print_summary(stdout, &run, baseline, aggregate,
                      kt_json_get_real(decision, "min_speedup", 1.0));
     kt_print_usage(stdout, &run);
+    kt_print_command_tasks(stdout, doc, dir);
     printf("\n");
     print_provenance(doc);
     if (junit || markdown) {

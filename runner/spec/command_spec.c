@@ -4,6 +4,7 @@
 #include "spec/yaml_tree.h"
 #include "kernel.h"
 
+#include <cjson/cJSON.h>
 #include <ctype.h>
 #include <libgen.h>
 #include <stdarg.h>
@@ -341,4 +342,21 @@ void kt_command_spec_free(kt_command_spec *c)
         free_arm(&c->candidates[i]);
     free(c->candidates);
     free(c);
+}
+
+cJSON *kt_command_spec_to_json(const kt_command_spec *c)
+{
+    static const char *const formats[] = {NULL, "f32", "f64", "json-numbers", "text"};
+    cJSON *o = cJSON_CreateObject();
+    cJSON *tasks = cJSON_AddArrayToObject(o, "tasks");
+    for (size_t i = 0; i < c->n_tasks; i++)
+        cJSON_AddItemToArray(tasks, cJSON_CreateString(c->tasks[i].name));
+    cJSON_AddStringToObject(o, "metric", c->metric);
+    cJSON_AddStringToObject(o, "better", c->higher ? "higher" : "lower");
+    if (formats[c->format])
+        cJSON_AddStringToObject(o, "output_format", formats[c->format]);
+    else
+        cJSON_AddNullToObject(o, "output_format");
+    cJSON_AddStringToObject(o, "compare_to", c->compare_expect ? "expect" : "baseline");
+    return o;
 }

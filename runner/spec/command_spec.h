@@ -62,6 +62,11 @@ int kt_command_spec_parse(kt_command_spec **out, const struct kt_node *root, con
                           kt_diag *diag);
 void kt_command_spec_free(kt_command_spec *c);
 
+struct cJSON;
+/* The command parts as result.json's spec.parsed.command: task names, metric, better, output
+ * format (null without outputs) and compare_to. */
+struct cJSON *kt_command_spec_to_json(const kt_command_spec *c);
+
 /* The values of a call's placeholders; NULL members are unknown here ("{input}" of a task
  * without an input expands to an error). */
 typedef struct kt_command_vars {

@@ -2,6 +2,7 @@
 #include "spec/spec_json.h"
 #include "spec/spec_plugins.h"
 #include "util/json.h"
+#include "spec/command_spec.h"
 
 #include <math.h>
 
@@ -152,5 +153,7 @@ cJSON *kt_spec_to_json(const kt_spec *spec)
     }
     cJSON *budget = cJSON_AddObjectToObject(o, "budget");
     add_optional(budget, "max_minutes", spec->budget_minutes);
+    if (spec->command)
+        cJSON_AddItemToObject(o, "command", kt_command_spec_to_json(spec->command));
     return o;
 }

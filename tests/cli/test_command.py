@@ -258,6 +258,23 @@ class CommandTrials(unittest.TestCase):
         total = float(r.stdout.split("total: estimate ")[1].split(" s")[0])
         self.assertGreaterEqual(total, 10 * 2 * 0.3)  # 10 pairs of two 0.3 s calls at least
 
+    def test_show_lists_the_tasks_whose_outputs_differ_most(self):
+        # each task's name is the candidate's perturbation of its output
+        path = self.spec(
+            "tasks: [{name: '0.001'}, {name: '0.1'}, {name: '0.01'}]\n"
+            f"baseline: {{run: {engine('--out', '{output}')}}}\n"
+            f"candidates: [{{name: shifted, run: {engine('--out', '{output}', '--perturb', '{task}')}}}]\n"
+            "outputs: {format: f32}\n")
+        r, out = self.run_spec(path)
+        doc = kc.validate_result(self, out)
+        self.assertEqual(["0.001", "0.1", "0.01"], doc["spec"]["parsed"]["command"]["tasks"])
+        s = kc.run(["show", out])
+        self.assertEqual(0, s.returncode, s.stderr)
+        lines = s.stdout.split("tasks whose outputs differ most")[1].splitlines()[2:5]
+        self.assertEqual(["0.1", "0.01", "0.001"], [line.split()[0] for line in lines])
+        point = doc["points"][0]["id"]
+        self.assertTrue(lines[0].endswith(os.path.join(out, "outputs", point, "shifted", "0.1.f32")))
+
     def test_command_keys_belong_to_op_command_only(self):
         path = os.path.join(self.dir, "sim.yaml")
         kc.sim_spec(path)
