@@ -364,6 +364,9 @@ static int candidate_from_json(kt_candidate_result *c, const cJSON *o)
         if (i < c->n_reasons && cJSON_IsString(r))
             c->reason_codes[i++] = kt_reason_code_parse(r->valuestring);
     }
+    /* a failed arm's reason is its first; deciding again (merge) must keep its kind */
+    if (c->arm.failed && i > 0)
+        c->arm.failure_code = c->reason_codes[0];
     return pairs_from_json(c, cJSON_GetObjectItemCaseSensitive(o, "pairs"));
 }
 

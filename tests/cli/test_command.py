@@ -141,6 +141,22 @@ class CommandTrials(unittest.TestCase):
         point = doc["points"][0]["id"]
         self.assertTrue(os.path.exists(os.path.join(out, "outputs", point, "short", "a.failing.f32")))
 
+    def test_json_numbers_are_every_number_of_the_document_in_order(self):
+        def arm(perturb):
+            return engine("--out", "{output}", "--format", "json", "--n", "8", "--perturb", perturb)
+        path = self.spec(
+            f"baseline: {{run: {arm('0')}}}\n"
+            f"candidates: [{{name: same, run: {arm('0')}}}, {{name: wrong, run: {arm('0.5')}}}]\n"
+            "outputs: {format: json-numbers}\n"
+            "thresholds: {numerics: {max_rel_l2: 1.0e-6}}\n")
+        r, out = self.run_spec(path)
+        doc = kc.validate_result(self, out)
+        same = self.candidate(doc, "same")[0]
+        self.assertNotEqual("REJECT", same["verdict"], same["reasons"])
+        self.assertEqual(9, same["numerics"][0]["elems"])  # "tokens": 8, then 8 logits
+        self.assertEqual(0, same["numerics"][0]["rel_l2"])
+        self.assertIn("rel_l2", self.candidate(doc, "wrong")[0]["reason_codes"])
+
     def test_text_outputs_against_expect_files_show_the_first_differing_line(self):
         expect = os.path.join(self.dir, "a.expected.txt")
         subprocess.run([ENGINE, "--out", expect, "--format", "text", "--n", "5"], check=True,

@@ -124,6 +124,15 @@ class ExperimentsTest(unittest.TestCase):
                                                 path), f, sort_keys=False)
                 doc = self.run_spec(small, ["--quick"])
                 self.assertEqual(len(doc["points"]), 1)
+                if spec["op"] == "command":  # per-task outputs and rusage figures kept
+                    point = doc["points"][0]
+                    for arm in [point["baseline"]] + point["candidates"]:
+                        self.assertGreater(arm["metrics"]["max_rss_mib"]["value"], 0)
+                        self.assertGreater(arm["metrics"]["user_cpu_ms"]["value"], 0)
+                        task = spec["tasks"][0]["name"]
+                        kept = os.path.join(self.tmp, os.path.basename(small) + ".out", "outputs",
+                                            point["id"], arm["name"], f"{task}.f32")
+                        self.assertTrue(os.path.getsize(kept) > 0, kept)
 
 
 if __name__ == "__main__":

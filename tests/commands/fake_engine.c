@@ -1,7 +1,7 @@
 /* fake_engine.c - a stand-in for a serving engine's benchmark binary, for the command-trial
  * tests (tests/cli/test_command.py). Every behaviour is chosen by a flag:
  *   --sleep-ms MS        take this long (wall time)
- *   --out PATH --n N     write N values: sin(i + 1) + --perturb X, as --format f32|f64|text
+ *   --out PATH --n N     write N values: sin(i + 1) + --perturb X, as --format f32|f64|text|json
  *   --metric NAME --value V   print {"metric": NAME, "value": V} on stdout (and a noise line)
  *   --exit CODE          exit with CODE after a line on stderr
  *   --segv               die of SIGSEGV;  --hang: sleep forever (with a child that does too)
@@ -30,6 +30,13 @@ static int write_output(const char *path, const char *format, long n, double per
     FILE *f = fopen(path, "wb");
     if (!f)
         return -1;
+    if (strcmp(format, "json") == 0) { /* numbers nested in a document, with other fields */
+        fprintf(f, "{\"model\": \"fake\", \"tokens\": %ld, \"logits\": [", n);
+        for (long i = 0; i < n; i++)
+            fprintf(f, "%s[%.9g]", i ? ", " : "", sin((double)i + 1.0) + perturb);
+        fprintf(f, "]}\n");
+        return fclose(f);
+    }
     for (long i = 0; i < n; i++) {
         double v = sin((double)i + 1.0) + perturb;
         if (strcmp(format, "f32") == 0) {
