@@ -203,7 +203,7 @@ static void test_resolve_backend(void **state)
     assert_string_equal(out, "sim");
     assert_int_equal(kt_spec_resolve_backend(out, sizeof(out), synthetic, "gpu", why, sizeof(why)),
                      -1);
-    assert_string_equal(why, "unknown backend 'gpu' (choose auto, cpu, cuda or sim)");
+    assert_string_equal(why, "unknown backend 'gpu' (choose auto, cpu, cuda, sim or process)");
     /* an op with no variant anywhere: auto picks cuda or cpu, which it cannot run on */
     static const kt_op lonely = {"lonely", "", KT_AXIS_BATCH, 0, NULL, NULL, 0, NULL, NULL, NULL};
     assert_int_equal(kt_spec_resolve_backend(out, sizeof(out), &lonely, "cpu", why, sizeof(why)),
