@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -499,6 +500,10 @@ static void record_costs(crun *r, int arm)
     kt_arm_result *a = arm_result(r, arm);
     const arm_costs *c = &r->costs[arm];
     double n = c->calls > 0 ? (double)c->calls : NAN;
+    /* Linux folds the spawning process's peak RSS into the child's at exec: no peak of a
+     * command reads below ktrial's own (docs/command-trials.md, Costs) */
+    struct rusage self;
+    double floor_kib = getrusage(RUSAGE_SELF, &self) == 0 ? (double)self.ru_maxrss : NAN;
     struct {
         const char *name, *unit;
         double value;
@@ -508,6 +513,7 @@ static void record_costs(crun *r, int arm)
         {"user_cpu_ms", "ms", c->user_s * 1e3 / n},
         {"sys_cpu_ms", "ms", c->sys_s * 1e3 / n},
         {"max_rss_mib", "MiB", c->max_rss_kib / 1024.0},
+        {"rss_floor_mib", "MiB", floor_kib / 1024.0},
     };
     a->n_metrics = 0;
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
