@@ -287,10 +287,11 @@ class Schema(unittest.TestCase):
 
     def test_every_object_is_closed(self):
         """additionalProperties is false on every object, except the maps whose keys ktrial
-        checks against the registry (params, matrix rules)."""
+        checks against the registry (params, matrix rules) and a command arm's env (any
+        variable name)."""
         with open(os.path.join(SOURCE, "schemas/experiment.schema.json")) as f:
             schema = json.load(f)
-        open_maps = {"params", "matrix_rule"}
+        open_maps = {"params", "matrix_rule", "env"}
 
         def walk(node, where):
             if isinstance(node, dict):
