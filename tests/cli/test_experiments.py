@@ -119,6 +119,12 @@ class ExperimentsTest(unittest.TestCase):
                     if not has_cuda:
                         self.skipTest("the CUDA backend is not available here")
                 small = os.path.join(self.tmp, os.path.basename(path))
+                copy = command_copy(spec, path)
+                missing = [a["run"][0] for a in [copy["baseline"]] + copy["candidates"]
+                           if spec.get("op") == "command" and "/" in a["run"][0]
+                           and not os.path.exists(os.path.join(a.get("cwd", ""), a["run"][0]))]
+                if missing:  # a build that left the example out (CI's sanitizer build)
+                    self.skipTest(f"{missing[0]} is not built here")
                 with open(small, "w") as f:
                     yaml.safe_dump(command_copy(smallest_point(absolute_plugins(spec, path)),
                                                 path), f, sort_keys=False)
