@@ -306,10 +306,21 @@ static void fold_worst(kt_numerics *worst, const kt_numerics *n)
     worst->cosine = fmin(worst->cosine, n->cosine);
 }
 
+/* Replaces 'from' in 'text' (at most 'len' bytes) by 'to': temporary paths by what they are. */
+static void replace(char *text, size_t len, const char *from, const char *to)
+{
+    char *at, buf[1024];
+    if (!from || !*from || !(at = strstr(text, from)))
+        return;
+    snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    snprintf(text, len, "%s", buf);
+}
+
 /* Compares the output of 'arm' with its reference: the baseline's output 'base_path' or the
  * task's expect file. Returns 0, -1 when the arm's output fails (arm failed), -2 when the
  * reference cannot be read (a point error, in out->error). */
-static int check_output(crun *r, int arm, int task, const char *path, const char *base_path)
+static int check_output(crun *r, int arm, int task, int rep, const char *path,
+                        const char *base_path)
 {
     if (r->cs->format == KT_OUTPUT_NONE)
         return 0;
@@ -317,7 +328,19 @@ static int check_output(crun *r, int arm, int task, const char *path, const char
     kt_numerics n;
     call_result cr;
     memset(&cr, 0, sizeof(cr));
-    int rc = kt_output_compare(&n, path, ref, r->cs->format, cr.why, sizeof(cr.why));
+    char why[512] = "";
+    int rc = kt_output_compare(&n, path, ref, r->cs->format, why, sizeof(why));
+    char quoted[4300];
+    snprintf(quoted, sizeof(quoted), "output '%s'", path);
+    replace(why, sizeof(why), quoted, "the output");
+    if (base_path) {
+        snprintf(quoted, sizeof(quoted), "the reference '%s'", base_path);
+        replace(why, sizeof(why), quoted, "the baseline's");
+        snprintf(quoted, sizeof(quoted), "output '%s'", base_path);
+        replace(why, sizeof(why), quoted, "the baseline's output");
+    }
+    snprintf(cr.why, sizeof(cr.why), "repetition %d, task '%s': %.440s", rep,
+             r->cs->tasks[task].name, why);
     if (rc == -2) {
         snprintf(r->out->error, sizeof(r->out->error), "reference output: %s", cr.why);
         return -2;
@@ -424,11 +447,11 @@ static int run_pair(crun *r, int k, int rep)
         }
     }
     /* against the baseline, the baseline is its own reference (its numerics stay exact) */
-    if (r->cs->compare_expect && check_output(r, 0, task, res[0].output, NULL) == -2) {
+    if (r->cs->compare_expect && check_output(r, 0, task, rep, res[0].output, NULL) == -2) {
         rc = -2;
         goto done;
     }
-    rc = check_output(r, k + 1, task, res[1].output, res[0].output);
+    rc = check_output(r, k + 1, task, rep, res[1].output, res[0].output);
     if (rc < 0)
         goto done;
     keep_output(r, 0, task, res[0].output, 0);
