@@ -12,6 +12,7 @@
 
 #include "../kernel.h"
 
+#include <signal.h>
 #include <stddef.h>
 
 #define KT_PROCESS_STDOUT_MAX  (1 << 20)
@@ -29,6 +30,8 @@ typedef struct kt_process_spec {
     size_t n_env;
     const char *cwd;
     double timeout_s;
+    /* when it reaches 2 (a second Ctrl-C), the group is killed at once; may be NULL */
+    volatile sig_atomic_t *cancel;
 } kt_process_spec;
 
 typedef struct kt_process_result {
@@ -37,6 +40,7 @@ typedef struct kt_process_result {
     int term_signal;
     int timed_out;        /* 1 when ktrial killed the group after timeout_s */
     int spawn_failed;     /* 1 when the command could not be started (errno in exit_code) */
+    int cancelled;        /* 1 when *cancel reached 2 and the group was killed */
     double wall_ns;       /* spawn to reaped, CLOCK_MONOTONIC */
     double user_s, sys_s; /* CPU time of the command (wait4's rusage) */
     double max_rss_kib;   /* its peak resident set */

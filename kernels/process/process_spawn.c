@@ -135,7 +135,8 @@ static int spawn(pid_t *pid, const kt_process_spec *spec, int out_fd, int err_fd
 
 /* Waits for the child and both pipes, killing the group at the deadline (INFINITY: none). */
 static void supervise(kt_process_result *r, pid_t pid, int out_fd, int err_fd, double start_ns,
-                      double deadline_ns, struct rusage *ru, int *status)
+                      double deadline_ns, volatile sig_atomic_t *cancel, struct rusage *ru,
+                      int *status)
 {
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     int out_open = 1, err_open = 1, reaped = 0;
@@ -154,6 +155,10 @@ static void supervise(kt_process_result *r, pid_t pid, int out_fd, int err_fd, d
             fds[n++] = (struct pollfd){pidfd, POLLIN, 0};
         double now = mono_ns();
         int wait_ms = pidfd >= 0 ? -1 : 1;
+        if (cancel && *cancel >= 2 && !r->cancelled) {
+            kill(-pid, SIGKILL);
+            r->cancelled = 1;
+        }
         if (isfinite(deadline_ns)) {
             double left_ms = ceil((deadline_ns - now) / 1e6);
             if (left_ms <= 0 && !r->timed_out) {
@@ -219,8 +224,8 @@ int kt_process_run(kt_process_result *out, const kt_process_spec *spec)
     int status = 0;
     memset(&ru, 0, sizeof(ru));
     double deadline = spec->timeout_s > 0 ? start + spec->timeout_s * 1e9 : INFINITY;
-    supervise(out, pid, out_pipe[0], err_pipe[0], start, deadline, &ru, &status);
-    if (out->timed_out)
+    supervise(out, pid, out_pipe[0], err_pipe[0], start, deadline, spec->cancel, &ru, &status);
+    if (out->timed_out || out->cancelled)
         kill(-pid, SIGKILL); /* whatever the group still holds */
     out->exited = WIFEXITED(status);
     out->exit_code = out->exited ? WEXITSTATUS(status) : 0;
@@ -246,13 +251,15 @@ void kt_process_result_free(kt_process_result *r)
 
 int kt_process_ok(const kt_process_result *r)
 {
-    return !r->spawn_failed && !r->timed_out && r->exited && r->exit_code == 0;
+    return !r->spawn_failed && !r->timed_out && !r->cancelled && r->exited && r->exit_code == 0;
 }
 
 void kt_process_describe(char *buf, size_t len, const kt_process_result *r, double timeout_s)
 {
     if (r->spawn_failed)
         snprintf(buf, len, "could not start: %s", strerror(r->exit_code));
+    else if (r->cancelled)
+        snprintf(buf, len, "stopped by a second interrupt (process group killed)");
     else if (r->timed_out)
         snprintf(buf, len, "timed out after %g s (process group killed)", timeout_s);
     else if (!r->exited)

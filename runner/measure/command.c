@@ -153,11 +153,19 @@ static int run_one(kt_process_result *res, crun *r, int arm, const kt_argv *tmpl
         snprintf(cr->why, sizeof(cr->why), "cannot build the command: %s", kt_error_last());
         goto done;
     }
-    kt_process_spec ps = {argv, env, ca->env.n, cwd, ca->timeout_s};
+    kt_process_spec ps = {argv, env,           ca->env.n,
+                          cwd,  ca->timeout_s, r->hooks ? r->hooks->interrupted : NULL};
     rc = kt_process_run(res, &ps);
     if (rc < 0) {
         cr->code = KT_REASON_COMMAND_FAILED;
         snprintf(cr->why, sizeof(cr->why), "cannot run the command: %s", kt_error_last());
+        goto done;
+    }
+    if (res->cancelled) { /* not the command's fault: the point is measured again on --resume */
+        snprintf(r->out->error, sizeof(r->out->error), "interrupted");
+        cr->code = KT_REASON_NOT_MEASURED;
+        snprintf(cr->why, sizeof(cr->why), "interrupted");
+        rc = -1;
         goto done;
     }
     if (!kt_process_ok(res)) {
@@ -275,7 +283,7 @@ static int call(crun *r, int arm, int task, int rep, call_result *cr)
 static void fail_arm(crun *r, int arm, const call_result *cr)
 {
     kt_arm_result *a = arm_result(r, arm);
-    if (a->failed)
+    if (a->failed || r->out->error[0]) /* an interrupt is no failure of the arm */
         return;
     a->failed = 1;
     a->failure_code = cr->code;
@@ -435,7 +443,9 @@ static int run_pair(crun *r, int k, int rep)
             snprintf(why, sizeof(why), "repetition %d, task '%s': %.440s", rep,
                      r->cs->tasks[task].name, cr->why);
             snprintf(cr->why, sizeof(cr->why), "%s", why);
-            if (arm == 0) {
+            if (r->out->error[0]) { /* interrupted */
+                rc = -2;
+            } else if (arm == 0) {
                 snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' failed: %s",
                          arm_name(r, 0), cr->why);
                 rc = -2;

@@ -3,6 +3,7 @@ tests/commands/fake_engine.c (built as kt_fake_engine) as baseline and candidate
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -290,6 +291,30 @@ class CommandTrials(unittest.TestCase):
         self.assertEqual(["0.1", "0.01", "0.001"], [line.split()[0] for line in lines])
         point = doc["points"][0]["id"]
         self.assertTrue(lines[0].endswith(os.path.join(out, "outputs", point, "shifted", "0.1.f32")))
+
+    def test_a_second_ctrl_c_kills_the_running_command(self):
+        log = os.path.join(self.dir, "hang.txt")
+        path = self.spec(
+            f"baseline: {{run: {engine('--sleep-ms', '1')}}}\n"
+            f"candidates: [{{name: slow, run: {engine('--log', log, '--tag', 'started', '--hang')},"
+            " timeout_s: 3000}]\n",
+            trials="{warmup: 0, min_repetitions: 6, max_repetitions: 6}")
+        out = os.path.join(self.dir, "run")
+        p = subprocess.Popen([kc.KTRIAL, "run", path, "-o", out], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while not os.path.exists(log) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertTrue(os.path.exists(log))
+        p.send_signal(signal.SIGINT)  # the first lets the call finish: it never will
+        time.sleep(0.5)
+        self.assertIsNone(p.poll())
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=60)
+        self.assertEqual(130, p.returncode)
+        doc = kc.validate_result(self, out)
+        self.assertEqual("interrupted", doc["points"][0]["stop_reason"])
+        self.assertEqual(["not_measured"], self.candidate(doc, "slow")[0]["reason_codes"])
 
     def test_command_keys_belong_to_op_command_only(self):
         path = os.path.join(self.dir, "sim.yaml")
