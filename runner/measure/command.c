@@ -632,14 +632,7 @@ static void not_measured(crun *r)
 {
     snprintf(r->out->stop_reason, sizeof(r->out->stop_reason), "%s",
              interrupted(r) ? "interrupted" : "failed");
-    for (size_t k = 0; k < r->out->n_cands; k++) {
-        kt_candidate_result *c = &r->out->cands[k];
-        c->verdict = KT_VERDICT_INCONCLUSIVE;
-        c->n_reasons = 1;
-        c->reason_codes[0] = KT_REASON_NOT_MEASURED;
-        snprintf(c->reasons[0], sizeof(c->reasons[0]), "not measured: %.200s at %s", r->out->error,
-                 r->point->id);
-    }
+    kt_point_result_mark_unmeasured(r->out, r->spec, r->point);
 }
 
 int kt_command_run_point(kt_point_result *out, const kt_spec *spec, const kt_point *point,
