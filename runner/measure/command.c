@@ -290,6 +290,25 @@ static void fail_arm(crun *r, int arm, const call_result *cr)
     snprintf(a->failure, sizeof(a->failure), "%s", cr->why);
 }
 
+/* A failed call or setup of 'arm', its reason prefixed with 'what': the baseline's is a point
+ * error, a candidate's fails that candidate (an interrupt, already a point error, is neither).
+ * Returns -2 for a point error, -1 otherwise. */
+static int arm_failed(crun *r, int arm, call_result *cr, const char *what)
+{
+    char why[512];
+    snprintf(why, sizeof(why), "%s%.440s", what, cr->why);
+    snprintf(cr->why, sizeof(cr->why), "%s", why);
+    if (r->out->error[0])
+        return -2;
+    if (arm == 0) {
+        snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' failed: %s", arm_name(r, 0),
+                 cr->why);
+        return -2;
+    }
+    fail_arm(r, arm, cr);
+    return -1;
+}
+
 /* Keeps the first output of each task of an arm (and, when 'failing', that one too). */
 static void keep_output(crun *r, int arm, int task, const char *path, int failing)
 {
@@ -387,16 +406,8 @@ static int setup_or_teardown(crun *r, int arm, int which)
     if (rc < 0 && which)
         fprintf(stderr, "warning: teardown of '%s' at %s: %s\n", arm_name(r, arm), r->point->id,
                 cr.why);
-    if (rc < 0 && !which) {
-        char why[512];
-        snprintf(why, sizeof(why), "setup %.490s", cr.why);
-        snprintf(cr.why, sizeof(cr.why), "%s", why);
-        if (arm == 0)
-            snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' %s", arm_name(r, 0),
-                     cr.why);
-        else
-            fail_arm(r, arm, &cr);
-    }
+    if (rc < 0 && !which)
+        arm_failed(r, arm, &cr, "setup ");
     return rc;
 }
 
@@ -406,14 +417,9 @@ static int warmup(crun *r, int arm)
         call_result cr;
         int task = w % (int)r->cs->n_tasks;
         if (call(r, arm, task, -(w + 1), &cr) < 0) {
-            char why[512];
-            snprintf(why, sizeof(why), "warmup call %d: %.480s", w + 1, cr.why);
-            snprintf(cr.why, sizeof(cr.why), "%s", why);
-            if (arm == 0)
-                snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' %s", arm_name(r, 0),
-                         cr.why);
-            else
-                fail_arm(r, arm, &cr);
+            char what[64];
+            snprintf(what, sizeof(what), "warmup call %d: ", w + 1);
+            arm_failed(r, arm, &cr, what);
             return -1;
         }
         unlink(cr.output);
@@ -438,21 +444,10 @@ static int run_pair(crun *r, int k, int rep)
     for (int i = 0; i < 2; i++) {
         int arm = (i == 0) == !first ? 0 : k + 1;
         if (call(r, arm, task, rep, &res[arm ? 1 : 0]) < 0) {
-            call_result *cr = &res[arm ? 1 : 0];
-            char why[512];
-            snprintf(why, sizeof(why), "repetition %d, task '%s': %.440s", rep,
-                     r->cs->tasks[task].name, cr->why);
-            snprintf(cr->why, sizeof(cr->why), "%s", why);
-            if (r->out->error[0]) { /* interrupted */
-                rc = -2;
-            } else if (arm == 0) {
-                snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' failed: %s",
-                         arm_name(r, 0), cr->why);
-                rc = -2;
-            } else {
-                fail_arm(r, k + 1, cr);
-                rc = -1;
-            }
+            char what[128];
+            snprintf(what, sizeof(what), "repetition %d, task '%s': ", rep,
+                     r->cs->tasks[task].name);
+            rc = arm_failed(r, arm, &res[arm ? 1 : 0], what);
             goto done;
         }
     }
