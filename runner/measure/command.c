@@ -441,6 +441,7 @@ static int run_pair(crun *r, int k, int rep)
     kt_candidate_result *c = &r->out->cands[k];
     int task = rep % (int)r->cs->n_tasks, first = candidate_first(r, rep), rc = 0;
     call_result res[2];
+    memset(res, 0, sizeof(res)); /* a failing first call leaves the second unmade */
     for (int i = 0; i < 2; i++) {
         int arm = (i == 0) == !first ? 0 : k + 1;
         if (call(r, arm, task, rep, &res[arm ? 1 : 0]) < 0) {
@@ -695,6 +696,7 @@ double kt_command_calibrate(const kt_spec *spec, const kt_point *point, int arm)
     r->out = &out;
     if (start(r, &out, spec, point) == 0) {
         call_result cr;
+        memset(&cr, 0, sizeof(cr)); /* a failing setup makes no call */
         double t = NAN;
         int ok = setup_or_teardown(r, arm, 0) == 0 && (t = now_s(), call(r, arm, 0, 0, &cr) == 0);
         if (ok)
