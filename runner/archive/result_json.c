@@ -122,6 +122,11 @@ static cJSON *arm_json(const kt_arm_result *a, const kt_arm *spec_arm)
     kt_json_add_real(o, "bytes", a->bytes);
     kt_json_add_real(o, "variant_bytes", a->variant_bytes);
     kt_json_add_real(o, "prepare_ns", a->prepare_ns);
+    if (a->program[0]) {
+        cJSON *p = cJSON_AddObjectToObject(o, "program");
+        cJSON_AddStringToObject(p, "path", a->program);
+        kt_json_add_str_or_null(p, "sha256", a->program_sha256[0] ? a->program_sha256 : NULL);
+    }
     cJSON *checks = cJSON_AddObjectToObject(o, "call_checks");
     cJSON_AddNumberToObject(checks, "calls", (double)a->checked_calls);
     cJSON_AddNumberToObject(checks, "full", (double)a->full_checks);
@@ -167,6 +172,9 @@ static void arm_from_json(kt_arm_result *a, const cJSON *o)
     a->bytes = kt_json_get_real(o, "bytes", NAN);
     a->variant_bytes = kt_json_get_real(o, "variant_bytes", NAN);
     a->prepare_ns = kt_json_get_real(o, "prepare_ns", NAN);
+    const cJSON *prog = cJSON_GetObjectItemCaseSensitive(o, "program");
+    kt_json_get_str(prog, "path", a->program, sizeof(a->program));
+    kt_json_get_str(prog, "sha256", a->program_sha256, sizeof(a->program_sha256));
     const cJSON *checks = cJSON_GetObjectItemCaseSensitive(o, "call_checks");
     a->checked_calls = (int64_t)kt_json_get_real(checks, "calls", 0);
     a->full_checks = (int64_t)kt_json_get_real(checks, "full", 0);

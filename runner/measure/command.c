@@ -7,6 +7,7 @@
 #include "measure/worker.h"
 #include "process/process.h"
 #include "spec/command_spec.h"
+#include "util/sha256.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -561,6 +563,59 @@ static void record_costs(crun *r, int arm)
     a->variant_bytes = 0;
 }
 
+/* The file 'name' names when run from 'cwd': as written when it has a '/', else the first
+ * executable of that name on PATH (what posix_spawnp runs). */
+static void find_program(char *out, size_t len, const char *name, const char *cwd)
+{
+    if (strchr(name, '/')) {
+        snprintf(out, len, "%s%s%s", name[0] == '/' ? "" : cwd, name[0] == '/' ? "" : "/", name);
+    } else {
+        const char *path = getenv("PATH");
+        snprintf(out, len, "%s", name);
+        for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+            size_t n = strcspn(p, ":");
+            char candidate[4096];
+            snprintf(candidate, sizeof(candidate), "%.*s/%s", (int)n, n ? p : ".", name);
+            if (access(candidate, X_OK) == 0) {
+                snprintf(out, len, "%s", candidate);
+                break;
+            }
+            p += n + (p[n] == ':');
+        }
+    }
+    char *real = realpath(out, NULL);
+    if (real)
+        snprintf(out, len, "%s", real);
+    free(real);
+}
+
+/* Fills the arm's program and its SHA-256 (left empty when the file cannot be read). */
+static void identify_program(crun *r, int arm)
+{
+    kt_arm_result *a = arm_result(r, arm);
+    const kt_command_arm *ca = command_arm(r, arm);
+    kt_command_vars v;
+    char *name = NULL, *cwd = NULL;
+    call_vars(&v, r, arm, 0, "0", "");
+    if (kt_command_expand(&name, ca->run.items[0], &v) == 0 &&
+        kt_command_expand(&cwd, ca->cwd, &v) == 0) {
+        find_program(a->program, sizeof(a->program), name, cwd);
+        FILE *f = fopen(a->program, "rb");
+        struct stat st;
+        char *data = NULL;
+        if (f && fstat(fileno(f), &st) == 0 && st.st_size < ((off_t)1 << 31) &&
+            (data = malloc((size_t)st.st_size + 1)) &&
+            fread(data, 1, (size_t)st.st_size, f) == (size_t)st.st_size &&
+            kt_sha256_hex(a->program_sha256, data, (size_t)st.st_size) != 0)
+            a->program_sha256[0] = '\0';
+        free(data);
+        if (f)
+            fclose(f);
+    }
+    free(name);
+    free(cwd);
+}
+
 static int start(crun *r, kt_point_result *out, const kt_spec *spec, const kt_point *point)
 {
     memset(out, 0, sizeof(*out));
@@ -596,6 +651,8 @@ static int start(crun *r, kt_point_result *out, const kt_spec *spec, const kt_po
     snprintf(r->seed, sizeof(r->seed), "%llu", (unsigned long long)(seed >> 1));
     snprintf(r->batch, sizeof(r->batch), "%lld", (long long)point->batch_size);
     snprintf(r->context, sizeof(r->context), "%lld", (long long)point->context_length);
+    for (int arm = 0; arm <= (int)out->n_cands; arm++)
+        identify_program(r, arm);
     const char *tmp = getenv("TMPDIR");
     snprintf(r->workdir, sizeof(r->workdir), "%s/ktrial-command-XXXXXX",
              tmp && *tmp ? tmp : "/tmp");

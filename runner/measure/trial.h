@@ -42,6 +42,8 @@ typedef struct kt_arm_result {
     int failed;        /* could not run, crashed, wrote nothing, NaN, or wrote its inputs */
     char failure[512]; /* the reason, a sentence */
     kt_reason_code failure_code; /* what kind of failure (op command); NONE reads as FAILED */
+    char program[1024];          /* op command: the arm's program, absolute ("" otherwise) */
+    char program_sha256[65];     /* its SHA-256, "" when it could not be read */
     int n_sets;
     kt_numerics numerics[KT_MAX_SETS];
     int repeatable;       /* -1 not checked, 0 no, 1 bit-identical on every set */

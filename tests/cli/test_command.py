@@ -1,5 +1,6 @@
 """Command trials through the built binary: op 'command' on the process backend, with
 tests/commands/fake_engine.c (built as kt_fake_engine) as baseline and candidates."""
+import hashlib
 import json
 import os
 import shutil
@@ -71,6 +72,10 @@ class CommandTrials(unittest.TestCase):
             for task in ("short", "long"):
                 f = os.path.join(out, "outputs", point["id"], arm, f"{task}.f32")
                 self.assertEqual(16 * 4, os.path.getsize(f), f)
+        for arm in [point["baseline"]] + point["candidates"]:  # the build each arm ran
+            self.assertEqual(os.path.realpath(ENGINE), arm["program"]["path"])
+            with open(ENGINE, "rb") as f:
+                self.assertEqual(hashlib.sha256(f.read()).hexdigest(), arm["program"]["sha256"])
         m = point["baseline"]["metrics"]
         self.assertGreater(m["calls"]["value"], 8)
         self.assertGreater(m["max_rss_mib"]["value"], 0)
