@@ -1,56 +1,16 @@
 /* command.c - command trials: setup, warmup, paired calls with looks, teardown, for one point
- * of op 'command'. Each call substitutes the placeholders of its arm's argv, env and cwd, runs
- * the command with kt_process_run, reads its sample (wall time, or the metric it reports as a
- * JSON line on stdout) and checks its output file. */
-#include "measure/command.h"
+ * of op 'command', and what a failed call or a differing output means for its arm. One call
+ * itself (placeholders, spawn, sample, costs) is in command_call.c. */
+#include "measure/command_run.h"
 #include "measure/command_output.h"
 #include "measure/worker.h"
-#include "process/process.h"
-#include "spec/command_spec.h"
-#include "util/sha256.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-#define MAX_EXTRA 4 /* metrics a command reports besides the measured one, kept per arm */
-
-/* What every call of one arm cost, summed. */
-typedef struct arm_costs {
-    int64_t calls;
-    double wall_s, user_s, sys_s, max_rss_kib;
-    int n_extra;
-    char extra_names[MAX_EXTRA][32];
-    double extra_sums[MAX_EXTRA];
-    int64_t extra_counts[MAX_EXTRA];
-    int kept[KT_COMMAND_MAX_TASKS]; /* the task's output was kept */
-} arm_costs;
-
-typedef struct crun {
-    const kt_spec *spec;
-    const kt_command_spec *cs;
-    const kt_point *point;
-    kt_point_result *out;
-    const kt_command_hooks *hooks;
-    kt_rng order_rng;
-    char workdir[4096];
-    char seed[32], batch[32], context[32];
-    arm_costs costs[1 + KT_LIMIT_CANDIDATES];
-} crun;
-
-/* One call as made: its sample and where its output went. */
-typedef struct call_result {
-    double sample; /* ns (wall or 1e9/value for better: higher) or the metric as reported */
-    char output[4200];
-    kt_reason_code code; /* KT_REASON_NONE when the call succeeded */
-    char why[512];
-} call_result;
 
 static double now_s(void)
 {
@@ -59,227 +19,9 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static const kt_command_arm *command_arm(const crun *r, int arm)
-{
-    return arm == 0 ? &r->cs->baseline : &r->cs->candidates[arm - 1];
-}
-
-static const char *arm_name(const crun *r, int arm)
-{
-    return arm == 0 ? r->spec->baseline.name : r->spec->candidates[arm - 1].name;
-}
-
-static kt_arm_result *arm_result(crun *r, int arm)
-{
-    return arm == 0 ? &r->out->baseline : &r->out->cands[arm - 1].arm;
-}
-
 static int interrupted(const crun *r)
 {
     return r->hooks && r->hooks->interrupted && *r->hooks->interrupted;
-}
-
-/* The placeholder values of a call; task < 0 for setup and teardown (no task, no output). */
-static void call_vars(kt_command_vars *v, const crun *r, int arm, int task, const char *rep,
-                      const char *output)
-{
-    memset(v, 0, sizeof(*v));
-    kt_command_vars_set(v, "batch_size", r->batch);
-    kt_command_vars_set(v, "context_length", r->context);
-    kt_command_vars_set(v, "dtype", kt_dtype_name(r->spec->dtype));
-    kt_command_vars_set(v, "seed", r->seed);
-    kt_command_vars_set(v, "arm", arm_name(r, arm));
-    if (task < 0) { /* setup, teardown: their env and cwd see no task (validation keeps the
-                     * per-call names out of their argv) */
-        static const char *const per_call[] = {"task", "input", "output", "expect", "repetition"};
-        for (size_t i = 0; i < sizeof(per_call) / sizeof(per_call[0]); i++)
-            kt_command_vars_set(v, per_call[i], "");
-        return;
-    }
-    const kt_command_task *t = &r->cs->tasks[task];
-    kt_command_vars_set(v, "task", t->name);
-    kt_command_vars_set(v, "input", t->input);
-    kt_command_vars_set(v, "expect", t->expect);
-    kt_command_vars_set(v, "output", output);
-    kt_command_vars_set(v, "repetition", rep);
-}
-
-static void free_list(char **list, size_t n)
-{
-    for (size_t i = 0; list && i < n; i++)
-        free(list[i]);
-    free(list);
-}
-
-/* Expands every template of 'a' into a new NULL-terminated list. */
-static int expand_all(char ***out, const kt_argv *a, const kt_command_vars *v)
-{
-    char **list = calloc(a->n + 1, sizeof(*list));
-    if (!list)
-        return kt_error_code(KT_ENOMEM, "out of memory");
-    for (size_t i = 0; i < a->n; i++) {
-        int rc = kt_command_expand(&list[i], a->items[i], v);
-        if (rc < 0) {
-            free_list(list, i);
-            return rc;
-        }
-    }
-    *out = list;
-    return KT_OK;
-}
-
-/* The command line for messages, each argument quoted when it needs it. */
-static void describe_argv(char *buf, size_t len, char *const *argv)
-{
-    buf[0] = '\0';
-    for (size_t i = 0; argv[i]; i++) {
-        int plain = argv[i][0] && strcspn(argv[i], " \t\n'\"\\;$`*?&|<>(){}") == strlen(argv[i]);
-        size_t used = strlen(buf);
-        snprintf(buf + used, len - used, plain ? "%s%s" : "%s'%s'", i ? " " : "", argv[i]);
-    }
-}
-
-/* Runs one expanded command of 'arm'; fills 'res' and, on failure, 'cr' (code and why). */
-static int run_one(kt_process_result *res, crun *r, int arm, const kt_argv *tmpl,
-                   const kt_command_vars *v, call_result *cr)
-{
-    const kt_command_arm *ca = command_arm(r, arm);
-    char **argv = NULL, **env = NULL, *cwd = NULL;
-    int rc = expand_all(&argv, tmpl, v);
-    if (rc == 0)
-        rc = expand_all(&env, &ca->env, v);
-    if (rc == 0)
-        rc = kt_command_expand(&cwd, ca->cwd, v);
-    if (rc < 0) {
-        cr->code = KT_REASON_COMMAND_FAILED;
-        snprintf(cr->why, sizeof(cr->why), "cannot build the command: %s", kt_error_last());
-        goto done;
-    }
-    kt_process_spec ps = {argv, env,           ca->env.n,
-                          cwd,  ca->timeout_s, r->hooks ? r->hooks->interrupted : NULL};
-    rc = kt_process_run(res, &ps);
-    if (rc < 0) {
-        cr->code = KT_REASON_COMMAND_FAILED;
-        snprintf(cr->why, sizeof(cr->why), "cannot run the command: %s", kt_error_last());
-        goto done;
-    }
-    if (res->cancelled) { /* not the command's fault: the point is measured again on --resume */
-        snprintf(r->out->error, sizeof(r->out->error), "interrupted");
-        cr->code = KT_REASON_NOT_MEASURED;
-        snprintf(cr->why, sizeof(cr->why), "interrupted");
-        rc = -1;
-        goto done;
-    }
-    if (!kt_process_ok(res)) {
-        char status[128], line[256];
-        kt_process_describe(status, sizeof(status), res, ca->timeout_s);
-        describe_argv(line, sizeof(line), argv);
-        size_t tail = strlen(res->err_tail);
-        const char *err = res->err_tail + (tail > 120 ? tail - 120 : 0);
-        cr->code = res->timed_out ? KT_REASON_TIMEOUT : KT_REASON_COMMAND_FAILED;
-        snprintf(cr->why, sizeof(cr->why), "command %s: %s%s%s", status, line,
-                 tail ? "; stderr: " : "", err);
-        for (char *p = cr->why; *p; p++)
-            if (*p == '\n')
-                *p = ' ';
-        rc = -1;
-    }
-done:
-    free_list(argv, tmpl->n);
-    free_list(env, ca->env.n);
-    free(cwd);
-    return rc;
-}
-
-static double *extra_slot(arm_costs *c, const char *name)
-{
-    for (int i = 0; i < c->n_extra; i++)
-        if (strcmp(c->extra_names[i], name) == 0)
-            return &c->extra_sums[i];
-    if (c->n_extra == MAX_EXTRA)
-        return NULL;
-    snprintf(c->extra_names[c->n_extra], sizeof(c->extra_names[0]), "%s", name);
-    return &c->extra_sums[c->n_extra++];
-}
-
-/* Reads the json-lines of stdout: returns the value of 'metric' (the last one reported), NAN
- * when absent; sums every other metric into the arm's extras. */
-static double read_metrics(arm_costs *costs, const char *out, const char *metric)
-{
-    double found = NAN;
-    for (const char *line = out; *line;) {
-        size_t len = strcspn(line, "\n");
-        cJSON *doc = line[0] == '{' ? cJSON_ParseWithLength(line, len) : NULL;
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(doc, "metric");
-        const cJSON *value = cJSON_GetObjectItemCaseSensitive(doc, "value");
-        if (cJSON_IsString(name) && cJSON_IsNumber(value)) {
-            if (strcmp(name->valuestring, metric) == 0) {
-                found = value->valuedouble;
-            } else {
-                double *sum = extra_slot(costs, name->valuestring);
-                if (sum) {
-                    *sum += value->valuedouble;
-                    costs->extra_counts[sum - costs->extra_sums]++;
-                }
-            }
-        }
-        cJSON_Delete(doc);
-        line += len + (line[len] == '\n');
-    }
-    return found;
-}
-
-/* One call of 'arm' on 'task'; 'rep' < 0 for a warmup call. Returns 0, or -1 with 'cr' set. */
-static int call(crun *r, int arm, int task, int rep, call_result *cr)
-{
-    char reps[32];
-    memset(cr, 0, sizeof(*cr));
-    snprintf(reps, sizeof(reps), "%d", rep);
-    snprintf(cr->output, sizeof(cr->output), "%s/%d-%s-%s%d.%s", r->workdir, arm,
-             r->cs->tasks[task].name, rep < 0 ? "w" : "r", rep < 0 ? -rep : rep,
-             kt_output_extension(r->cs->format));
-    unlink(cr->output); /* a call that writes nothing must not find an old file */
-    kt_command_vars v;
-    call_vars(&v, r, arm, task, reps, cr->output);
-    kt_process_result res;
-    memset(&res, 0, sizeof(res));
-    int rc = run_one(&res, r, arm, &command_arm(r, arm)->run, &v, cr);
-    arm_costs *c = &r->costs[arm];
-    if (res.out) {
-        c->calls++;
-        c->wall_s += res.wall_ns * 1e-9;
-        c->user_s += res.user_s;
-        c->sys_s += res.sys_s;
-        c->max_rss_kib = fmax(c->max_rss_kib, res.max_rss_kib);
-    }
-    if (rc == 0) {
-        int wall = strcmp(r->cs->metric, "wall") == 0;
-        double value = read_metrics(c, res.out, wall ? "" : r->cs->metric);
-        if (wall)
-            value = res.wall_ns;
-        if (!(isfinite(value) && value > 0)) {
-            cr->code = KT_REASON_METRIC_MISSING;
-            snprintf(cr->why, sizeof(cr->why),
-                     isnan(value) ? "the command printed no {\"metric\": \"%s\", \"value\": ...} "
-                                    "line on stdout"
-                                  : "the command reported metric '%s' as %g, not a positive number",
-                     r->cs->metric, value);
-            rc = -1;
-        } else {
-            cr->sample = r->cs->higher ? 1e9 / value : value;
-        }
-    }
-    if (rc < 0 && r->hooks && r->hooks->keep) {
-        char name[160], *text = NULL;
-        snprintf(name, sizeof(name), "%s.%s%d.failure.txt", r->cs->tasks[task].name,
-                 rep < 0 ? "w" : "r", rep < 0 ? -rep : rep);
-        if (asprintf(&text, "%s\n\n--- the last %zu bytes of stderr ---\n%s", cr->why,
-                     strlen(res.err_tail), res.err_tail) >= 0)
-            r->hooks->keep(r->hooks->ctx, r->point->id, arm_name(r, arm), name, NULL, text);
-        free(text);
-    }
-    kt_process_result_free(&res);
-    return rc;
 }
 
 static void fail_arm(crun *r, int arm, const call_result *cr)
@@ -398,12 +140,12 @@ static int setup_or_teardown(crun *r, int arm, int which)
     if (a->n == 0)
         return 0;
     kt_command_vars v;
-    call_vars(&v, r, arm, -1, NULL, NULL);
+    kt_command_call_vars(&v, r, arm, -1, NULL, NULL);
     kt_process_result res;
     memset(&res, 0, sizeof(res));
     call_result cr;
     memset(&cr, 0, sizeof(cr));
-    int rc = run_one(&res, r, arm, a, &v, &cr);
+    int rc = kt_command_run_one(&res, r, arm, a, &v, &cr);
     kt_process_result_free(&res);
     if (rc < 0 && which)
         fprintf(stderr, "warning: teardown of '%s' at %s: %s\n", arm_name(r, arm), r->point->id,
@@ -418,7 +160,7 @@ static int warmup(crun *r, int arm)
     for (int w = 0; w < r->spec->warmup; w++) {
         call_result cr;
         int task = w % (int)r->cs->n_tasks;
-        if (call(r, arm, task, -(w + 1), &cr) < 0) {
+        if (kt_command_call(r, arm, task, -(w + 1), &cr) < 0) {
             char what[64];
             snprintf(what, sizeof(what), "warmup call %d: ", w + 1);
             arm_failed(r, arm, &cr, what);
@@ -446,7 +188,7 @@ static int run_pair(crun *r, int k, int rep)
     memset(res, 0, sizeof(res)); /* a failing first call leaves the second unmade */
     for (int i = 0; i < 2; i++) {
         int arm = (i == 0) == !first ? 0 : k + 1;
-        if (call(r, arm, task, rep, &res[arm ? 1 : 0]) < 0) {
+        if (kt_command_call(r, arm, task, rep, &res[arm ? 1 : 0]) < 0) {
             char what[128];
             snprintf(what, sizeof(what), "repetition %d, task '%s': ", rep,
                      r->cs->tasks[task].name);
@@ -525,97 +267,6 @@ static const char *run_paired(crun *r, int min_reps, int max_reps, const kt_desi
     return "max_repetitions";
 }
 
-/* The arm's costs as result.json metrics, and its peak RSS as its bytes (the memory gate). */
-static void record_costs(crun *r, int arm)
-{
-    kt_arm_result *a = arm_result(r, arm);
-    const arm_costs *c = &r->costs[arm];
-    double n = c->calls > 0 ? (double)c->calls : NAN;
-    /* Linux folds the spawning process's peak RSS into the child's at exec: no peak of a
-     * command reads below ktrial's own (docs/command-trials.md, Costs) */
-    struct rusage self;
-    double floor_kib = getrusage(RUSAGE_SELF, &self) == 0 ? (double)self.ru_maxrss : NAN;
-    struct {
-        const char *name, *unit;
-        double value;
-    } rows[] = {
-        {"calls", "", (double)c->calls},
-        {"wall_ms", "ms", c->wall_s * 1e3 / n},
-        {"user_cpu_ms", "ms", c->user_s * 1e3 / n},
-        {"sys_cpu_ms", "ms", c->sys_s * 1e3 / n},
-        {"max_rss_mib", "MiB", c->max_rss_kib / 1024.0},
-        {"rss_floor_mib", "MiB", floor_kib / 1024.0},
-    };
-    a->n_metrics = 0;
-    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-        int m = a->n_metrics++;
-        snprintf(a->metric_names[m], sizeof(a->metric_names[m]), "%s", rows[i].name);
-        snprintf(a->metric_units[m], sizeof(a->metric_units[m]), "%s", rows[i].unit);
-        a->metric_values[m] = rows[i].value;
-    }
-    for (int i = 0; i < c->n_extra && a->n_metrics < KT_MAX_METRICS; i++) {
-        int m = a->n_metrics++;
-        snprintf(a->metric_names[m], sizeof(a->metric_names[m]), "%s", c->extra_names[i]);
-        a->metric_units[m][0] = '\0';
-        a->metric_values[m] = c->extra_sums[i] / (double)c->extra_counts[i];
-    }
-    a->bytes = c->max_rss_kib * 1024.0;
-    a->variant_bytes = 0;
-}
-
-/* The file 'name' names when run from 'cwd': as written when it has a '/', else the first
- * executable of that name on PATH (what posix_spawnp runs). */
-static void find_program(char *out, size_t len, const char *name, const char *cwd)
-{
-    if (strchr(name, '/')) {
-        snprintf(out, len, "%s%s%s", name[0] == '/' ? "" : cwd, name[0] == '/' ? "" : "/", name);
-    } else {
-        const char *path = getenv("PATH");
-        snprintf(out, len, "%s", name);
-        for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
-            size_t n = strcspn(p, ":");
-            char candidate[4096];
-            snprintf(candidate, sizeof(candidate), "%.*s/%s", (int)n, n ? p : ".", name);
-            if (access(candidate, X_OK) == 0) {
-                snprintf(out, len, "%s", candidate);
-                break;
-            }
-            p += n + (p[n] == ':');
-        }
-    }
-    char *real = realpath(out, NULL);
-    if (real)
-        snprintf(out, len, "%s", real);
-    free(real);
-}
-
-/* Fills the arm's program and its SHA-256 (left empty when the file cannot be read). */
-static void identify_program(crun *r, int arm)
-{
-    kt_arm_result *a = arm_result(r, arm);
-    const kt_command_arm *ca = command_arm(r, arm);
-    kt_command_vars v;
-    char *name = NULL, *cwd = NULL;
-    call_vars(&v, r, arm, 0, "0", "");
-    if (kt_command_expand(&name, ca->run.items[0], &v) == 0 &&
-        kt_command_expand(&cwd, ca->cwd, &v) == 0) {
-        find_program(a->program, sizeof(a->program), name, cwd);
-        FILE *f = fopen(a->program, "rb");
-        struct stat st;
-        char *data = NULL;
-        if (f && fstat(fileno(f), &st) == 0 && st.st_size < ((off_t)1 << 31) &&
-            (data = malloc((size_t)st.st_size + 1)) &&
-            fread(data, 1, (size_t)st.st_size, f) == (size_t)st.st_size &&
-            kt_sha256_hex(a->program_sha256, data, (size_t)st.st_size) != 0)
-            a->program_sha256[0] = '\0';
-        free(data);
-        if (f)
-            fclose(f);
-    }
-    free(name);
-    free(cwd);
-}
-
 static int start(crun *r, kt_point_result *out, const kt_spec *spec, const kt_point *point)
 {
     memset(out, 0, sizeof(*out));
@@ -652,7 +303,7 @@ static int start(crun *r, kt_point_result *out, const kt_spec *spec, const kt_po
     snprintf(r->batch, sizeof(r->batch), "%lld", (long long)point->batch_size);
     snprintf(r->context, sizeof(r->context), "%lld", (long long)point->context_length);
     for (int arm = 0; arm <= (int)out->n_cands; arm++)
-        identify_program(r, arm);
+        kt_command_identify_program(r, arm);
     const char *tmp = getenv("TMPDIR");
     snprintf(r->workdir, sizeof(r->workdir), "%s/ktrial-command-XXXXXX",
              tmp && *tmp ? tmp : "/tmp");
@@ -728,7 +379,8 @@ finish:
     for (int arm = set_up - 1; arm >= 0; arm--)
         setup_or_teardown(r, arm, 1);
     for (int arm = 0; arm < n_arms; arm++)
-        record_costs(r, arm); /* before the verdicts: the memory gate reads the peak RSS */
+        kt_command_record_costs(r,
+                                arm); /* before the verdicts: the memory gate reads the peak RSS */
     if (out->error[0])
         not_measured(r);
     else if (paired)
@@ -755,7 +407,8 @@ double kt_command_calibrate(const kt_spec *spec, const kt_point *point, int arm)
         call_result cr;
         memset(&cr, 0, sizeof(cr)); /* a failing setup makes no call */
         double t = NAN;
-        int ok = setup_or_teardown(r, arm, 0) == 0 && (t = now_s(), call(r, arm, 0, 0, &cr) == 0);
+        int ok = setup_or_teardown(r, arm, 0) == 0 &&
+                 (t = now_s(), kt_command_call(r, arm, 0, 0, &cr) == 0);
         if (ok)
             seconds = now_s() - t;
         unlink(cr.output);

@@ -1,0 +1,75 @@
+/* command_run.h - private to the command trials (command.c, command_call.c): the state of one
+ * point's run and what one call returns. */
+#ifndef KT_COMMAND_RUN_H
+#define KT_COMMAND_RUN_H
+
+#include "measure/command.h"
+#include "process/process.h"
+#include "spec/command_spec.h"
+
+#define MAX_EXTRA 4 /* metrics a command reports besides the measured one, kept per arm */
+
+/* What every call of one arm cost, summed. */
+typedef struct arm_costs {
+    int64_t calls;
+    double wall_s, user_s, sys_s, max_rss_kib;
+    int n_extra;
+    char extra_names[MAX_EXTRA][32];
+    double extra_sums[MAX_EXTRA];
+    int64_t extra_counts[MAX_EXTRA];
+    int kept[KT_COMMAND_MAX_TASKS]; /* the task's output was kept */
+} arm_costs;
+
+typedef struct crun {
+    const kt_spec *spec;
+    const kt_command_spec *cs;
+    const kt_point *point;
+    kt_point_result *out;
+    const kt_command_hooks *hooks;
+    kt_rng order_rng;
+    char workdir[4096];
+    char seed[32], batch[32], context[32];
+    arm_costs costs[1 + KT_LIMIT_CANDIDATES];
+} crun;
+
+/* One call as made: its sample and where its output went. */
+typedef struct call_result {
+    double sample; /* ns (wall or 1e9/value for better: higher) or the metric as reported */
+    char output[4200];
+    kt_reason_code code; /* KT_REASON_NONE when the call succeeded */
+    char why[512];
+} call_result;
+
+static inline const kt_command_arm *command_arm(const crun *r, int arm)
+{
+    return arm == 0 ? &r->cs->baseline : &r->cs->candidates[arm - 1];
+}
+
+static inline const char *arm_name(const crun *r, int arm)
+{
+    return arm == 0 ? r->spec->baseline.name : r->spec->candidates[arm - 1].name;
+}
+
+static inline kt_arm_result *arm_result(crun *r, int arm)
+{
+    return arm == 0 ? &r->out->baseline : &r->out->cands[arm - 1].arm;
+}
+
+/* The placeholder values of a call of 'arm'; task < 0 for setup and teardown (no task, no
+ * output: the per-call names are empty). */
+void kt_command_call_vars(kt_command_vars *v, const crun *r, int arm, int task, const char *rep,
+                          const char *output);
+/* Expands and runs one command of 'arm' ('tmpl' is its run, setup or teardown argv) with the
+ * arm's env, cwd and timeout; fills 'res' and, when it fails, cr->code and cr->why (an interrupt
+ * also sets r->out->error). Returns 0 or -1. */
+int kt_command_run_one(kt_process_result *res, crun *r, int arm, const kt_argv *tmpl,
+                       const kt_command_vars *v, call_result *cr);
+/* One call of 'arm' on 'task' ('rep' < 0: warmup call -rep): its sample, its costs added to the
+ * arm's, a failure's details kept. Returns 0, or -1 with cr->code and cr->why. */
+int kt_command_call(crun *r, int arm, int task, int rep, call_result *cr);
+/* The arm's costs as its result.json metrics, its peak RSS as its bytes (the memory gate). */
+void kt_command_record_costs(crun *r, int arm);
+/* The arm's program (argv[0] as run, absolute) and the SHA-256 of its file. */
+void kt_command_identify_program(crun *r, int arm);
+
+#endif
