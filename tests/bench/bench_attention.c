@@ -5,7 +5,7 @@
  *
  * usage: bench_attention [THREADS] [--quick] [--contention] [NAME=VALUE...]
  *   THREADS default 2; --quick: 4K and 8K only; NAME=VALUE sets an llm input param;
- *   --contention: only the co-runner table (see contention() below);
+ *   --contention: only the co-runner table (see contention() below; --quick: 1 round);
  *   --models[=CONTEXT]: only the catalog table (every model's heads at CONTEXT, default 32K);
  *   --fp8-keys: FFD in that table with keys: fp8 instead of the default stored keys;
  *   --dense: only dense on every catalog model at 16K and 32K in bf16 and fp32 (with --quick:
@@ -163,10 +163,12 @@ static int time_dense(kt_backend *b, kt_instance *inst, int threads, int reps, d
 }
 
 /* A 2-thread dense bf16 decode (llama-3.1-8b heads, 4K) quiet, then with a process spinning
- * on one core: the pool's waits back off to futexes and nobody waits for a thread that has
+ * on the last core: the pool's waits back off to futexes and nobody waits for a thread that has
  * not started, so a co-runner should cost about one core's share, not a scheduler slice per
- * call. Rounds alternate quiet and contended so machine load falls on both alike. */
-static int contention(int threads)
+ * call. Rounds alternate quiet and contended so machine load falls on both alike, once with
+ * threads_affinity none and once compact; the summary gives, per affinity, the median over
+ * rounds of the contended / quiet ratios of the median and of the p90 call time. */
+static int contention(int threads, int rounds)
 {
     const kt_op *op = kt_op_find("attention_decode");
     kt_param_value in[KT_MAX_PARAMS];
@@ -179,34 +181,52 @@ static int contention(int threads)
         fprintf(stderr, "bench_attention: %s\n", kt_error_last());
         return 1;
     }
-    printf("| round | co-runner | median ms | p90 ms | run-queue wait per call, us | slowdown |\n");
-    printf("|---:|---|---:|---:|---:|---:|\n");
-    double quiet = 0;
-    for (int round = 0; round < 3; round++) {
-        for (int busy = 0; busy < 2; busy++) {
-            pid_t co = busy ? start_co_runner() : 0;
-            if (busy && co < 0) {
-                fprintf(stderr, "bench_attention: fork: cannot start the co-runner\n");
-                return 1;
+    printf("| affinity | round | co-runner | median ms | p90 ms | run-queue wait per call, us | "
+           "median / quiet | p90 / quiet |\n");
+    printf("|---|---:|---|---:|---:|---:|---:|---:|\n");
+    double ratio_med[2][16], ratio_p90[2][16];
+    if (rounds > 16)
+        rounds = 16;
+    for (int aff = 0; aff < 2; aff++) {
+        kt_pool_set_affinity(aff ? KT_POOL_AFFINITY_COMPACT : KT_POOL_AFFINITY_NONE);
+        for (int round = 0; round < rounds; round++) {
+            double quiet = 0, quiet_p90 = 0;
+            for (int busy = 0; busy < 2; busy++) {
+                pid_t co = busy ? start_co_runner() : 0;
+                if (busy && co < 0) {
+                    fprintf(stderr, "bench_attention: fork: cannot start the co-runner\n");
+                    return 1;
+                }
+                if (busy)
+                    usleep(100000); /* let the scheduler place it */
+                double ms, p90, wait;
+                int err = time_dense(b, inst, threads, 101, &ms, &p90, &wait);
+                if (busy) {
+                    kill(co, SIGKILL);
+                    waitpid(co, NULL, 0);
+                }
+                if (err < 0) {
+                    fprintf(stderr, "bench_attention: %s\n", kt_error_last());
+                    return 1;
+                }
+                if (!busy)
+                    quiet = ms, quiet_p90 = p90;
+                ratio_med[aff][round] = ms / quiet;
+                ratio_p90[aff][round] = p90 / quiet_p90;
+                printf("| %s | %d | %s | %.3f | %.3f | %.0f | %.2fx | %.2fx |\n",
+                       aff ? "compact" : "none", round + 1, busy ? "1 spinning process" : "none",
+                       ms, p90, wait, ms / quiet, p90 / quiet_p90);
+                fflush(stdout);
             }
-            if (busy)
-                usleep(100000); /* let the scheduler place it */
-            double ms, p90, wait;
-            int err = time_dense(b, inst, threads, 101, &ms, &p90, &wait);
-            if (busy) {
-                kill(co, SIGKILL);
-                waitpid(co, NULL, 0);
-            }
-            if (err < 0) {
-                fprintf(stderr, "bench_attention: %s\n", kt_error_last());
-                return 1;
-            }
-            if (!busy)
-                quiet = ms;
-            printf("| %d | %s | %.3f | %.3f | %.0f | %.2fx |\n", round + 1,
-                   busy ? "1 spinning process" : "none", ms, p90, wait, ms / quiet);
-            fflush(stdout);
         }
+    }
+    kt_pool_set_affinity(KT_POOL_AFFINITY_NONE);
+    printf("\n");
+    for (int aff = 0; aff < 2; aff++) {
+        double med = median(ratio_med[aff], rounds), p90 = median(ratio_p90[aff], rounds);
+        printf("co-runner on one core, %d threads, threads_affinity %s: median %.2fx quiet, p90 "
+               "%.2fx quiet; target about 2x or less: %s\n",
+               threads, aff ? "compact" : "none", med, p90, med <= 2.2 ? "met" : "not met");
     }
     kt_instance_free(inst, b);
     kt_backend_close(b);
@@ -444,7 +464,7 @@ int main(int argc, char **argv)
         }
     }
     if (contended)
-        return contention(threads);
+        return contention(threads, quick ? 1 : 3);
     double copy_gbs = copy_bandwidth_gbs(threads), read_gbs = read_bandwidth_gbs(threads);
     if (dense_only) {
         const int64_t contexts[] = {16384, 32768};
