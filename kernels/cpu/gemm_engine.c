@@ -234,11 +234,11 @@ static int round_up(int v, int to)
 }
 
 const kt_param_def kt_cpu_tiled_params[KT_CPU_TILED_N_PARAMS] = {
-    {"mc", KT_PARAM_INT, 96, 6, 3072, NULL,
+    {"mc", KT_PARAM_INT, 264, 6, 3072, NULL,
      "rows of x per block (rounded up to a multiple of 6); the packed block lives in L2"},
-    {"nc", KT_PARAM_INT, 256, 16, 8192, NULL,
+    {"nc", KT_PARAM_INT, 512, 16, 8192, NULL,
      "columns of y per block (rounded up to a multiple of 64)"},
-    {"kc", KT_PARAM_INT, 256, 8, 8192, NULL,
+    {"kc", KT_PARAM_INT, 128, 8, 8192, NULL,
      "depth per packed panel; one micro-panel (kc x 16 or 64 floats) lives in L1 or L2"},
     {"isa", KT_PARAM_ENUM, ISA_AUTO, 0, 0, "auto|avx2|avx512",
      "microkernel: 6x64 AVX-512 where the CPU has it (auto), or 6x16 AVX2"},
