@@ -4,6 +4,7 @@
  * across the rows), numerics changes and verdict flips; the baseline's absolute time change
  * is shown as machine/baseline drift and never decides. Exit 1 on a regression. */
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "util/json.h"
 #include "archive/result_json.h"
 #include "archive/run_archive.h"
@@ -60,31 +61,36 @@ static int parse(compare_options *o, int argc, char **argv)
     memset(o, 0, sizeof(*o));
     o->threshold = 0.01;
     o->confidence = 0.95;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--threshold") == 0 && i + 1 < argc) {
+    kt_opt_parser p;
+    const kt_option *opt;
+    const char *v;
+    int more;
+    kt_opt_init(&p, "compare", argc, argv);
+    while ((more = kt_opt_next(&p, &opt, &v)) > 0) {
+        if (kt_opt_is(opt, "--threshold")) {
             char *end;
-            o->threshold = strtod(argv[++i], &end);
+            o->threshold = strtod(v, &end);
             if (*end || !(o->threshold >= 0) || o->threshold >= 1)
                 return kt_usage_error("compare", "'--threshold' needs a fraction in [0, 1)");
-        } else if (strcmp(argv[i], "--confidence") == 0 && i + 1 < argc) {
+        } else if (kt_opt_is(opt, "--confidence")) {
             char *end;
-            o->confidence = strtod(argv[++i], &end);
+            o->confidence = strtod(v, &end);
             if (*end || !(o->confidence > 0) || o->confidence >= 1)
                 return kt_usage_error("compare", "'--confidence' needs a number in (0, 1)");
-        } else if (strcmp(argv[i], "--json") == 0) {
+        } else if (kt_opt_is(opt, "--json")) {
             o->json = 1;
-        } else if (strcmp(argv[i], "--force") == 0) {
+        } else if (kt_opt_is(opt, "--force")) {
             o->force = 1;
-        } else if (argv[i][0] == '-') {
-            return kt_usage_error("compare", "unknown option '%s'", argv[i]);
         } else if (!o->old_path) {
-            o->old_path = argv[i];
+            o->old_path = v;
         } else if (!o->new_path) {
-            o->new_path = argv[i];
+            o->new_path = v;
         } else {
-            return kt_usage_error("compare", "unexpected argument '%s'", argv[i]);
+            return kt_usage_error("compare", "unexpected argument '%s'", v);
         }
     }
+    if (more < 0)
+        return KT_EXIT_USAGE;
     if (!o->new_path)
         return kt_usage_error("compare", "needs two results, OLD and NEW");
     return 0;
