@@ -376,8 +376,11 @@ int cmd_merge(int argc, char **argv)
     if ((rc = write_archive(&m, &run, spec)) != 0)
         goto done;
     if (!m.json) {
-        kt_print_summary(stdout, &run, spec->baseline.name, kt_aggregate_name(spec->aggregate),
-                         spec->min_speedup);
+        kt_summary_facts f;
+        kt_summary_facts_init(&f, spec->baseline.name, kt_aggregate_name(spec->aggregate),
+                              spec->min_speedup, spec->confidence);
+        f.color = kt_summary_want_color(stdout);
+        kt_print_summary(stdout, &run, &f);
         printf("merged %d shard%s, %zu points: %s\n", m.n, m.n == 1 ? "" : "s", run.n_points,
                m.out_dir);
     }

@@ -818,6 +818,30 @@ static int write_reports(const run_state *st)
     return rc;
 }
 
+/* The summary with the run's facts: its state, --quick, the shard, the points not run. */
+static void print_summary(const run_state *st, const char *status)
+{
+    kt_summary_facts f;
+    kt_summary_facts_init(&f, st->spec->baseline.name, kt_aggregate_name(st->spec->aggregate),
+                          st->spec->min_speedup, st->spec->confidence);
+    f.status = status;
+    f.quick = st->opt.quick;
+    f.quick_max_repetitions = KT_QUICK_MAX_REPETITIONS;
+    f.shard_index = st->opt.shard_index;
+    f.shard_count = st->opt.shard_count;
+    f.color = kt_summary_want_color(stdout);
+    const char **ids = calloc(st->matrix->n ? st->matrix->n : 1, sizeof(*ids));
+    for (size_t i = 0; ids && i < st->matrix->n; i++) {
+        const char *id = st->matrix->points[i].id;
+        if ((int)(i % (size_t)st->opt.shard_count) == st->opt.shard_index - 1 &&
+            already_done(st->run.points, st->run.n_points, id) < 0)
+            ids[f.n_not_run++] = id;
+    }
+    f.not_run_ids = ids;
+    kt_print_summary(stdout, &st->run, &f);
+    free(ids);
+}
+
 static int finish(run_state *st)
 {
     int changed = 0;
@@ -848,8 +872,7 @@ static int finish(run_state *st)
             free(text);
         }
     } else {
-        kt_print_summary(stdout, &st->run, st->spec->baseline.name,
-                         kt_aggregate_name(st->spec->aggregate), st->spec->min_speedup);
+        print_summary(st, status);
         kt_print_usage(stdout, &st->run);
         if (st->opt.quick)
             printf("note: --quick capped repetitions at %d; verdicts may be INCONCLUSIVE where "
