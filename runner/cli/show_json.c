@@ -19,7 +19,8 @@ static void add_measured(cJSON *o, const char *key, double v, int positive)
         cJSON_AddNullToObject(o, key);
 }
 
-static cJSON *candidate_json(const kt_candidate_result *c, const kt_summary_facts *f)
+static cJSON *candidate_json(const kt_candidate_result *c, int point_error,
+                             const kt_summary_facts *f)
 {
     cJSON *o = cJSON_CreateObject();
     int timed = c->n_pairs > 0;
@@ -38,7 +39,7 @@ static cJSON *candidate_json(const kt_candidate_result *c, const kt_summary_fact
     add_measured(o, "p_adjusted",
                  timed ? kt_p_adjusted(c->shift.p_value, f->confidence, c->confidence_used) : NAN,
                  0);
-    add_measured(o, "rel_l2", c->arm.failed ? NAN : c->worst_rel_l2, 0);
+    add_measured(o, "rel_l2", c->arm.failed || point_error ? NAN : c->worst_rel_l2, 0);
     cJSON_AddNumberToObject(o, "pairs", (double)c->n_pairs);
     cJSON_AddNumberToObject(o, "noisy_pairs", c->noisy_pairs);
     cJSON *reasons = cJSON_AddArrayToObject(o, "reasons");
@@ -57,7 +58,7 @@ static cJSON *points_json(const kt_run_result *run, const kt_summary_facts *f)
         kt_json_add_str_or_null(o, "error", p->error[0] ? p->error : NULL);
         cJSON *cands = cJSON_AddArrayToObject(o, "candidates");
         for (size_t k = 0; k < p->n_cands; k++)
-            cJSON_AddItemToArray(cands, candidate_json(&p->cands[k], f));
+            cJSON_AddItemToArray(cands, candidate_json(&p->cands[k], p->error[0] != 0, f));
         cJSON_AddItemToArray(points, o);
     }
     return points;

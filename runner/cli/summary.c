@@ -117,7 +117,7 @@ static void row(FILE *out, const kt_point_result *p, const kt_candidate_result *
         snprintf(sp, sizeof(sp), "%s", kt_cell_none);
     kt_cell_p(pv, sizeof(pv),
               timed ? kt_p_adjusted(c->shift.p_value, f->confidence, c->confidence_used) : NAN);
-    if (isfinite(c->worst_rel_l2) && !c->arm.failed)
+    if (isfinite(c->worst_rel_l2) && !c->arm.failed && !p->error[0])
         snprintf(l2, sizeof(l2), "%.2g", c->worst_rel_l2);
     else
         snprintf(l2, sizeof(l2), "%s", kt_cell_none);
