@@ -270,6 +270,11 @@ class OutputTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotRegex(p.stdout, r"\d\.\d+e[+-]\d+")
         self.assertIn("[0, 1000000000000]", p.stdout)
+        spec = sim_spec(self.path("big.yaml"), context_lengths=(20000000,))
+        p = run(["validate", spec])
+        self.assertEqual(p.returncode, 65)
+        self.assertIn("16777216", p.stderr)
+        self.assertNotRegex(p.stderr, r"\d\.\d+e[+-]\d+")
 
 
 if __name__ == "__main__":
