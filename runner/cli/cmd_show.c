@@ -66,14 +66,13 @@ static void print_state(const run_facts *f)
 
 static void print_provenance(const cJSON *doc)
 {
-    char a[256], b[256], c[256], d[64];
+    char a[256], b[256], c[256];
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(doc, "spec");
     const cJSON *prov = cJSON_GetObjectItemCaseSensitive(doc, "provenance");
     const cJSON *git = cJSON_GetObjectItemCaseSensitive(prov, "git");
     const cJSON *host = cJSON_GetObjectItemCaseSensitive(prov, "host");
     const cJSON *device = cJSON_GetObjectItemCaseSensitive(prov, "device");
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(prov, "run");
-    (void)d;
     printf("spec:    %s (sha256 %.12s)\n", kt_json_get_str(spec, "path", a, sizeof(a)),
            kt_json_get_str(spec, "sha256", b, sizeof(b)));
     if (kt_json_get_bool(git, "available", 0)) {
