@@ -1,6 +1,7 @@
 /* test_suggest.c - "did you mean": typos by edit distance, abbreviations part by part and
  * prefixes, nothing for an ambiguous or far word; the summary's cells ("—" for what was not
- * measured, p adjusted for the looks and points, the roofline); a tab in YAML indentation named as such. */
+ * measured, p adjusted for the looks and points, the roofline); a tab in YAML indentation named as
+ * such. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
