@@ -34,7 +34,7 @@ typedef struct run_options {
     const char *out_dir;
     const char *backend;
     const char *resume_dir;
-    int quick, require_clean, force, json, report, no_profile;
+    int quick, require_clean, force, json, report, no_profile, profile;
     const char *junit, *markdown; /* CI outputs, written at the end */
     int shard_index, shard_count; /* 1-based index of count */
 } run_options;
@@ -152,6 +152,8 @@ static int parse_args(run_options *o, int argc, char **argv)
             o->json = 1;
         } else if (strcmp(a, "--no-profile") == 0) {
             o->no_profile = 1;
+        } else if (strcmp(a, "--profile") == 0) {
+            o->profile = 1;
         } else if (strcmp(a, "--report") == 0) {
             o->report = 1;
         } else if (strcmp(a, "--junit") == 0 || strcmp(a, "--markdown") == 0) {
@@ -168,6 +170,8 @@ static int parse_args(run_options *o, int argc, char **argv)
     }
     if (!o->spec_path)
         return kt_usage_error("run", "no spec given");
+    if (o->profile && o->no_profile)
+        return kt_usage_error("run", "'--profile' and '--no-profile' contradict each other");
     if (o->backend && strcmp(o->backend, "cpu") != 0 && strcmp(o->backend, "cuda") != 0 &&
         strcmp(o->backend, "sim") != 0 && strcmp(o->backend, "auto") != 0)
         return kt_usage_error("run", "unknown backend '%s' (cpu, cuda, sim or auto)", o->backend);
@@ -908,6 +912,8 @@ int cmd_run(int argc, char **argv)
     }
     if ((rc = check_backend(st.spec)) != 0)
         goto done;
+    if (st.opt.profile)
+        st.spec->profile = 1; /* trials.profile is false by default on cuda */
     st.matrix = st.spec->matrix;
     flush_diag(&diag); /* warnings, the matrix's among them, once */
 

@@ -12,8 +12,8 @@ static int cmd_help(int argc, char **argv);
 static const kt_command commands[] = {
     {"run", cmd_run,
      "SPEC [-o DIR] [--backend cpu|cuda|sim|auto] [--quick] [--resume DIR] [--shard I/N|auto] "
-     "[--require-clean] [--force] [--json] [--no-profile] [--report] [--junit FILE] [--markdown "
-     "FILE]",
+     "[--require-clean] [--force] [--json] [--profile | --no-profile] [--report] [--junit FILE] "
+     "[--markdown FILE]",
      "run an experiment, archive it, and exit with its verdict"},
     {"validate", cmd_validate, "SPEC... [--plan] [--backend B]",
      "check specs without running them"},
