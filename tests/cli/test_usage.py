@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ktrial_cli import run, sim_spec, validate_result  # noqa: E402
+from ktrial_cli import SOURCE, run, sim_spec, validate_result  # noqa: E402
 
 
 class UsageTest(unittest.TestCase):
@@ -46,6 +46,36 @@ class UsageTest(unittest.TestCase):
         self.assertIn("usage per call", p.stdout)
         nodoc = validate_result(self, b)
         self.assertNotIn("usage", nodoc["points"][0]["baseline"])
+
+    def test_profile_flag(self):
+        # '--profile' turns the pass on where the spec has it off; with '--no-profile' it is a
+        # usage error; no GPU figures on a backend that is not cuda
+        spec = sim_spec(os.path.join(self.tmp, "s.yaml"), trials={"profile": False})
+        p = run(["run", spec, "-o", os.path.join(self.tmp, "x"), "--profile", "--no-profile"])
+        self.assertEqual(p.returncode, 64, p.stderr)
+        self.assertIn("'--profile' and '--no-profile'", p.stderr)
+        off, on = os.path.join(self.tmp, "off"), os.path.join(self.tmp, "on")
+        self.assertEqual(run(["run", spec, "-o", off]).returncode, 0)
+        self.assertNotIn("usage", validate_result(self, off)["points"][0]["baseline"])
+        p = run(["run", spec, "-o", on, "--profile"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        usage = validate_result(self, on)["points"][0]["baseline"]["usage"]
+        self.assertIn("task_clock_ns", usage["counters"])
+        self.assertNotIn("gpu_counters", usage)
+        self.assertFalse({"gpu_j_per_call", "gpu_unavailable"} & set(usage["energy"]))
+        self.assertNotIn("gpu:", p.stdout)
+
+    def test_profile_on_cuda_without_a_device(self):
+        # like any CUDA run on a machine without a GPU (or a build without CUDA): 69, and why
+        path = os.path.join(SOURCE, "tests", "gpu", "profile.yaml")  # run.sh's profile step
+        p = run(["run", path, "-o", os.path.join(self.tmp, "c"), "--profile"])
+        if p.returncode == 0:
+            self.skipTest("this machine has a GPU: tests/gpu/run.sh checks the profile there")
+        if "not built into this ktrial" in p.stderr:  # a -DKT_CUDA=OFF build: a spec error
+            self.assertEqual(p.returncode, 65, p.stderr)
+        else:
+            self.assertEqual(p.returncode, 69, p.stderr)
+            self.assertIn("backend 'cuda' is unavailable", p.stderr)
 
     def test_cpu_run_records_counters_per_arm(self):
         path = os.path.join(self.tmp, "gemm.yaml")

@@ -11,6 +11,7 @@
 
 #include "measure/nvml_energy.h"
 #include "measure/usage_gpu.h"
+#include "report/gpu_table.h"
 #include "spec/embedded.h"
 #include "spec/schema.h"
 #include "util/json.h"
@@ -279,6 +280,49 @@ static void test_summary_line(void **state)
     assert_non_null(strstr(buf, "stalls long_scoreboard 4.5, math_pipe_throttle 2.2, wait 1.5"));
 }
 
+/* The report's table: a row per kernel with the binding limit in bold, a row with the reason
+ * for an arm without counters, names escaped; nothing for a point without the GPU half. */
+static void test_report_table(void **state)
+{
+    (void)state;
+    kt_point_result *pt = calloc(1, sizeof(*pt));
+    kt_candidate_result *cand = calloc(1, sizeof(*cand));
+    assert_non_null(pt);
+    assert_non_null(cand);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    kt_report_gpu_table(f, pt);
+    fflush(f);
+    assert_int_equal(len, 0);
+    snprintf(pt->baseline.name, sizeof(pt->baseline.name), "base<1>");
+    pt->baseline.profiled = 1;
+    kt_gpu_usage *u = &pt->baseline.profile.gpu;
+    u->counters_done = 1;
+    u->ranges = u->n_kernels = 1;
+    kernel_66_blocks(&u->k[0]);
+    u->energy_tried = 1;
+    u->energy_j = 0.25;
+    pt->cands = cand;
+    pt->n_cands = 1;
+    snprintf(cand->arm.name, sizeof(cand->arm.name), "cand");
+    cand->arm.profiled = 1;
+    snprintf(cand->arm.profile.gpu.counters_unavailable,
+             sizeof(cand->arm.profile.gpu.counters_unavailable), "not available: no device");
+    kt_report_gpu_table(f, pt);
+    fclose(f);
+    assert_non_null(strstr(buf, "<table class='gpu-counters'>"));
+    assert_non_null(strstr(buf, "<td>base&lt;1&gt;</td><td>0</td>"));
+    assert_non_null(strstr(buf, "<td class='num'>40.0</td>")); /* device SOL */
+    assert_non_null(strstr(buf, "<td class='num'><b>2</b></td>"));
+    assert_non_null(strstr(buf, "long_scoreboard 4.5"));
+    assert_non_null(strstr(buf, "<td class='num'>0.25</td></tr>"));
+    assert_non_null(strstr(buf, "not available: no device"));
+    free(buf);
+    free(cand);
+    free(pt);
+}
+
 /* NVML opened where there is none: a reason, never a crash or a zero. */
 static void test_nvml_absent(void **state)
 {
@@ -303,6 +347,7 @@ int main(void)
         cmocka_unit_test(test_metric_list),          cmocka_unit_test(test_device_sol),
         cmocka_unit_test(test_longest_stalls_limit), cmocka_unit_test(test_json_round_trip),
         cmocka_unit_test(test_summary_line),         cmocka_unit_test(test_nvml_absent),
+        cmocka_unit_test(test_report_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
