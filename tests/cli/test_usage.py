@@ -77,6 +77,41 @@ class UsageTest(unittest.TestCase):
             self.assertEqual(p.returncode, 69, p.stderr)
             self.assertIn("backend 'cuda' is unavailable", p.stderr)
 
+    def test_gpu_profile_checker(self):
+        # tests/gpu/check_profile.py judges a lent GPU's run; here it must pass a consistent
+        # record and fail a wrong device SOL, a missing view, and treat refused privileges apart
+        import json
+        import subprocess
+        kernel = {"range": "0", "duration_ns": 12500, "sm_throughput_pct": 80,
+                  "device_sol_pct": 40, "dram_throughput_pct": 35.5,
+                  "occupancy_limit_registers": 2, "occupancy_limit_shared_mem": 3,
+                  "occupancy_limit_warps": 8, "occupancy_limit_blocks": 32,
+                  "achieved_occupancy_pct": 12.4, "waves_per_sm": 0.25, "grid_blocks": 66,
+                  "sms": 132, "stalls": {"long_scoreboard": 4.5}}
+
+        def check(gpu_counters, energy):
+            usage = {"calls": 5, "threads": 1, "wall_ns_per_call": 1, "counters": {},
+                     "energy": energy, "gpu_counters": gpu_counters}
+            arm = {"name": "a", "usage": usage}
+            path = os.path.join(self.tmp, "r.json")
+            with open(path, "w") as f:
+                json.dump({"points": [{"id": "p", "baseline": arm, "candidates": []}]}, f)
+            script = os.path.join(SOURCE, "tests", "gpu", "check_profile.py")
+            return subprocess.run([sys.executable, script, path], capture_output=True,
+                                  text=True).returncode
+
+        good = {"ranges": 1, "kernels": [kernel]}
+        self.assertEqual(check(good, {"gpu_j_per_call": 0.01, "gpu_calls": 100}), 0)
+        self.assertEqual(check(good, {}), 1)  # neither energy nor its reason
+        self.assertEqual(check({"ranges": 1, "kernels": [dict(kernel, device_sol_pct=80)]},
+                               {"gpu_unavailable": "x"}), 1)
+        self.assertEqual(check({"ranges": 1, "kernels": [dict(kernel, stalls={})]},
+                               {"gpu_unavailable": "x"}), 1)
+        self.assertEqual(check({"ranges": 0, "kernels": []}, {"gpu_unavailable": "x"}), 1)
+        refused = {"unavailable": "cuptiRangeProfilerEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"}
+        self.assertEqual(check(refused, {"gpu_unavailable": "x"}), 3)
+        self.assertEqual(check({"unavailable": "no device"}, {"gpu_unavailable": "x"}), 1)
+
     def test_cpu_run_records_counters_per_arm(self):
         path = os.path.join(self.tmp, "gemm.yaml")
         with open(path, "w") as f:
