@@ -237,5 +237,8 @@ void kt_gpu_print_line(FILE *out, const kt_gpu_usage *u)
     int n = kt_gpu_top_stalls(k, top, 3);
     for (int i = 0; i < n; i++)
         fprintf(out, "%s%s %.2g", i ? ", " : " stalls ", kt_gpu_stall_name(top[i]), k->raw[top[i]]);
+    if (u->n_unsupported)
+        fprintf(out, "; %d metric%s refused (%s)", u->n_unsupported,
+                u->n_unsupported == 1 ? "" : "s", u->unsupported_reason);
     fputc('\n', out);
 }

@@ -270,6 +270,10 @@ static void test_summary_line(void **state)
     u.energy_tried = 1;
     u.energy_j = 0.5;
     kt_gpu_print_line(f, &u);
+    u.unsupported[KT_GPU_WAVES] = 1;
+    u.n_unsupported = 1;
+    snprintf(u.unsupported_reason, sizeof(u.unsupported_reason), "CUPTI: invalid metric");
+    kt_gpu_print_line(f, &u);
     fclose(f);
     assert_non_null(strstr(buf, "energy 0.5 J/call"));
     assert_non_null(strstr(buf, "1 kernel, longest '0'"));
@@ -277,7 +281,8 @@ static void test_summary_line(void **state)
     assert_non_null(strstr(buf, "SOL 80% (device 40%)"));
     assert_non_null(strstr(buf, "DRAM 36%"));
     assert_non_null(strstr(buf, "(limit registers, 2 blocks/SM)"));
-    assert_non_null(strstr(buf, "stalls long_scoreboard 4.5, math_pipe_throttle 2.2, wait 1.5"));
+    assert_non_null(strstr(buf, "stalls long_scoreboard 4.5, math_pipe_throttle 2.2, wait 1.5\n"));
+    assert_non_null(strstr(buf, "wait 1.5; 1 metric refused (CUPTI: invalid metric)\n"));
 }
 
 /* The report's table: a row per kernel with the binding limit in bold, a row with the reason
