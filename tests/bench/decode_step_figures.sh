@@ -5,31 +5,33 @@
 # mlp vs layer, batch 1 and 16), then prints both tables in Markdown with the machine, the load
 # before and after, and the commands, ready to paste.
 #
-#   tests/bench/decode_step_figures.sh [--quick] [--ffd-only] [-o DIR]
+#   tests/bench/decode_step_figures.sh [--full | --smoke] [--ffd-only] [-o DIR]
 #
-# Default: the two experiments as they are (about 2-3 minutes on an idle 2-core machine: each
-# point stops at max_repetitions or max_seconds_per_point, the 8b start-up is ~15 s a point).
-# --quick: a check that the script works, not figures: 8K context and batch 1 only, with
-# ktrial's --quick (at most 20 pairs). --ffd-only skips the fusion experiment.
+# Default (bounded, about 3 minutes on an idle 2-core machine): every point of both
+# experiments, with ktrial's --quick (at most 20 timed pairs per point; flush_cache makes a
+# llama-3.1-8b pair cost about 0.8 s). --full: the experiments as they are (up to 60 pairs,
+# about 6-8 minutes). --smoke: the first context and batch only, with --quick: shows that the
+# script works, not figures. --ffd-only skips the fusion experiment.
 # Env: KTRIAL (default build/ktrial), PYTHON (default python3). Archives go under DIR (default
-# a new temporary folder, printed). Exit status: ktrial's (0 all kept, 1 rejected or
-# inconclusive are both fine here), 2 or more on a failure of the script itself.
+# a new temporary folder, printed on stderr). Exit status 0 when the tables were printed
+# (whatever the verdicts), 3 when a run failed, 64/66 on usage.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 ktrial=${KTRIAL:-$root/build/ktrial}
 python=${PYTHON:-python3}
-quick=0
+mode=bounded
 fusion=1
 out=
 
 while [ $# -gt 0 ]; do
     case $1 in
-    --quick) quick=1 ;;
+    --full) mode=full ;;
+    --smoke) mode=smoke ;;
     --ffd-only) fusion=0 ;;
     -o) out=$2; shift ;;
-    *) echo "usage: $0 [--quick] [--ffd-only] [-o DIR]" >&2; exit 64 ;;
+    *) echo "usage: $0 [--full | --smoke] [--ffd-only] [-o DIR]" >&2; exit 64 ;;
     esac
     shift
 done
@@ -37,17 +39,19 @@ done
 [ -n "$out" ] || out=$(mktemp -d "${TMPDIR:-/tmp}/decode-step-figures.XXXXXX")
 mkdir -p "$out"
 
-# run NAME SPEC: runs SPEC into $out/NAME (quick mode: a reduced copy of the spec); a verdict
-# exit (0, 1) is a result, anything else stops the script
+# run NAME SPEC: runs SPEC into $out/NAME (smoke: a copy cut to the first context and batch);
+# a verdict exit (0, 1, 2) is a result, anything else stops the script
 run() {
     spec=$2
-    flags=
-    if [ $quick = 1 ]; then
+    flags=--quick
+    case $mode in
+    full) flags= ;;
+    smoke)
         spec=$out/$1.yaml
-        sed -e 's/^context_lengths: .*/context_lengths: [8192]/' \
-            -e 's/^batch_sizes: .*/batch_sizes: [1]/' "$2" >"$spec"
-        flags=--quick
-    fi
+        sed -e 's/^context_lengths: \[\([0-9]*\).*/context_lengths: [\1]/' \
+            -e 's/^batch_sizes: \[\([0-9]*\).*/batch_sizes: [\1]/' "$2" >"$spec"
+        ;;
+    esac
     echo "$ $ktrial run $spec -o $out/$1 $flags" >&2
     rc=0
     "$ktrial" run "$spec" -o "$out/$1" $flags >"$out/$1.log" 2>&1 || rc=$?
@@ -65,14 +69,15 @@ run ffd "$root/experiments/decode-step-ffd.yaml"
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 echo "Load average (1, 5, 15 min) before: $load_before; after: $load_after;" \
-    "$(($(date +%s) - start)) s in all.$([ $quick = 1 ] && echo ' QUICK MODE: not figures.')"
+    "$(($(date +%s) - start)) s in all; mode $mode$([ $mode = smoke ] && echo ': NOT FIGURES')."
 echo
-echo "\`./build/ktrial run experiments/decode-step-ffd.yaml\`:"
+q=$([ $mode = full ] || echo ' --quick')
+echo "\`./build/ktrial run experiments/decode-step-ffd.yaml$q\`:"
 echo
 "$python" "$here/decode_step_table.py" ffd "$out/ffd/result.json"
 if [ $fusion = 1 ]; then
     echo
-    echo "\`./build/ktrial run experiments/decode-step-fusion.yaml\`, speedup against \`fusion: none\`:"
+    echo "\`./build/ktrial run experiments/decode-step-fusion.yaml$q\`, speedup against \`fusion: none\`:"
     echo
     "$python" "$here/decode_step_table.py" fusion "$out/fusion/result.json"
 fi
