@@ -8,8 +8,8 @@
 #   tests/bench/decode_step_figures.sh [--full | --smoke] [--ffd-only] [-o DIR]
 #
 # Default (bounded, about 3 minutes on an idle 2-core machine): every point of both
-# experiments, with ktrial's --quick (at most 20 timed pairs per point; flush_cache makes a
-# llama-3.1-8b pair cost about 0.8 s). --full: the experiments as they are (up to 60 pairs,
+# experiments, with ktrial's --quick (at most 20 timed pairs per point; with flush_cache each
+# llama-3.1-8b call first flushes about 1 GB). --full: the experiments as they are (up to 60 pairs,
 # about 6-8 minutes). --smoke: the first context and batch only, with --quick: shows that the
 # script works, not figures. --ffd-only skips the fusion experiment.
 # Env: KTRIAL (default build/ktrial), PYTHON (default python3). Archives go under DIR (default
