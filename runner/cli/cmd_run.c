@@ -763,10 +763,7 @@ static int run_points(run_state *st)
         else
             note_point_start(st);
         if (kt_worker_run_point(slot, st->spec, pt, &wo) < 0) {
-            /* kt_error_last() is the buffer kt_error_set writes: copy it out first */
-            char why[512];
-            snprintf(why, sizeof(why), "%s", kt_error_last());
-            rc = kt_error_set("point '%s': %s", pt->id, why);
+            rc = kt_error_set("point '%s': %s", pt->id, kt_error_last());
             break;
         }
         /* re-estimate what is left from how far off the plan was so far */
