@@ -1,5 +1,6 @@
 /* main.c - the command table and the dispatcher. */
 #include "cli/commands.h"
+#include "measure/calibrate_arm.h"
 #include "util/suggest.h"
 #include "util/version.h"
 
@@ -123,6 +124,7 @@ int main(int argc, char **argv)
         return KT_EXIT_USAGE;
     }
     const char *name = argv[1];
+    kt_plan_use_arm_costs(kt_calibration_arm); /* plans measure the arms on this host */
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
         print_overview(stdout);
         return KT_EXIT_KEEP;
