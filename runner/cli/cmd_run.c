@@ -822,7 +822,7 @@ static void print_time(const run_state *st)
     printf("time: %.1f s measuring, estimate %.1f s", st->elapsed_s, st->estimate_s);
     if (!isnan(st->spec->budget_minutes)) {
         double budget = st->spec->budget_minutes * 60.0;
-        printf(", budget %.0f s (%s)", budget,
+        printf(", budget %.*f s (%s)", budget < 10 ? 1 : 0, budget,
                st->elapsed_s <= budget ? "within"
                : st->opt.force         ? "over, --force"
                                        : "over");

@@ -86,9 +86,12 @@ static int measure_arm(void *out, const void *ctx)
         goto done;
     c->prepare_s = now_s() - t0;
     kt_numerics n;
+    t0 = now_s();
     if (kt_check_call(&n, inst, x->arm->variant, state, &call) < 0 || n.unwritten || n.nonfinite)
         goto done;
+    double first = now_s() - t0;
     rc = time_steps(c, x, b, inst, state, &call);
+    c->touch_s = fmax(0, first - (c->call_s + c->scan_s + c->full_s));
     const kt_problem *p = &inst->problem;
     c->roof_s = kt_plan_roofline_seconds(spec, p);
     c->in_bytes = c->out_bytes = 0;
@@ -131,9 +134,9 @@ int kt_calibration_arm(kt_arm_cost *out, const kt_spec *spec, const kt_arm *arm)
     int threads = spec->threads > 0 ? spec->threads : (cores > 0 ? (int)cores : 1);
     char key[1024];
     arm_key(key, sizeof(key), spec, arm, threads);
-    double v[9];
-    if (kt_calibration_cache_get(key, fields, v, 9) == 0 && v[1] > 0) {
-        *out = (kt_arm_cost){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], fmax(v[8], 1.0)};
+    double v[10];
+    if (kt_calibration_cache_get(key, fields, v, 10) == 0 && v[1] > 0) {
+        *out = (kt_arm_cost){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], fmax(v[9], 1.0)};
         return 0;
     }
     double busy = kt_calibration_busy();

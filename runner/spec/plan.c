@@ -99,6 +99,7 @@ typedef struct arm_seconds {
     double timed;   /* a timed call: a checked one after a cache flush (trials.flush_cache) */
     double correct; /* one input set's correctness step: prepare and a fully checked call */
     double again;   /* bitwise_repeatable's second fully checked call */
+    double touch;   /* once per input set: the first full check's copy of the inputs */
 } arm_seconds;
 
 /* The share of warmup and timed calls that get the full check (trial.h's KT_FULL_CHECK_RATE,
@@ -116,7 +117,7 @@ static arm_seconds arm_at(const kt_spec *spec, const kt_arm *arm, const kt_probl
     arm_seconds a;
     if (!cost) {
         double c = call_seconds(spec, arm, p, busy);
-        a = (arm_seconds){c, c, c, c, c};
+        a = (arm_seconds){c, c, c, c, c, 0};
         return a;
     }
     double in = 0, out = 0;
@@ -132,6 +133,7 @@ static arm_seconds arm_at(const kt_spec *spec, const kt_arm *arm, const kt_probl
     a.timed = a.checked + (spec->flush_cache ? cost->flush_s * slow : 0);
     a.again = call + scan + full;
     a.correct = prepare + a.again;
+    a.touch = cost->in_bytes > 0 ? cost->touch_s * in / cost->in_bytes * slow : 0;
     return a;
 }
 
@@ -144,7 +146,7 @@ static double point_seconds(const kt_spec *spec, const kt_problem *p, double bus
                             const kt_arm_cost *const *costs)
 {
     arm_seconds base = arm_at(spec, &spec->baseline, p, busy, costs[0]);
-    double fixed = 0, round = 0, profile = 0;
+    double fixed = spec->input_sets * base.touch, round = 0, profile = 0;
     for (size_t k = 0; k <= spec->n_candidates; k++) {
         arm_seconds a = k == 0 ? base : arm_at(spec, &spec->candidates[k - 1], p, busy, costs[k]);
         fixed += spec->input_sets * (a.correct + (spec->numerics.bitwise_repeatable ? a.again : 0));

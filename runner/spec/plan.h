@@ -26,12 +26,14 @@ typedef struct kt_plan {
  * scaled by the plan to each point: the call by the roofline, prepare by the input bytes,
  * the scan by the output bytes, the full check by both. */
 typedef struct kt_arm_cost {
-    double call_s;              /* one call */
-    double roof_s;              /* kt_plan_roofline_seconds of the calibration problem */
-    double prepare_s;           /* prepare, one input set */
-    double scan_s;              /* poison before a call, download and scan after it */
-    double full_s;              /* the full float64 comparison and the inputs' re-hash */
-    double flush_s;             /* one cache flush */
+    double call_s;    /* one call */
+    double roof_s;    /* kt_plan_roofline_seconds of the calibration problem */
+    double prepare_s; /* prepare, one input set */
+    double scan_s;    /* poison before a call, download and scan after it */
+    double full_s;    /* the full float64 comparison and the inputs' re-hash */
+    double flush_s;   /* one cache flush */
+    double touch_s;   /* the first full check of an input set over the later ones: its copy of
+                       * the inputs faulted in (once per set, not per arm) */
     double in_bytes, out_bytes; /* of the calibration problem */
     double busy;                /* kt_calibration_busy() while measured */
 } kt_arm_cost;

@@ -167,7 +167,7 @@ static double costed(const kt_spec *s, const kt_matrix *m, kt_arm_cost cost)
 {
     kt_plan plan;
     kt_arm_cost none = cost;
-    none.call_s = none.prepare_s = none.scan_s = none.full_s = none.flush_s = 0;
+    none.call_s = none.prepare_s = none.scan_s = none.full_s = none.flush_s = none.touch_s = 0;
     fake_cost = none;
     assert_int_equal(kt_plan_estimate(&plan, s, m), KT_OK);
     double zero = plan.idle_seconds;
@@ -223,6 +223,10 @@ static void test_measured_costs(void **state)
     x = c;
     x.prepare_s = 1e-3; /* 2e-3 here, once per set and arm */
     assert_float_equal(costed(&s, &m, x), 3 * 3 * 2e-3, 1e-9);
+
+    x = c;
+    x.touch_s = 1e-3; /* 2e-3 here, once per input set whatever the arms */
+    assert_float_equal(costed(&s, &m, x), 3 * 2e-3, 1e-9);
 
     x = c;
     x.call_s = 1e-3; /* 2e-3 here; the profiling pass adds KT_PROFILE_CALLS per arm */
