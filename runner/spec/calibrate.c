@@ -1,5 +1,6 @@
 /* calibrate.c - measured input and reference rates, cached per host (see calibrate.h). */
 #include "spec/calibrate.h"
+#include "fork_pipe.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -190,29 +191,20 @@ static int measure(kt_calibration *out, const kt_op *op, kt_dtype dtype)
 int kt_calibration_in_child(void *out, size_t len, int (*fn)(void *out, const void *ctx),
                             const void *ctx)
 {
-    int fds[2];
-    if (pipe(fds) != 0)
+    char buf[512];
+    pid_t pid;
+    int fd;
+    if (len > sizeof(buf) || kt_fork_pipe(&pid, &fd, "a calibration") < 0)
         return -1;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return -1;
-    }
     if (pid == 0) {
-        close(fds[0]);
-        char buf[512];
-        int ok = len <= sizeof(buf) && fn(buf, ctx) == 0 && write(fds[1], buf, len) == (ssize_t)len;
+        int ok = fn(buf, ctx) == 0 && write(fd, buf, len) == (ssize_t)len;
         _exit(ok ? 0 : 1);
     }
-    close(fds[1]);
-    char buf[512];
     ssize_t n = 0, got;
-    while (n < (ssize_t)len && len <= sizeof(buf) &&
-           ((got = read(fds[0], buf + n, len - (size_t)n)) > 0 || (got < 0 && errno == EINTR)))
+    while (n < (ssize_t)len &&
+           ((got = read(fd, buf + n, len - (size_t)n)) > 0 || (got < 0 && errno == EINTR)))
         n += got > 0 ? got : 0;
-    close(fds[0]);
+    close(fd);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
