@@ -124,7 +124,7 @@ int main(int argc, char **argv)
         return KT_EXIT_USAGE;
     }
     const char *name = argv[1];
-    kt_plan_use_arm_costs(kt_calibration_arm); /* plans measure the arms on this host */
+    kt_plan_use_arm_costs(kt_calibration_arms); /* plans measure the arms on this host */
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
         print_overview(stdout);
         return KT_EXIT_KEEP;

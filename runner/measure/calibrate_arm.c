@@ -2,11 +2,17 @@
 #include "measure/calibrate_arm.h"
 #include "measure/check.h"
 #include "spec/calibrate.h"
+#include "fork_pipe.h"
+#include "util/limits.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define REPS 3
@@ -62,23 +68,13 @@ static int time_steps(kt_arm_cost *c, const arm_ctx *x, kt_backend *b, kt_instan
     return 0;
 }
 
-/* In the child: the calibration point's instance, the arm prepared and checked once, then
- * its steps timed. */
-static int measure_arm(void *out, const void *ctx)
+/* In the child, on the calibration point's instance: 'x->arm' prepared and checked once
+ * (the first full check, which faults in the copy of the inputs), then its steps timed. */
+static int measure_arm(kt_arm_cost *c, const arm_ctx *x, kt_backend *b, kt_instance *inst)
 {
-    const arm_ctx *x = ctx;
-    const kt_spec *spec = x->spec;
-    kt_arm_cost *c = out;
     memset(c, 0, sizeof(*c));
-    kt_point pt = kt_calibration_point();
-    kt_backend *b = NULL;
-    kt_instance *inst = NULL;
     void *state = NULL;
     int rc = -1;
-    if (kt_backend_open(&b, spec->backend, x->threads, 7) < 0 ||
-        kt_instance_create(&inst, b, spec->op, &pt, spec->dtype, spec->distribution,
-                           spec->input_params, 7) < 0)
-        goto done;
     kt_call call = kt_instance_call(inst, b, x->arm->params, x->threads);
     call.seed = 7;
     double t0 = now_s();
@@ -90,22 +86,48 @@ static int measure_arm(void *out, const void *ctx)
     if (kt_check_call(&n, inst, x->arm->variant, state, &call) < 0 || n.unwritten || n.nonfinite)
         goto done;
     double first = now_s() - t0;
-    rc = time_steps(c, x, b, inst, state, &call);
+    if ((rc = time_steps(c, x, b, inst, state, &call)) < 0)
+        goto done;
     c->touch_s = fmax(0, first - (c->call_s + c->scan_s + c->full_s));
-    const kt_problem *p = &inst->problem;
-    c->roof_s = kt_plan_roofline_seconds(spec, p);
-    c->in_bytes = c->out_bytes = 0;
-    for (int i = 0; i < p->n_inputs + p->n_outputs; i++)
-        *(i < p->n_inputs ? &c->in_bytes : &c->out_bytes) +=
-            (double)kt_tensor_bytes(&p->tensors[i]);
+    c->roof_s = kt_plan_roofline_seconds(x->spec, &inst->problem);
+    kt_plan_io_bytes(&inst->problem, &c->in_bytes, &c->out_bytes);
 done:
     if (state)
         x->arm->variant->release(state, b);
-    if (inst)
-        kt_instance_free(inst, b);
-    if (b)
-        kt_backend_close(b);
     return rc;
+}
+
+/* One arm's costs as the child sends them. */
+typedef struct arm_record {
+    int index; /* 0 the baseline, k the k-th candidate */
+    kt_arm_cost cost;
+} arm_record;
+
+/* The child: one instance of the calibration point (inputs and reference made once), then
+ * every arm not yet cached, each sent as soon as it is measured, so an arm that crashes the
+ * child loses only itself and those after it. */
+static void measure_in_child(int fd, const kt_spec *spec, const int *todo, int threads)
+{
+    kt_point pt = kt_calibration_point();
+    kt_backend *b = NULL;
+    kt_instance *inst = NULL;
+    if (kt_backend_open(&b, spec->backend, threads, 7) < 0 ||
+        kt_instance_create(&inst, b, spec->op, &pt, spec->dtype, spec->distribution,
+                           spec->input_params, 7) < 0)
+        _exit(1);
+    for (size_t k = 0; k <= spec->n_candidates; k++) {
+        if (!todo[k])
+            continue;
+        arm_ctx x = {spec, k == 0 ? &spec->baseline : &spec->candidates[k - 1], threads};
+        arm_record r;
+        memset(&r, 0, sizeof(r)); /* written whole, padding included */
+        r.index = (int)k;
+        if (measure_arm(&r.cost, &x, b, inst) == 0 && write(fd, &r, sizeof(r)) != sizeof(r))
+            _exit(1);
+    }
+    kt_instance_free(inst, b);
+    kt_backend_close(b);
+    _exit(0);
 }
 
 /* The cache key: everything the costs depend on but the host (the file is per host). */
@@ -124,28 +146,89 @@ static void arm_key(char *out, size_t len, const kt_spec *spec, const kt_arm *ar
                  spec->flush_cache ? "flush" : "noflush");
 }
 
-int kt_calibration_arm(kt_arm_cost *out, const kt_spec *spec, const kt_arm *arm)
+/* The cached numbers of an arm, in kt_arm_cost's order. */
+static const char *const fields[] = {"call_s",  "roof_s",  "prepare_s", "scan_s",    "full_s",
+                                     "flush_s", "touch_s", "in_bytes",  "out_bytes", "busy"};
+#define N_FIELDS ((int)(sizeof(fields) / sizeof(fields[0])))
+
+static void to_values(double v[N_FIELDS], const kt_arm_cost *c)
 {
-    static const char *const fields[9] = {"call_s",  "roof_s",   "prepare_s", "scan_s", "full_s",
-                                          "flush_s", "in_bytes", "out_bytes", "busy"};
-    if (strcmp(spec->backend, "cpu") != 0 || !arm->variant)
-        return -1;
+    const double all[N_FIELDS] = {c->call_s,  c->roof_s,  c->prepare_s, c->scan_s,    c->full_s,
+                                  c->flush_s, c->touch_s, c->in_bytes,  c->out_bytes, c->busy};
+    memcpy(v, all, sizeof(all));
+}
+
+static kt_arm_cost from_values(const double v[N_FIELDS])
+{
+    kt_arm_cost c = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], fmax(v[9], 1.0)};
+    return c;
+}
+
+int kt_calibration_arms(kt_arm_cost *out, int *have, const kt_spec *spec)
+{
+    size_t n = 1 + spec->n_candidates;
+    memset(have, 0, n * sizeof(*have));
+    if (strcmp(spec->backend, "cpu") != 0 || n > 1 + KT_LIMIT_CANDIDATES)
+        return 0;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int threads = spec->threads > 0 ? spec->threads : (cores > 0 ? (int)cores : 1);
-    char key[1024];
-    arm_key(key, sizeof(key), spec, arm, threads);
-    double v[10];
-    if (kt_calibration_cache_get(key, fields, v, 10) == 0 && v[1] > 0) {
-        *out = (kt_arm_cost){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], fmax(v[9], 1.0)};
-        return 0;
+    char keys[1 + KT_LIMIT_CANDIDATES][1024];
+    int todo[1 + KT_LIMIT_CANDIDATES] = {0}, missing = 0;
+    for (size_t k = 0; k < n; k++) {
+        const kt_arm *arm = k == 0 ? &spec->baseline : &spec->candidates[k - 1];
+        double v[N_FIELDS];
+        if (!arm->variant)
+            continue;
+        arm_key(keys[k], sizeof(keys[k]), spec, arm, threads);
+        if (kt_calibration_cache_get(keys[k], fields, v, N_FIELDS) == 0 && v[1] > 0) {
+            out[k] = from_values(v);
+            have[k] = 1;
+        } else {
+            todo[k] = 1;
+            missing++;
+        }
     }
+    if (!missing)
+        return 0;
     double busy = kt_calibration_busy();
-    arm_ctx ctx = {spec, arm, threads};
-    if (kt_calibration_in_child(out, sizeof(*out), measure_arm, &ctx) < 0)
+    pid_t pid;
+    int fd;
+    if (kt_fork_pipe(&pid, &fd, "an arm calibration") < 0)
         return -1;
-    out->busy = (busy + kt_calibration_busy()) / 2;
-    const double got[9] = {out->call_s,  out->roof_s,   out->prepare_s, out->scan_s, out->full_s,
-                           out->flush_s, out->in_bytes, out->out_bytes, out->busy};
-    kt_calibration_cache_put(key, fields, got, 9);
+    if (pid == 0)
+        measure_in_child(fd, spec, todo, threads);
+    arm_record r;
+    size_t filled = 0;
+    double deadline = now_s() + KT_CALIBRATION_LIMIT_S;
+    for (;;) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        int left_ms = (int)((deadline - now_s()) * 1000);
+        int ready = left_ms > 0 ? poll(&pfd, 1, left_ms) : 0;
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready <= 0) { /* a hung arm: what was measured stays, the rest keep the roofline */
+            kill(pid, SIGKILL);
+            break;
+        }
+        ssize_t got = read(fd, (char *)&r + filled, sizeof(r) - filled);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        if ((filled += (size_t)got) < sizeof(r))
+            continue;
+        filled = 0;
+        if (r.index < 0 || (size_t)r.index >= n || !todo[r.index] || !(r.cost.roof_s > 0))
+            continue;
+        r.cost.busy = (busy + kt_calibration_busy()) / 2;
+        out[r.index] = r.cost;
+        have[r.index] = 1;
+        double v[N_FIELDS];
+        to_values(v, &r.cost);
+        kt_calibration_cache_put(keys[r.index], fields, v, N_FIELDS);
+    }
+    close(fd);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
     return 0;
 }

@@ -11,10 +11,15 @@
 
 #include "spec/plan.h"
 
-/* Measures 'arm' of 'spec' (or reads it from the cache). Fits kt_plan_arm_costs_fn: main
- * registers it with kt_plan_use_arm_costs. Returns 0, or -1 when it could not be measured
- * (not a CPU backend, the arm failed at the calibration point): the plan then keeps its
- * roofline. */
-int kt_calibration_arm(kt_arm_cost *out, const kt_spec *spec, const kt_arm *arm);
+/* The calibration child gets this long for every arm together; past it, it is killed and
+ * the arms not yet measured keep the roofline. */
+#define KT_CALIBRATION_LIMIT_S 120.0
+
+/* The costs of every arm of 'spec' (out[0] the baseline, out[k] candidate k), from the cache
+ * or measured, all missing arms in one child process on one instance. have[k] says which were
+ * found: not on a non-CPU backend, not an arm that failed or crashed on the calibration
+ * problem (the plan then keeps its roofline for it). Fits kt_plan_arm_costs_fn: main
+ * registers it with kt_plan_use_arm_costs. Returns 0, or -1 when no child could be forked. */
+int kt_calibration_arms(kt_arm_cost *out, int *have, const kt_spec *spec);
 
 #endif

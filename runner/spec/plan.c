@@ -22,6 +22,13 @@ static double arm_param(const kt_arm *arm, const char *name, double fallback)
     return i >= 0 ? arm->params[i].num : fallback;
 }
 
+void kt_plan_io_bytes(const kt_problem *p, double *in, double *out)
+{
+    *in = *out = 0;
+    for (int i = 0; i < p->n_inputs + p->n_outputs; i++)
+        *(i < p->n_inputs ? in : out) += (double)kt_tensor_bytes(&p->tensors[i]);
+}
+
 double kt_plan_roofline_seconds(const kt_spec *spec, const kt_problem *p)
 {
     return fmax(p->flops / (8e9 * cpu_threads(spec)), p->bytes / 8e9) + 20e-6;
@@ -120,9 +127,8 @@ static arm_seconds arm_at(const kt_spec *spec, const kt_arm *arm, const kt_probl
         a = (arm_seconds){c, c, c, c, c, 0};
         return a;
     }
-    double in = 0, out = 0;
-    for (int i = 0; i < p->n_inputs + p->n_outputs; i++)
-        *(i < p->n_inputs ? &in : &out) += (double)kt_tensor_bytes(&p->tensors[i]);
+    double in, out;
+    kt_plan_io_bytes(p, &in, &out);
     double slow = busy / cost->busy;
     double call = cost->call_s * kt_plan_roofline_seconds(spec, p) / cost->roof_s * slow;
     double scan = cost->out_bytes > 0 ? cost->scan_s * out / cost->out_bytes * slow : 0;
@@ -172,12 +178,12 @@ int kt_plan_estimate(kt_plan *out, const kt_spec *spec, const kt_matrix *m)
     double busy = kt_calibration_busy();
     kt_calibration c = rates(spec, busy), idle = rates(spec, 1.0);
     kt_arm_cost measured[1 + KT_LIMIT_CANDIDATES];
+    int have[1 + KT_LIMIT_CANDIDATES] = {0};
     const kt_arm_cost *costs[1 + KT_LIMIT_CANDIDATES] = {0};
-    for (size_t k = 0; arm_costs_fn && k <= spec->n_candidates && k <= KT_LIMIT_CANDIDATES; k++)
-        if (arm_costs_fn(&measured[k], spec, k == 0 ? &spec->baseline : &spec->candidates[k - 1]) ==
-                0 &&
-            measured[k].roof_s > 0)
-            costs[k] = &measured[k];
+    if (arm_costs_fn && spec->n_candidates <= KT_LIMIT_CANDIDATES &&
+        arm_costs_fn(measured, have, spec) == 0)
+        for (size_t k = 0; k <= spec->n_candidates; k++)
+            costs[k] = have[k] && measured[k].roof_s > 0 ? &measured[k] : NULL;
     for (size_t i = 0; i < m->n; i++) {
         kt_problem p;
         int err = spec->op->shape(&p, &m->points[i], spec->dtype, spec->input_params);

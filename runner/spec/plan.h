@@ -38,12 +38,16 @@ typedef struct kt_arm_cost {
     double busy;                /* kt_calibration_busy() while measured */
 } kt_arm_cost;
 
-/* Measures (or reads from the cache) one arm's costs; returns 0, or -1 when it cannot. */
-typedef int (*kt_plan_arm_costs_fn)(kt_arm_cost *out, const kt_spec *spec, const kt_arm *arm);
+/* Measures (or reads from the cache) the costs of every arm of 'spec', baseline first:
+ * have[k] is 1 where out[k] holds them. Returns 0, or a negative code. */
+typedef int (*kt_plan_arm_costs_fn)(kt_arm_cost *out, int *have, const kt_spec *spec);
 /* Lets the plan measure arms: the measurement runs kernels (runner/measure), which this layer
  * must not call, so the command line registers it at start-up. Without it (unit tests) CPU
  * calls keep the roofline model. */
 void kt_plan_use_arm_costs(kt_plan_arm_costs_fn fn);
+
+/* The bytes of 'p''s inputs and of its outputs. */
+void kt_plan_io_bytes(const kt_problem *p, double *in, double *out);
 
 /* The CPU roofline of 'p' on an idle host: max(flops / (8e9 * threads), bytes / 8e9) + 20 us. */
 double kt_plan_roofline_seconds(const kt_spec *spec, const kt_problem *p);

@@ -153,11 +153,12 @@ static void test_estimate_and_cap(void **state)
 /* Measured arm costs, as kt_calibration_arm gives them; test_measured_costs sets them. */
 static kt_arm_cost fake_cost;
 
-static int fake_costs(kt_arm_cost *out, const kt_spec *spec, const kt_arm *arm)
+static int fake_costs(kt_arm_cost *out, int *have, const kt_spec *spec)
 {
-    (void)spec;
-    (void)arm;
-    *out = fake_cost;
+    for (size_t k = 0; k <= spec->n_candidates; k++) {
+        out[k] = fake_cost;
+        have[k] = 1;
+    }
     return 0;
 }
 
