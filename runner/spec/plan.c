@@ -162,8 +162,8 @@ static double point_seconds(const kt_spec *spec, const kt_problem *p, double bus
             round += base.timed + a.timed;
     }
     double rounds = spec->max_repetitions * round;
-    double floor = fmin(spec->min_repetitions, spec->max_repetitions) * round;
-    double pairs = fmax(fmin(rounds, spec->max_seconds_per_point + round), floor);
+    double at_least = fmin(spec->min_repetitions, spec->max_repetitions) * round;
+    double pairs = fmax(fmin(rounds, spec->max_seconds_per_point + round), at_least);
     return fixed + pairs + (spec->profile ? profile : 0);
 }
 
