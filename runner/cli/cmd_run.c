@@ -18,6 +18,7 @@
 #include "measure/worker.h"
 #include "report/report.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <libgen.h>
 #include <limits.h>
@@ -47,6 +48,7 @@ typedef struct run_state {
     kt_git_state git;
     char dir[PATH_MAX];
     char spec_sha[65];
+    char run_id[KT_RUN_ID_LEN]; /* new, or the resumed archive's */
     time_t started;
     kt_run_result run;
     kt_point_result *done; /* --resume: the points already archived, reused by id */
@@ -357,6 +359,24 @@ static int choose_folder(run_state *st)
     return 0;
 }
 
+/* A run id read back is one kt_run_id_new could have written: it lands in samples.csv. */
+static int run_id_ok(const char *id)
+{
+    if (!id[0])
+        return 0;
+    for (; *id; id++)
+        if (!isalnum((unsigned char)*id) && *id != '-')
+            return 0;
+    return 1;
+}
+
+/* Whose rows samples.csv holds: this archive's run id and the code's commit. */
+static kt_samples_ids samples_ids(const run_state *st)
+{
+    kt_samples_ids ids = {st->run_id, st->git.available ? st->git.commit : ""};
+    return ids;
+}
+
 /* --resume: the same spec bytes and the same code, unless --force. */
 static int check_resume(run_state *st)
 {
@@ -371,6 +391,10 @@ static int check_resume(run_state *st)
     const cJSON *git = cJSON_GetObjectItemCaseSensitive(prov, "git");
     kt_json_get_str(spec, "sha256", sha, sizeof(sha));
     kt_json_get_str(git, "commit", commit, sizeof(commit));
+    char old_id[KT_RUN_ID_LEN];
+    kt_json_get_str(kt_json_at_path(prov, "run"), "id", old_id, sizeof(old_id));
+    if (run_id_ok(old_id)) /* else written before ids (or tampered with): keep the new one */
+        memcpy(st->run_id, old_id, sizeof(old_id));
     cJSON *plugins_now = kt_provenance_plugins_json(st->spec);
     char changed[256];
     int bad = kt_provenance_plugin_changes(changed, sizeof(changed),
@@ -447,7 +471,8 @@ static int load_resumed(run_state *st)
                 "warning: %zu archived point%s measured with other candidates will be "
                 "measured again\n",
                 m.mismatched, m.mismatched == 1 ? "" : "s");
-    if (kt_run_archive_rewrite_samples(st->dir, st->done, st->n_done) < 0) {
+    kt_samples_ids ids = samples_ids(st);
+    if (kt_run_archive_rewrite_samples(st->dir, st->done, st->n_done, st->spec, &ids) < 0) {
         fprintf(stderr, "error: %s\n", kt_error_last());
         return KT_EXIT_IOERR;
     }
@@ -532,6 +557,7 @@ static cJSON *result_document(run_state *st, const char *status, time_t finished
     cJSON_AddStringToObject(run, "shard", shard);
     cJSON_AddBoolToObject(run, "resumed", st->opt.resume_dir != NULL);
     cJSON_AddNumberToObject(run, "threads", resolved_threads(st->spec));
+    cJSON_AddStringToObject(run, "id", st->run_id);
     cJSON_AddItemToObject(doc, "provenance", prov);
 
     if (strcmp(status, "running") == 0 || strcmp(status, "failed") == 0)
@@ -738,10 +764,7 @@ static int run_points(run_state *st)
         else
             note_point_start(st);
         if (kt_worker_run_point(slot, st->spec, pt, &wo) < 0) {
-            /* kt_error_last() is the buffer kt_error_set writes: copy it out first */
-            char why[512];
-            snprintf(why, sizeof(why), "%s", kt_error_last());
-            rc = kt_error_set("point '%s': %s", pt->id, why);
+            rc = kt_error_set("point '%s': %s", pt->id, kt_error_last());
             break;
         }
         /* re-estimate what is left from how far off the plan was so far */
@@ -765,7 +788,8 @@ static int run_points(run_state *st)
                                   * --resume measures this point again from the start */
             break;
         }
-        if (kt_run_archive_point(st->dir, slot, st->spec) < 0) {
+        kt_samples_ids ids = samples_ids(st);
+        if (kt_run_archive_point(st->dir, slot, st->spec, &ids) < 0) {
             rc = KT_EIO; /* the archive, not the measurement, failed */
             break;
         }
@@ -799,7 +823,7 @@ static void print_time(const run_state *st)
     printf("time: %.1f s measuring, estimate %.1f s", st->elapsed_s, st->estimate_s);
     if (!isnan(st->spec->budget_minutes)) {
         double budget = st->spec->budget_minutes * 60.0;
-        printf(", budget %.0f s (%s)", budget,
+        printf(", budget %.*f s (%s)", budget < 10 ? 1 : 0, budget,
                st->elapsed_s <= budget ? "within"
                : st->opt.force         ? "over, --force"
                                        : "over");
@@ -914,6 +938,7 @@ int cmd_run(int argc, char **argv)
     st.argc = argc;
     st.argv = argv;
     st.started = time(NULL);
+    kt_run_id_new(st.run_id, st.started);
     st.tty = isatty(STDERR_FILENO) && !st.opt.json; /* the live line; else one line per step */
 
     if (st.opt.backend && strcmp(st.opt.backend, "auto") != 0 && !kt_backend_find(st.opt.backend)) {
