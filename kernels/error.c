@@ -4,12 +4,19 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static _Thread_local char last_error[1024];
 
+/* Formats into a buffer of its own, then copies: a message built from the previous one
+ * (kt_error_set("point '%s': %s", id, kt_error_last())) reads it whole instead of
+ * overwriting it as it goes (vsnprintf with an argument that overlaps its output is
+ * undefined). */
 static void error_vset(const char *fmt, va_list ap)
 {
-    vsnprintf(last_error, sizeof(last_error), fmt, ap);
+    char next[sizeof(last_error)];
+    vsnprintf(next, sizeof(next), fmt, ap);
+    memcpy(last_error, next, sizeof(last_error));
 }
 
 int kt_error_set(const char *fmt, ...)

@@ -18,7 +18,7 @@ enum { P_DELTA, P_BLOCK, P_SPLIT, P_KEYS, P_ISA, P_COUNT };
 enum { KEYS_FP8, KEYS_STORED };
 
 static const kt_param_def ffd_params[P_COUNT] = {
-    {"delta", KT_PARAM_FLOAT, 5, 0, 1e6, NULL,
+    {"delta", KT_PARAM_FLOAT, KT_FFD_DEFAULT_DELTA, 0, 1e6, NULL,
      "keep a block when a score reaches pseudo-max - delta (log2 units; 5 aggressive, 7 safe)"},
     {"block", KT_PARAM_INT, 128, 16, 8192, NULL, "tokens per quantisation block"},
     {"split", KT_PARAM_INT, 1024, 16, 1 << 24, NULL,

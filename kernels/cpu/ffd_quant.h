@@ -21,6 +21,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* FFD's default threshold (log2 units): the ffd variant's 'delta' and every param that passes a
+ * delta through to it (decoder_layer's 'attention.delta') default to this one constant. */
+#define KT_FFD_DEFAULT_DELTA 5
+
 typedef struct kt_ffd_cache {
     int64_t batch, kv_heads, context, head_dim;
     int64_t block;  /* tokens per block */

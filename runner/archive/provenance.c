@@ -4,10 +4,12 @@
 #include "util/version.h"
 
 #include <cblas.h>
+#include <stdint.h>
 #include <git2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -217,6 +219,18 @@ cJSON *kt_provenance_json(const kt_git_state *st)
         cJSON_Delete(parts[i]);
     }
     return finish(o, ok);
+}
+
+void kt_run_id_new(char out[KT_RUN_ID_LEN], time_t start)
+{
+    uint32_t bits = 0;
+    if (getrandom(&bits, sizeof(bits), 0) != (ssize_t)sizeof(bits)) /* no entropy: pid, clock */
+        bits = (uint32_t)getpid() * 2654435761u ^ (uint32_t)clock();
+    char stamp[32] = "unknown";
+    struct tm tm;
+    if (gmtime_r(&start, &tm))
+        strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+    snprintf(out, KT_RUN_ID_LEN, "%s-%08x", stamp, (unsigned)bits);
 }
 
 int kt_utc_iso8601(char out[32], time_t t)

@@ -83,9 +83,15 @@ cJSON *kt_provenance_device_json(const char *backend, const kt_device_info *info
 /* {git, host, build}: the parts that do not depend on the backend or the run. */
 cJSON *kt_provenance_json(const kt_git_state *st);
 
+#define KT_RUN_ID_LEN 48
+
 /* Adds "run": {start_utc, end_utc (null while running), argv: [...]} to 'prov' and returns
  * that object (so the caller can add seeds), or NULL on memory exhaustion. */
 cJSON *kt_provenance_add_run(cJSON *prov, time_t start, time_t end, int argc, char *const *argv);
+
+/* A new run id, "20240501T123456Z-1a2b3c4d": the start time and 32 random bits. It names
+ * one archive for good (kept by --resume) and fills samples.csv's run_id column. */
+void kt_run_id_new(char out[KT_RUN_ID_LEN], time_t start);
 
 /* Formats 't' as ISO 8601 UTC, "2024-05-01T12:34:56Z". Returns 0 or -1. */
 int kt_utc_iso8601(char out[32], time_t t);

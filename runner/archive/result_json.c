@@ -62,6 +62,9 @@ static cJSON *profile_json(const kt_counter_values *v)
         kt_json_add_real(e, "package_j_per_call", v->energy_j[0]);
         kt_json_add_real(e, "dram_j_per_call", v->energy_j[1]);
     }
+    kt_gpu_energy_to_json(e, &v->gpu);
+    if (v->gpu.counters_done || v->gpu.counters_unavailable[0])
+        cJSON_AddItemToObject(o, "gpu_counters", kt_gpu_counters_to_json(&v->gpu));
     return o;
 }
 
@@ -87,6 +90,7 @@ static void profile_from_json(kt_counter_values *v, const cJSON *o)
     kt_json_get_str(e, "unavailable", v->energy_unavailable, sizeof(v->energy_unavailable));
     v->energy_j[0] = kt_json_get_real(e, "package_j_per_call", NAN);
     v->energy_j[1] = kt_json_get_real(e, "dram_j_per_call", NAN);
+    kt_gpu_counters_from_json(&v->gpu, cJSON_GetObjectItemCaseSensitive(o, "gpu_counters"), e);
 }
 
 static cJSON *arm_json(const kt_arm_result *a, const kt_arm *spec_arm)
@@ -229,25 +233,64 @@ static void axes_from_json(kt_point *p, const cJSON *o)
     p->context_length = (int64_t)kt_json_get_real(o, "context_length", 0);
 }
 
+/* One timed pair as an object with named fields (see the schema's "pair"). */
+static cJSON *pair_json(const kt_pair *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "repetition", p->rep);
+    cJSON_AddNumberToObject(o, "input_set", p->input_set);
+    cJSON_AddBoolToObject(o, "candidate_first", p->candidate_first);
+    cJSON_AddItemToObject(o, "baseline_ns", kt_json_real(p->base_ns));
+    cJSON_AddItemToObject(o, "candidate_ns", kt_json_real(p->cand_ns));
+    cJSON_AddItemToObject(o, "baseline_noise", kt_json_real(p->base_noise));
+    cJSON_AddItemToObject(o, "candidate_noise", kt_json_real(p->cand_noise));
+    cJSON_AddBoolToObject(o, "throttled", p->throttled);
+    return o;
+}
+
 static cJSON *pairs_json(const kt_candidate_result *c)
 {
-    /* compact rows: [rep, input_set, candidate_first, base_ns, cand_ns, base_noise,
-     * cand_noise, throttled] */
     cJSON *rows = cJSON_CreateArray();
-    for (size_t i = 0; i < c->n_pairs; i++) {
-        const kt_pair *p = &c->pairs[i];
-        cJSON *row = cJSON_CreateArray();
-        cJSON_AddItemToArray(row, cJSON_CreateNumber(p->rep));
-        cJSON_AddItemToArray(row, cJSON_CreateNumber(p->input_set));
-        cJSON_AddItemToArray(row, cJSON_CreateNumber(p->candidate_first));
-        cJSON_AddItemToArray(row, kt_json_real(p->base_ns));
-        cJSON_AddItemToArray(row, kt_json_real(p->cand_ns));
-        cJSON_AddItemToArray(row, kt_json_real(p->base_noise));
-        cJSON_AddItemToArray(row, kt_json_real(p->cand_noise));
-        cJSON_AddItemToArray(row, cJSON_CreateNumber(p->throttled));
-        cJSON_AddItemToArray(rows, row);
-    }
+    for (size_t i = 0; i < c->n_pairs; i++)
+        cJSON_AddItemToArray(rows, pair_json(&c->pairs[i]));
     return rows;
+}
+
+/* A flag written as a boolean, or as 0/1 by older results. */
+static int flag_value(const cJSON *item)
+{
+    if (cJSON_IsBool(item))
+        return cJSON_IsTrue(item);
+    return kt_json_real_value(item, 0) != 0;
+}
+
+/* Reads one pair: an object with named fields, or the positional 8-array of results written
+ * before pairs had names ([repetition, input_set, candidate_first, baseline_ns, candidate_ns,
+ * baseline_noise, candidate_noise, throttled]). Returns 0, or -1 on any other shape. */
+static int pair_from_json(kt_pair *p, const cJSON *row)
+{
+    static const char *const names[8] = {"repetition",      "input_set",    "candidate_first",
+                                         "baseline_ns",     "candidate_ns", "baseline_noise",
+                                         "candidate_noise", "throttled"};
+    const cJSON *f[8];
+    if (cJSON_IsObject(row)) {
+        for (int i = 0; i < 8; i++)
+            f[i] = cJSON_GetObjectItemCaseSensitive(row, names[i]);
+    } else if (cJSON_IsArray(row) && cJSON_GetArraySize(row) == 8) {
+        for (int i = 0; i < 8; i++)
+            f[i] = cJSON_GetArrayItem(row, i);
+    } else {
+        return -1;
+    }
+    p->rep = (int)kt_json_real_value(f[0], 0);
+    p->input_set = (int)kt_json_real_value(f[1], 0);
+    p->candidate_first = flag_value(f[2]);
+    p->base_ns = kt_json_real_value(f[3], NAN);
+    p->cand_ns = kt_json_real_value(f[4], NAN);
+    p->base_noise = kt_json_real_value(f[5], 0);
+    p->cand_noise = kt_json_real_value(f[6], 0);
+    p->throttled = flag_value(f[7]);
+    return 0;
 }
 
 static int pairs_from_json(kt_candidate_result *c, const cJSON *rows)
@@ -259,17 +302,9 @@ static int pairs_from_json(kt_candidate_result *c, const cJSON *rows)
     const cJSON *row;
     cJSON_ArrayForEach(row, rows)
     {
-        if (cJSON_GetArraySize(row) != 8)
+        if (pair_from_json(&c->pairs[c->n_pairs], row) < 0)
             return -1;
-        kt_pair *p = &c->pairs[c->n_pairs++];
-        p->rep = (int)kt_json_real_value(cJSON_GetArrayItem(row, 0), 0);
-        p->input_set = (int)kt_json_real_value(cJSON_GetArrayItem(row, 1), 0);
-        p->candidate_first = (int)kt_json_real_value(cJSON_GetArrayItem(row, 2), 0);
-        p->base_ns = kt_json_real_value(cJSON_GetArrayItem(row, 3), NAN);
-        p->cand_ns = kt_json_real_value(cJSON_GetArrayItem(row, 4), NAN);
-        p->base_noise = kt_json_real_value(cJSON_GetArrayItem(row, 5), 0);
-        p->cand_noise = kt_json_real_value(cJSON_GetArrayItem(row, 6), 0);
-        p->throttled = (int)kt_json_real_value(cJSON_GetArrayItem(row, 7), 0);
+        c->n_pairs++;
     }
     return 0;
 }

@@ -1,6 +1,7 @@
 /* run_archive.c - points.jsonl, samples.csv, and reading result.json back. */
 #include "archive/run_archive.h"
 #include "archive/archive.h"
+#include "archive/samples_csv.h"
 #include "util/json.h"
 
 #include <limits.h>
@@ -10,72 +11,45 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define SAMPLES_HEADER "point,candidate,repetition,position,input_set,variant,ns,noise,throttled\n"
-
-/* Appends the rows of one point's timed calls to 'buf' (grown as needed). */
-static int format_samples(char **buf, size_t *len, size_t *cap, const kt_point_result *p)
-{
-    for (size_t k = 0; k < p->n_cands; k++) {
-        const kt_candidate_result *c = &p->cands[k];
-        for (size_t i = 0; i < c->n_pairs; i++) {
-            const kt_pair *q = &c->pairs[i];
-            for (int call = 0; call < 2; call++) {
-                int is_cand = call == 1;
-                int position = is_cand == q->candidate_first ? 0 : 1;
-                if (*cap - *len < 512) {
-                    char *bigger = realloc(*buf, *cap * 2);
-                    if (!bigger)
-                        return kt_error_set("out of memory");
-                    *buf = bigger;
-                    *cap *= 2;
-                }
-                *len += (size_t)snprintf(
-                    *buf + *len, *cap - *len, "%s,%s,%d,%d,%d,%s,%.17g,%.17g,%d\n", p->point.id,
-                    c->arm.name, q->rep, position, q->input_set,
-                    is_cand ? c->arm.name : p->baseline.name, is_cand ? q->cand_ns : q->base_ns,
-                    is_cand ? q->cand_noise : q->base_noise, q->throttled);
-            }
-        }
-    }
-    return 0;
-}
-
-static int append_samples(const char *dir, const kt_point_result *p)
+static int append_samples(const char *dir, const kt_point_result *p, const kt_spec *spec,
+                          const kt_samples_ids *ids)
 {
     char path[PATH_MAX];
     struct stat st;
     snprintf(path, sizeof(path), "%s/samples.csv", dir);
     if (stat(path, &st) != 0 &&
-        kt_archive_append(dir, "samples.csv", SAMPLES_HEADER, strlen(SAMPLES_HEADER)) < 0)
+        kt_archive_append(dir, "samples.csv", KT_SAMPLES_HEADER, strlen(KT_SAMPLES_HEADER)) < 0)
         return -1;
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
     if (!buf)
         return kt_error_set("out of memory");
-    int rc = format_samples(&buf, &len, &cap, p);
+    int rc = kt_samples_format(&buf, &len, &cap, p, spec, ids);
     if (rc == 0 && len)
         rc = kt_archive_append(dir, "samples.csv", buf, len);
     free(buf);
     return rc;
 }
 
-int kt_run_archive_rewrite_samples(const char *dir, const kt_point_result *points, size_t n)
+int kt_run_archive_rewrite_samples(const char *dir, const kt_point_result *points, size_t n,
+                                   const kt_spec *spec, const kt_samples_ids *ids)
 {
-    size_t cap = 4096, len = strlen(SAMPLES_HEADER);
+    size_t cap = 4096, len = strlen(KT_SAMPLES_HEADER);
     char *buf = malloc(cap);
     if (!buf)
         return kt_error_set("out of memory");
-    memcpy(buf, SAMPLES_HEADER, len);
+    memcpy(buf, KT_SAMPLES_HEADER, len);
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++)
-        rc = format_samples(&buf, &len, &cap, &points[i]);
+        rc = kt_samples_format(&buf, &len, &cap, &points[i], spec, ids);
     if (rc == 0)
         rc = kt_archive_write(dir, "samples.csv", buf, len);
     free(buf);
     return rc;
 }
 
-int kt_run_archive_point(const char *dir, const kt_point_result *p, const kt_spec *spec)
+int kt_run_archive_point(const char *dir, const kt_point_result *p, const kt_spec *spec,
+                         const kt_samples_ids *ids)
 {
     cJSON *json = kt_point_result_to_json(p, spec);
     char *text = json ? cJSON_PrintUnformatted(json) : NULL;
@@ -83,7 +57,7 @@ int kt_run_archive_point(const char *dir, const kt_point_result *p, const kt_spe
     if (!text)
         return kt_error_set("out of memory");
     /* samples first: a point is finished only once its points.jsonl line exists */
-    int rc = append_samples(dir, p);
+    int rc = append_samples(dir, p, spec, ids);
     if (rc == 0) {
         size_t len = strlen(text);
         text[len] = '\n';

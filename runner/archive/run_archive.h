@@ -4,14 +4,18 @@
 #define KT_RUN_ARCHIVE_H
 
 #include "archive/result_json.h"
+#include "archive/samples_csv.h"
 
 #include <cjson/cJSON.h>
 
-/* Appends the point's line to points.jsonl and its timed calls to samples.csv. */
-int kt_run_archive_point(const char *dir, const kt_point_result *p, const kt_spec *spec);
+/* Appends the point's line to points.jsonl and its timed calls to samples.csv, whose rows
+ * carry 'ids' (see samples_csv.h). */
+int kt_run_archive_point(const char *dir, const kt_point_result *p, const kt_spec *spec,
+                         const kt_samples_ids *ids);
 /* Rewrites samples.csv from 'points' alone (on --resume: drops the rows of a point that was
  * cut short between its samples and its points.jsonl line, and runs again). */
-int kt_run_archive_rewrite_samples(const char *dir, const kt_point_result *points, size_t n);
+int kt_run_archive_rewrite_samples(const char *dir, const kt_point_result *points, size_t n,
+                                   const kt_spec *spec, const kt_samples_ids *ids);
 /* Says whether a stored point may be reused (1) or must be measured again (0). */
 typedef int (*kt_point_filter)(const kt_point_result *p, void *ctx);
 /* Reads points.jsonl: complete lines that parse and that 'keep' (if not NULL) accepts. With

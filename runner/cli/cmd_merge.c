@@ -5,6 +5,7 @@
  * and the same plugins (sha256), unless --force; together they must hold every point of the
  * spec's matrix exactly once, whatever --force says. */
 #include "archive/archive.h"
+#include "archive/provenance.h"
 #include "archive/result_json.h"
 #include "archive/run_archive.h"
 #include "cli/commands.h"
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #define MAX_SHARDS 4096
 
@@ -271,7 +273,8 @@ static void check_candidates(merge_state *m, const kt_run_result *run, const kt_
 
 /* result.json of the merged run: the first shard's document with every point, the verdicts
  * formed over all of them, and each shard's provenance under "shards". */
-static cJSON *merged_document(const merge_state *m, const kt_run_result *run, const kt_spec *spec)
+static cJSON *merged_document(const merge_state *m, const kt_run_result *run, const kt_spec *spec,
+                              const char *run_id)
 {
     cJSON *doc = cJSON_Duplicate(m->shards[0].doc, 1);
     if (!doc)
@@ -291,6 +294,8 @@ static cJSON *merged_document(const merge_state *m, const kt_run_result *run, co
     cJSON_AddItemToObject(doc, "shards", shards);
     cJSON *run_prov = (cJSON *)kt_json_at_path(doc, "provenance.run");
     cJSON_ReplaceItemInObjectCaseSensitive(run_prov, "shard", cJSON_CreateString("1/1"));
+    cJSON_DeleteItemFromObjectCaseSensitive(run_prov, "id");
+    cJSON_AddStringToObject(run_prov, "id", run_id);
     cJSON_ReplaceItemInObjectCaseSensitive(doc, "decision",
                                            kt_decision_to_json(run, spec, kt_run_exit_code(run)));
     cJSON *points = cJSON_CreateArray();
@@ -329,10 +334,16 @@ static int write_archive(const merge_state *m, const kt_run_result *run, const k
     if (kt_archive_mkdirs(m->out_dir) < 0 || copy_file(m->shards[0].dir, m->out_dir, "spec.yaml") ||
         copy_file(m->shards[0].dir, m->out_dir, "git.diff"))
         goto io_error;
+    /* the merged archive is a run of its own: a new id (the shards' stay under "shards") */
+    char run_id[KT_RUN_ID_LEN];
+    kt_run_id_new(run_id, time(NULL));
+    const char *commit = text_at(m->shards[0].doc, "provenance.git.commit");
+    kt_samples_ids ids = {run_id,
+                          strspn(commit, "0123456789abcdef") == strlen(commit) ? commit : ""};
     for (size_t i = 0; i < run->n_points; i++)
-        if (kt_run_archive_point(m->out_dir, &run->points[i], spec) < 0)
+        if (kt_run_archive_point(m->out_dir, &run->points[i], spec, &ids) < 0)
             goto io_error;
-    cJSON *doc = merged_document(m, run, spec);
+    cJSON *doc = merged_document(m, run, spec, run_id);
     char *text = doc ? kt_json_print(doc) : NULL;
     cJSON_Delete(doc);
     int rc = text ? kt_archive_write(m->out_dir, "result.json", text, strlen(text)) : -1;

@@ -20,6 +20,7 @@
 #include "archive/command_archive.h"
 #include "report/report.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <libgen.h>
 #include <limits.h>
@@ -37,7 +38,7 @@ typedef struct run_options {
     const char *out_dir;
     const char *backend;
     const char *resume_dir;
-    int quick, require_clean, force, json, report, no_profile;
+    int quick, require_clean, force, json, report, no_profile, profile;
     const char *junit, *markdown; /* CI outputs, written at the end */
     int shard_index, shard_count; /* 1-based index of count */
 } run_options;
@@ -49,6 +50,7 @@ typedef struct run_state {
     kt_git_state git;
     char dir[PATH_MAX];
     char spec_sha[65];
+    char run_id[KT_RUN_ID_LEN]; /* new, or the resumed archive's */
     time_t started;
     kt_run_result run;
     kt_point_result *done; /* --resume: the points already archived, reused by id */
@@ -152,6 +154,8 @@ static int parse_args(run_options *o, int argc, char **argv)
             o->json = 1;
         } else if (kt_opt_is(opt, "--no-profile")) {
             o->no_profile = 1;
+        } else if (kt_opt_is(opt, "--profile")) {
+            o->profile = 1;
         } else if (kt_opt_is(opt, "--report")) {
             o->report = 1;
         } else if (kt_opt_is(opt, "--junit")) {
@@ -168,6 +172,8 @@ static int parse_args(run_options *o, int argc, char **argv)
         return KT_EXIT_USAGE;
     if (!o->spec_path)
         return kt_usage_error("run", "no spec given");
+    if (o->profile && o->no_profile)
+        return kt_usage_error("run", "'--profile' and '--no-profile' contradict each other");
     if (o->backend)
         return kt_opt_check_choice("run", "--backend", o->backend, kt_backend_choices, 5);
     return 0;
@@ -355,6 +361,24 @@ static int choose_folder(run_state *st)
     return 0;
 }
 
+/* A run id read back is one kt_run_id_new could have written: it lands in samples.csv. */
+static int run_id_ok(const char *id)
+{
+    if (!id[0])
+        return 0;
+    for (; *id; id++)
+        if (!isalnum((unsigned char)*id) && *id != '-')
+            return 0;
+    return 1;
+}
+
+/* Whose rows samples.csv holds: this archive's run id and the code's commit. */
+static kt_samples_ids samples_ids(const run_state *st)
+{
+    kt_samples_ids ids = {st->run_id, st->git.available ? st->git.commit : ""};
+    return ids;
+}
+
 /* --resume: the same spec bytes and the same code, unless --force. */
 static int check_resume(run_state *st)
 {
@@ -369,6 +393,10 @@ static int check_resume(run_state *st)
     const cJSON *git = cJSON_GetObjectItemCaseSensitive(prov, "git");
     kt_json_get_str(spec, "sha256", sha, sizeof(sha));
     kt_json_get_str(git, "commit", commit, sizeof(commit));
+    char old_id[KT_RUN_ID_LEN];
+    kt_json_get_str(kt_json_at_path(prov, "run"), "id", old_id, sizeof(old_id));
+    if (run_id_ok(old_id)) /* else written before ids (or tampered with): keep the new one */
+        memcpy(st->run_id, old_id, sizeof(old_id));
     cJSON *plugins_now = kt_provenance_plugins_json(st->spec);
     char changed[256];
     int bad = kt_provenance_plugin_changes(changed, sizeof(changed),
@@ -445,7 +473,8 @@ static int load_resumed(run_state *st)
                 "warning: %zu archived point%s measured with other candidates will be "
                 "measured again\n",
                 m.mismatched, m.mismatched == 1 ? "" : "s");
-    if (kt_run_archive_rewrite_samples(st->dir, st->done, st->n_done) < 0) {
+    kt_samples_ids ids = samples_ids(st);
+    if (kt_run_archive_rewrite_samples(st->dir, st->done, st->n_done, st->spec, &ids) < 0) {
         fprintf(stderr, "error: %s\n", kt_error_last());
         return KT_EXIT_IOERR;
     }
@@ -530,6 +559,7 @@ static cJSON *result_document(run_state *st, const char *status, time_t finished
     cJSON_AddStringToObject(run, "shard", shard);
     cJSON_AddBoolToObject(run, "resumed", st->opt.resume_dir != NULL);
     cJSON_AddNumberToObject(run, "threads", resolved_threads(st->spec));
+    cJSON_AddStringToObject(run, "id", st->run_id);
     cJSON_AddItemToObject(doc, "provenance", prov);
 
     if (strcmp(status, "running") == 0 || strcmp(status, "failed") == 0)
@@ -759,10 +789,7 @@ static int run_points(run_state *st)
         else
             note_point_start(st);
         if (run_one_point(st, slot, pt, &wo) < 0) {
-            /* kt_error_last() is the buffer kt_error_set writes: copy it out first */
-            char why[512];
-            snprintf(why, sizeof(why), "%s", kt_error_last());
-            rc = kt_error_set("point '%s': %s", pt->id, why);
+            rc = kt_error_set("point '%s': %s", pt->id, kt_error_last());
             break;
         }
         /* re-estimate what is left from how far off the plan was so far */
@@ -786,7 +813,8 @@ static int run_points(run_state *st)
                                   * --resume measures this point again from the start */
             break;
         }
-        if (kt_run_archive_point(st->dir, slot, st->spec) < 0) {
+        kt_samples_ids ids = samples_ids(st);
+        if (kt_run_archive_point(st->dir, slot, st->spec, &ids) < 0) {
             rc = KT_EIO; /* the archive, not the measurement, failed */
             break;
         }
@@ -820,7 +848,7 @@ static void print_time(const run_state *st)
     printf("time: %.1f s measuring, estimate %.1f s", st->elapsed_s, st->estimate_s);
     if (!isnan(st->spec->budget_minutes)) {
         double budget = st->spec->budget_minutes * 60.0;
-        printf(", budget %.0f s (%s)", budget,
+        printf(", budget %.*f s (%s)", budget < 10 ? 1 : 0, budget,
                st->elapsed_s <= budget ? "within"
                : st->opt.force         ? "over, --force"
                                        : "over");
@@ -935,6 +963,7 @@ int cmd_run(int argc, char **argv)
     st.argc = argc;
     st.argv = argv;
     st.started = time(NULL);
+    kt_run_id_new(st.run_id, st.started);
     st.tty = isatty(STDERR_FILENO) && !st.opt.json; /* the live line; else one line per step */
 
     if (st.opt.backend && strcmp(st.opt.backend, "auto") != 0 && !kt_backend_find(st.opt.backend)) {
@@ -953,6 +982,8 @@ int cmd_run(int argc, char **argv)
     }
     if ((rc = check_backend(st.spec)) != 0)
         goto done;
+    if (st.opt.profile)
+        st.spec->profile = 1; /* trials.profile is false by default on cuda */
     st.matrix = st.spec->matrix;
     flush_diag(&diag); /* warnings, the matrix's among them, once */
 

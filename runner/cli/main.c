@@ -1,6 +1,7 @@
 /* main.c - the command table and the dispatcher. */
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "measure/calibrate_arm.h"
 #include "util/suggest.h"
 #include "util/version.h"
 
@@ -130,6 +131,7 @@ int main(int argc, char **argv)
         return KT_EXIT_USAGE;
     }
     const char *name = argv[1];
+    kt_plan_use_arm_costs(kt_calibration_arms); /* plans measure the arms on this host */
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
         print_overview(stdout);
         return KT_EXIT_KEEP;

@@ -124,6 +124,7 @@ void kt_instance_free(kt_instance *inst, kt_backend *backend)
         int is_output = !is_input && i < p->n_inputs + p->n_outputs;
         if (is_input) {
             free(inst->host_inputs[i]);
+            free(inst->input_copies[i]);
             kt_backend_free(backend, inst->dev_inputs[i], kt_tensor_bytes(&p->tensors[i]));
         } else if (is_output) {
             int o = i - p->n_inputs;
@@ -211,20 +212,17 @@ int kt_instance_download_outputs(kt_instance *inst, kt_backend *backend)
 int kt_instance_inputs_intact(kt_instance *inst, kt_backend *backend, int *intact)
 {
     const kt_problem *p = &inst->problem;
-    void *copies[KT_MAX_TENSORS] = {0};
+    void **copies = inst->input_copies;
     int err = KT_OK;
     for (int i = 0; i < p->n_inputs && err == KT_OK; i++) {
         size_t bytes = kt_tensor_bytes(&p->tensors[i]);
-        copies[i] = malloc(bytes);
-        if (!copies[i])
+        if (!copies[i] && !(copies[i] = malloc(bytes)))
             err = kt_error_code(KT_ENOMEM, "out of memory");
         else
             err = kt_backend_download(backend, copies[i], inst->dev_inputs[i], bytes);
     }
     if (err == KT_OK)
-        *intact = hash_inputs(p, copies) == inst->input_hash;
-    for (int i = 0; i < p->n_inputs; i++)
-        free(copies[i]);
+        *intact = hash_inputs(p, (void *const *)copies) == inst->input_hash;
     return err;
 }
 

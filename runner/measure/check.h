@@ -32,6 +32,8 @@ typedef struct kt_instance {
     void *dev_inputs[KT_MAX_TENSORS];      /* backend buffers */
     void *dev_outputs[KT_MAX_TENSORS];     /* the buffers the next call writes */
     void *dev_outputs_alt[KT_MAX_TENSORS]; /* the other set (see kt_instance_rotate) */
+    void *input_copies[KT_MAX_TENSORS];    /* kt_instance_inputs_intact's, kept: a fresh
+                                            * one per check faulted in hundreds of MB */
     int poison;                            /* which poison pattern the outputs carry */
     uint64_t input_hash;                   /* of the generated input bytes */
     size_t bytes;                          /* backend bytes of inputs + outputs */

@@ -1,9 +1,11 @@
 /* calibrate.c - measured input and reference rates, cached per host (see calibrate.h). */
 #include "spec/calibrate.h"
+#include "fork_pipe.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +60,8 @@ static cJSON *load_cache(const char *path)
     return cJSON_Parse(buf);
 }
 
-static void save_cache(const char *path, const char *key, const kt_calibration *c)
+static void save_cache(const char *path, const char *key, const char *const *fields,
+                       const double *values, int n)
 {
     cJSON *doc = load_cache(path);
     if (!doc || !cJSON_IsObject(doc)) {
@@ -67,10 +70,9 @@ static void save_cache(const char *path, const char *key, const kt_calibration *
     }
     cJSON_DeleteItemFromObjectCaseSensitive(doc, key);
     cJSON *o = cJSON_AddObjectToObject(doc, key);
-    cJSON_AddNumberToObject(o, "gen_s_per_elem", c->gen_s_per_elem);
-    cJSON_AddNumberToObject(o, "ref_s_per_flop", c->ref_s_per_flop);
+    for (int i = 0; i < n; i++)
+        cJSON_AddNumberToObject(o, fields[i], values[i]);
     cJSON_AddNumberToObject(o, "measured_unix", (double)time(NULL));
-    cJSON_AddNumberToObject(o, "busy", c->busy);
     char *text = cJSON_Print(doc);
     cJSON_Delete(doc);
     if (!text)
@@ -94,8 +96,33 @@ static void save_cache(const char *path, const char *key, const kt_calibration *
     free(text);
 }
 
-/* A small point every op can shape: decode-sized gemm/swiglu rows, a 1024-token context. */
-static kt_point calibration_point(void)
+int kt_calibration_cache_get(const char *key, const char *const *fields, double *values, int n)
+{
+    char path[PATH_MAX];
+    if (cache_path(path, sizeof(path)) < 0)
+        return -1;
+    cJSON *doc = load_cache(path);
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(doc, key);
+    int found = cJSON_IsObject(o);
+    for (int i = 0; i < n && found; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, fields[i]);
+        found = cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0;
+        if (found)
+            values[i] = v->valuedouble;
+    }
+    cJSON_Delete(doc);
+    return found ? 0 : -1;
+}
+
+void kt_calibration_cache_put(const char *key, const char *const *fields, const double *values,
+                              int n)
+{
+    char path[PATH_MAX];
+    if (cache_path(path, sizeof(path)) == 0)
+        save_cache(path, key, fields, values, n);
+}
+
+kt_point kt_calibration_point(void)
 {
     kt_point p;
     memset(&p, 0, sizeof(p));
@@ -117,7 +144,7 @@ static kt_point calibration_point(void)
 /* In the child: generate and reference on the calibration point, best of three. */
 static int measure(kt_calibration *out, const kt_op *op, kt_dtype dtype)
 {
-    kt_point pt = calibration_point();
+    kt_point pt = kt_calibration_point();
     kt_problem p;
     if (op->shape(&p, &pt, dtype, NULL) < 0)
         return -1;
@@ -161,37 +188,42 @@ static int measure(kt_calibration *out, const kt_op *op, kt_dtype dtype)
     return 0;
 }
 
-static int measure_in_child(kt_calibration *out, const kt_op *op, kt_dtype dtype)
+int kt_calibration_in_child(void *out, size_t len, int (*fn)(void *out, const void *ctx),
+                            const void *ctx)
 {
-    int fds[2];
-    if (pipe(fds) != 0)
+    char buf[512];
+    pid_t pid;
+    int fd;
+    if (len > sizeof(buf) || kt_fork_pipe(&pid, &fd, "a calibration") < 0)
         return -1;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return -1;
-    }
     if (pid == 0) {
-        close(fds[0]);
-        kt_calibration c;
-        int ok = measure(&c, op, dtype) == 0 && write(fds[1], &c, sizeof(c)) == sizeof(c);
+        int ok = fn(buf, ctx) == 0 && write(fd, buf, len) == (ssize_t)len;
         _exit(ok ? 0 : 1);
     }
-    close(fds[1]);
-    kt_calibration c;
-    ssize_t n;
-    while ((n = read(fds[0], &c, sizeof(c))) < 0 && errno == EINTR)
-        ;
-    close(fds[0]);
+    ssize_t n = 0, got;
+    while (n < (ssize_t)len &&
+           ((got = read(fd, buf + n, len - (size_t)n)) > 0 || (got < 0 && errno == EINTR)))
+        n += got > 0 ? got : 0;
+    close(fd);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    if (n != (ssize_t)sizeof(c) || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    if (n != (ssize_t)len || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return -1;
-    *out = c;
+    memcpy(out, buf, len);
     return 0;
+}
+
+/* kt_calibration_in_child's measurement of an op's rates. */
+typedef struct op_ctx {
+    const kt_op *op;
+    kt_dtype dtype;
+} op_ctx;
+
+static int measure_op(void *out, const void *ctx)
+{
+    const op_ctx *c = ctx;
+    return measure(out, c->op, c->dtype);
 }
 
 double kt_calibration_busy(void)
@@ -210,28 +242,24 @@ double kt_calibration_busy(void)
 
 int kt_calibration_get(kt_calibration *out, const kt_op *op, kt_dtype dtype)
 {
-    char path[PATH_MAX], key[96];
+    static const char *const fields[3] = {"gen_s_per_elem", "ref_s_per_flop", "busy"};
+    char key[96];
+    double v[3];
     snprintf(key, sizeof(key), "%s/%s", op->name, kt_dtype_name(dtype));
-    int have_path = cache_path(path, sizeof(path)) == 0;
-    cJSON *doc = have_path ? load_cache(path) : NULL;
-    const cJSON *o = cJSON_GetObjectItemCaseSensitive(doc, key);
-    const cJSON *g = cJSON_GetObjectItemCaseSensitive(o, "gen_s_per_elem");
-    const cJSON *r = cJSON_GetObjectItemCaseSensitive(o, "ref_s_per_flop");
-    const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "busy");
-    int cached = cJSON_IsNumber(g) && cJSON_IsNumber(r) && g->valuedouble > 0 && r->valuedouble > 0;
-    if (cached) {
-        out->gen_s_per_elem = g->valuedouble;
-        out->ref_s_per_flop = r->valuedouble;
-        out->busy = cJSON_IsNumber(b) && b->valuedouble >= 1.0 ? b->valuedouble : 1.0;
-    }
-    cJSON_Delete(doc);
-    if (cached)
+    if (kt_calibration_cache_get(key, fields, v, 3) == 0 && v[0] > 0 && v[1] > 0) {
+        out->gen_s_per_elem = v[0];
+        out->ref_s_per_flop = v[1];
+        out->busy = v[2] >= 1.0 ? v[2] : 1.0;
         return 0;
+    }
     double busy = kt_calibration_busy();
-    if (measure_in_child(out, op, dtype) < 0)
+    op_ctx ctx = {op, dtype};
+    if (kt_calibration_in_child(out, sizeof(*out), measure_op, &ctx) < 0)
         return -1;
     out->busy = (busy + kt_calibration_busy()) / 2;
-    if (have_path)
-        save_cache(path, key, out);
+    v[0] = out->gen_s_per_elem;
+    v[1] = out->ref_s_per_flop;
+    v[2] = out->busy;
+    kt_calibration_cache_put(key, fields, v, 3);
     return 0;
 }

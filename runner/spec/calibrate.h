@@ -31,4 +31,20 @@ double kt_calibration_work(const kt_problem *p);
  * measured (the caller falls back on fixed rates). */
 int kt_calibration_get(kt_calibration *out, const kt_op *op, kt_dtype dtype);
 
+/* The small point every op's calibration shapes: decode-sized gemm/swiglu rows (hidden
+ * 1024, intermediate 2048, batch 8), attention over 1024 tokens with 8 heads and 2 KV heads. */
+kt_point kt_calibration_point(void);
+
+/* Runs 'fn' in a forked child (so what it starts, OpenMP or a crash, stays there) and copies
+ * the 'len' bytes (at most 512) it wrote to 'out' back. Returns 0, or -1 when the child
+ * failed. */
+int kt_calibration_in_child(void *out, size_t len, int (*fn)(void *out, const void *ctx),
+                            const void *ctx);
+
+/* The cache file's entry 'key': its 'n' named numbers (all present, finite, >= 0), 0; or -1. */
+int kt_calibration_cache_get(const char *key, const char *const *fields, double *values, int n);
+/* Writes entry 'key' (a cache: failures are ignored, the next plan measures again). */
+void kt_calibration_cache_put(const char *key, const char *const *fields, const double *values,
+                              int n);
+
 #endif

@@ -2,6 +2,7 @@
 #include "spec/plan.h"
 #include "spec/calibrate.h"
 #include "spec/command_spec.h"
+#include "util/limits.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -22,6 +23,18 @@ static double arm_param(const kt_arm *arm, const char *name, double fallback)
     return i >= 0 ? arm->params[i].num : fallback;
 }
 
+void kt_plan_io_bytes(const kt_problem *p, double *in, double *out)
+{
+    *in = *out = 0;
+    for (int i = 0; i < p->n_inputs + p->n_outputs; i++)
+        *(i < p->n_inputs ? in : out) += (double)kt_tensor_bytes(&p->tensors[i]);
+}
+
+double kt_plan_roofline_seconds(const kt_spec *spec, const kt_problem *p)
+{
+    return fmax(p->flops / (8e9 * cpu_threads(spec)), p->bytes / 8e9) + 20e-6;
+}
+
 /* A call on a host 'busy' times oversubscribed (see calibrate.h). */
 static double call_seconds(const kt_spec *spec, const kt_arm *arm, const kt_problem *problem,
                            double busy)
@@ -33,7 +46,7 @@ static double call_seconds(const kt_spec *spec, const kt_arm *arm, const kt_prob
     if (strcmp(spec->backend, "cuda") == 0)
         return fmax(problem->flops / 3e14, problem->bytes / 3e12) + 5e-6;
     /* a roofline on an idle host, slowed by how oversubscribed the host is now */
-    return (fmax(problem->flops / (8e9 * cpu_threads(spec)), problem->bytes / 8e9) + 20e-6) * busy;
+    return kt_plan_roofline_seconds(spec, problem) * busy;
 }
 
 double kt_plan_call_seconds(const kt_spec *spec, const kt_arm *arm, const kt_problem *problem)
@@ -82,22 +95,79 @@ double kt_plan_calls_per_point(const kt_spec *spec)
            2.0 * (double)spec->n_candidates * spec->max_repetitions;
 }
 
-/* Seconds at one point: correctness checks and warmup of every arm, then max_repetitions
- * pairs (baseline, candidate) per candidate, those capped at max_seconds_per_point plus the
- * longest pair (the loop checks its clock between pairs). */
-static double point_seconds(const kt_spec *spec, const kt_problem *p, double busy)
+static kt_plan_arm_costs_fn arm_costs_fn;
+
+void kt_plan_use_arm_costs(kt_plan_arm_costs_fn fn)
 {
-    double base = call_seconds(spec, &spec->baseline, p, busy);
-    double all_arms = base, pairs = 0, longest_pair = 0;
-    for (size_t k = 0; k < spec->n_candidates; k++) {
-        double cand = call_seconds(spec, &spec->candidates[k], p, busy);
-        all_arms += cand;
-        pairs += spec->max_repetitions * (base + cand);
-        longest_pair = fmax(longest_pair, base + cand);
+    arm_costs_fn = fn;
+}
+
+/* One arm at one point, in seconds. */
+typedef struct arm_seconds {
+    double call;    /* the call alone (the profiling pass) */
+    double checked; /* a warmup call: with its poison and scan, and its share of full checks */
+    double timed;   /* a timed call: a checked one after a cache flush (trials.flush_cache) */
+    double correct; /* one input set's correctness step: prepare and a fully checked call */
+    double again;   /* bitwise_repeatable's second fully checked call */
+    double touch;   /* once per input set: the first full check's copy of the inputs */
+} arm_seconds;
+
+/* The share of warmup and timed calls that get the full check (trial.h's KT_FULL_CHECK_RATE,
+ * which test_plan checks this against) and the profiling pass's calls per arm
+ * (KT_PROFILE_CALLS). */
+#define FULL_CHECK_RATE 0.125
+#define PROFILE_CALLS   5
+
+/* 'arm' at 'p': from its measured costs when it has them ('cost' not NULL), scaled from the
+ * calibration problem to 'p' and by how much busier the host is now; else every call, checked
+ * or not, costs the backend's call model. */
+static arm_seconds arm_at(const kt_spec *spec, const kt_arm *arm, const kt_problem *p, double busy,
+                          const kt_arm_cost *cost)
+{
+    arm_seconds a;
+    if (!cost) {
+        double c = call_seconds(spec, arm, p, busy);
+        a = (arm_seconds){c, c, c, c, c, 0};
+        return a;
     }
-    double check_rounds = spec->numerics.bitwise_repeatable ? 2.0 : 1.0;
-    double fixed = all_arms * (spec->input_sets * check_rounds + spec->warmup);
-    return fixed + fmin(pairs, spec->max_seconds_per_point + longest_pair);
+    double in, out;
+    kt_plan_io_bytes(p, &in, &out);
+    double slow = busy / cost->busy;
+    double call = cost->call_s * kt_plan_roofline_seconds(spec, p) / cost->roof_s * slow;
+    double scan = cost->out_bytes > 0 ? cost->scan_s * out / cost->out_bytes * slow : 0;
+    double full = cost->full_s * (in + out) / fmax(cost->in_bytes + cost->out_bytes, 1) * slow;
+    double prepare = cost->in_bytes > 0 ? cost->prepare_s * in / cost->in_bytes * slow : 0;
+    a.call = call;
+    a.checked = call + scan + FULL_CHECK_RATE * full;
+    a.timed = a.checked + (spec->flush_cache ? cost->flush_s * slow : 0);
+    a.again = call + scan + full;
+    a.correct = prepare + a.again;
+    a.touch = cost->in_bytes > 0 ? cost->touch_s * in / cost->in_bytes * slow : 0;
+    return a;
+}
+
+/* Seconds at one point: correctness checks and warmup of every arm, then max_repetitions
+ * rounds of pairs (baseline, candidate) for every candidate, those capped at
+ * max_seconds_per_point plus the round in progress (the loop checks its clock after each
+ * round) but never under min_repetitions rounds, then the profiling pass. 'costs' holds the
+ * measured arms (baseline first), NULL where an arm has none. */
+static double point_seconds(const kt_spec *spec, const kt_problem *p, double busy,
+                            const kt_arm_cost *const *costs)
+{
+    arm_seconds base = arm_at(spec, &spec->baseline, p, busy, costs[0]);
+    double fixed = spec->input_sets * base.touch, round = 0, profile = 0;
+    for (size_t k = 0; k <= spec->n_candidates; k++) {
+        arm_seconds a = k == 0 ? base : arm_at(spec, &spec->candidates[k - 1], p, busy, costs[k]);
+        fixed += spec->input_sets * (a.correct + (spec->numerics.bitwise_repeatable ? a.again : 0));
+        fixed += spec->warmup * a.checked;
+        profile += PROFILE_CALLS * a.call;
+        if (k > 0)
+            round += base.timed + a.timed;
+    }
+    double rounds = spec->max_repetitions * round;
+    double at_least = fmin(spec->min_repetitions, spec->max_repetitions) * round;
+    double pairs = fmax(fmin(rounds, spec->max_seconds_per_point + round), at_least);
+    return fixed + pairs + (spec->profile ? profile : 0);
 }
 
 int kt_plan_estimate(kt_plan *out, const kt_spec *spec, const kt_matrix *m)
@@ -110,6 +180,13 @@ int kt_plan_estimate(kt_plan *out, const kt_spec *spec, const kt_matrix *m)
     out->calls_per_point = kt_plan_calls_per_point(spec);
     double busy = kt_calibration_busy();
     kt_calibration c = rates(spec, busy), idle = rates(spec, 1.0);
+    kt_arm_cost measured[1 + KT_LIMIT_CANDIDATES];
+    int have[1 + KT_LIMIT_CANDIDATES] = {0};
+    const kt_arm_cost *costs[1 + KT_LIMIT_CANDIDATES] = {0};
+    if (arm_costs_fn && spec->n_candidates <= KT_LIMIT_CANDIDATES &&
+        arm_costs_fn(measured, have, spec) == 0)
+        for (size_t k = 0; k <= spec->n_candidates; k++)
+            costs[k] = have[k] && measured[k].roof_s > 0 ? &measured[k] : NULL;
     for (size_t i = 0; i < m->n; i++) {
         kt_problem p;
         int err = spec->op->shape(&p, &m->points[i], spec->dtype, spec->input_params);
@@ -118,11 +195,12 @@ int kt_plan_estimate(kt_plan *out, const kt_spec *spec, const kt_matrix *m)
             return err;
         }
         double startup = startup_seconds(spec, &p, &c);
-        out->point_seconds[i] = KT_PLAN_WORKER_SECONDS + startup + point_seconds(spec, &p, busy);
+        out->point_seconds[i] =
+            KT_PLAN_WORKER_SECONDS + startup + point_seconds(spec, &p, busy, costs);
         out->startup_seconds += startup;
         out->total_seconds += out->point_seconds[i];
         out->idle_seconds += KT_PLAN_WORKER_SECONDS + startup_seconds(spec, &p, &idle) +
-                             point_seconds(spec, &p, 1.0);
+                             point_seconds(spec, &p, 1.0, costs);
     }
     return KT_OK;
 }

@@ -22,6 +22,36 @@ typedef struct kt_plan {
                              * so that a spec's validity does not depend on the load */
 } kt_plan;
 
+/* What one arm costs on this host, measured on the calibration point (calibrate.h) and
+ * scaled by the plan to each point: the call by the roofline, prepare by the input bytes,
+ * the scan by the output bytes, the full check by both. */
+typedef struct kt_arm_cost {
+    double call_s;    /* one call */
+    double roof_s;    /* kt_plan_roofline_seconds of the calibration problem */
+    double prepare_s; /* prepare, one input set */
+    double scan_s;    /* poison before a call, download and scan after it */
+    double full_s;    /* the full float64 comparison and the inputs' re-hash */
+    double flush_s;   /* one cache flush */
+    double touch_s;   /* the first full check of an input set over the later ones: its copy of
+                       * the inputs faulted in (once per set, not per arm) */
+    double in_bytes, out_bytes; /* of the calibration problem */
+    double busy;                /* kt_calibration_busy() while measured */
+} kt_arm_cost;
+
+/* Measures (or reads from the cache) the costs of every arm of 'spec', baseline first:
+ * have[k] is 1 where out[k] holds them. Returns 0, or a negative code. */
+typedef int (*kt_plan_arm_costs_fn)(kt_arm_cost *out, int *have, const kt_spec *spec);
+/* Lets the plan measure arms: the measurement runs kernels (runner/measure), which this layer
+ * must not call, so the command line registers it at start-up. Without it (unit tests) CPU
+ * calls keep the roofline model. */
+void kt_plan_use_arm_costs(kt_plan_arm_costs_fn fn);
+
+/* The bytes of 'p''s inputs and of its outputs. */
+void kt_plan_io_bytes(const kt_problem *p, double *in, double *out);
+
+/* The CPU roofline of 'p' on an idle host: max(flops / (8e9 * threads), bytes / 8e9) + 20 us. */
+double kt_plan_roofline_seconds(const kt_spec *spec, const kt_problem *p);
+
 /* One worker per point: a fork, a backend opened, buffers allocated and freed. */
 #define KT_PLAN_WORKER_SECONDS 0.05
 

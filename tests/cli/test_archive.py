@@ -1,5 +1,6 @@
 """The archive through the binary: provenance in git clones, interruption and --resume,
 'show' and 'compare'."""
+import csv
 import json
 import os
 import shutil
@@ -121,16 +122,20 @@ class ArchiveTest(unittest.TestCase):
         self.assertGreaterEqual(done, 1)
         self.assertLess(done, 4)
         with open(os.path.join(cut, "samples.csv"), "a") as f:
-            f.write("b1/t999,fast,0,0,0,fast,1,0,0\n")  # rows of a point cut short
+            # rows of a point cut short
+            f.write("x,,sim,synthetic,fp32,b1/t999,,,,1,999,fast,0,0,0,candidate,fast,lognormal,"
+                    "1,0,0\n")
         r = run(["run", spec, "--resume", cut], cwd=self.tmp, env=self.env)
         self.assertEqual(r.returncode, p.returncode, r.stderr)
         resumed = validate_result(self, cut)
         self.assertEqual(resumed["status"], "complete")
         with open(os.path.join(cut, "samples.csv")) as f:
-            rows = f.read().splitlines()[1:]
+            rows = list(csv.DictReader(f))
         pairs = sum(c["n_pairs"] for pt in resumed["points"] for c in pt["candidates"])
         self.assertEqual(len(rows), 2 * pairs)
-        self.assertFalse(any(r.startswith("b1/t999") for r in rows))
+        self.assertFalse(any(r["point"] == "b1/t999" for r in rows))
+        # the archive keeps its run id across --resume: every row, old and new, carries it
+        self.assertEqual({r["run_id"] for r in rows}, {resumed["provenance"]["run"]["id"]})
         self.assertEqual(verdicts(resumed), verdicts(load_result(whole)))
         speed = lambda d: [c["speedup"] for pt in d["points"] for c in pt["candidates"]]
         self.assertEqual(speed(resumed), speed(load_result(whole)))

@@ -85,12 +85,13 @@ class InterruptTest(unittest.TestCase):
             f.write(SPEC.format(contexts=contexts))
         return path
 
-    def interrupt(self, spec, when, signals=1):
+    def interrupt(self, spec, when, signals=1, settle=0.0):
+        """Runs 'spec', sends SIGINT 'settle' seconds after the line 'when' (once, or twice
+        in a row), and checks the acknowledgement, the exit and the archive."""
         w = Watched(["run", spec, "-o", self.out])
         started = w.wait_for(when, 300)
         self.assertIsNotNone(started, w.text())
-        if "start-up" in when:
-            time.sleep(0.3)  # inside the inputs and float64 reference of the point
+        time.sleep(settle)
         sent = time.monotonic()
         w.proc.send_signal(signal.SIGINT)
         ack = w.wait_for(r"^interrupt: finishing the current pair; Ctrl-C again to stop now$",
@@ -127,7 +128,8 @@ class InterruptTest(unittest.TestCase):
 
     def test_during_start_up(self):
         spec = self.spec("4096")
-        args, doc = self.interrupt(spec, r"^\[1/1\] .*: start-up")
+        # inside the inputs and float64 reference of the point
+        args, doc = self.interrupt(spec, r"^\[1/1\] .*: start-up", settle=0.3)
         self.assertEqual(doc["points"][0]["stop_reason"], "interrupted")
         self.resume_completes(args, 1)
 
@@ -141,17 +143,23 @@ class InterruptTest(unittest.TestCase):
         self.resume_completes(args, 2)
 
     def test_second_ctrl_c_stops_the_worker_at_once(self):
-        # the baseline sleeps 1 s per call (a signal does not cut it short): after the first
-        # Ctrl-C the worker would finish its pair; the second, sent at once, kills it first
+        # both arms sleep 1 s per call, 2 s a pair (a signal does not cut it short): after the
+        # first Ctrl-C the worker would finish its pair; the second, sent at once, kills it
+        # first. The first waits 0.3 s after "timed pairs" (printed as warmup starts), so the
+        # worker is inside its first pair and the supervisor has read so: a loaded machine
+        # would have to hold the test back some 1.7 s for the pair to end first, and the kill
+        # no longer lands in the instant between the warmup and repetitions steps
         spec = os.path.join(self.tmp, "slow-pair.yaml")
         with open(spec, "w") as f:
             f.write("version: 1\nname: slow-pair\nop: synthetic\nbackend: sim\n"
                     "batch_sizes: [1]\ncontext_lengths: [64]\n"
                     "inputs: {distribution: normal, seed: 7, sets: 1}\n"
                     "baseline: {variant: lognormal, params: {median_us: 100, sleep_us: 1000000}}\n"
-                    "candidates:\n  - {name: c, variant: lognormal, params: {median_us: 80}}\n"
-                    "trials: {warmup: 0, min_repetitions: 6, max_repetitions: 6, order: random}\n")
-        args, doc = self.interrupt(spec, r"^\[1/1\] .*: timed pairs", signals=2)
+                    "candidates:\n  - {name: c, variant: lognormal,\n"
+                    "     params: {median_us: 80, sleep_us: 1000000}}\n"
+                    "trials: {warmup: 0, min_repetitions: 6, max_repetitions: 6, order: random,\n"
+                    "         profile: false}\n")
+        args, doc = self.interrupt(spec, r"^\[1/1\] .*: timed pairs", signals=2, settle=0.3)
         point = doc["points"][0]
         self.assertEqual(point["stop_reason"], "interrupted")
         self.assertIn("interrupted during repetitions", point["error"])

@@ -124,8 +124,12 @@ class ArchiveTest(unittest.TestCase):
             return [json.loads(line)["id"] for line in f]
 
     def test_a_killed_run_is_shown_incomplete(self):
+        # calls of 100 ms: the run lasts seconds; frozen (SIGSTOP) as soon as its first record
+        # exists, it cannot finish while the checks below run, however loaded the machine
+        self.spec = slow_spec(os.path.join(self.tmp, "frozen.yaml"), sleep_us=100000)
         p = start(["run", self.spec, "-o", self.out])
         self.assertTrue(wait_for(lambda: os.path.exists(os.path.join(self.out, "result.json"))))
+        os.killpg(p.pid, signal.SIGSTOP)
         doc = load_result(self.out)
         self.assertEqual(doc["status"], "running")
         self.assertIsNone(doc["decision"])  # no KEEP before anything is measured

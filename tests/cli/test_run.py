@@ -111,8 +111,18 @@ class RunVerdictTest(unittest.TestCase):
         self.assertEqual(len(rows), 2 * pairs)  # one row per timed call
         first = doc["points"][0]["candidates"][0]["pairs"][0]
         row = [r for r in rows if r["point"] == "b1/t64" and r["repetition"] == "0"
-               and r["variant"] == "baseline"][0]
-        self.assertEqual(float(row["ns"]), first[3])  # exact round trip of the double
+               and r["arm"] == "baseline"][0]
+        self.assertEqual(float(row["ns"]), first["baseline_ns"])  # exact round trip
+        # tidy: one column per axis, whose run and code, the arm's role, name and variant
+        self.assertEqual((row["batch_size"], row["context_length"]), ("1", "64"))
+        self.assertEqual(row["model"], "")  # synthetic has no model axis: empty, never 0
+        self.assertEqual((row["backend"], row["op"], row["dtype"]), ("sim", "synthetic", "fp32"))
+        self.assertEqual(row["run_id"], doc["provenance"]["run"]["id"])
+        self.assertEqual(row["commit"], doc["provenance"]["git"]["commit"] or "")
+        self.assertEqual((row["arm_name"], row["variant"]), ("baseline", "lognormal"))
+        cand = [r for r in rows if r["arm"] == "candidate"][0]
+        self.assertEqual(cand["arm_name"], cand["pair_candidate"])
+        self.assertEqual({r["position"] for r in rows}, {"0", "1"})
 
     def test_json_flag_prints_the_result(self):
         spec = sim_spec(os.path.join(self.tmp, "spec.yaml"))
@@ -149,7 +159,7 @@ class RunVerdictTest(unittest.TestCase):
                     p2 = run(["run", spec2, "-o", out + "-allowed"])
                     self.assertEqual(p2.returncode, 0, p2.stdout + p2.stderr)
                 doc = validate_result(self, out)
-                firsts = [q[2] for q in doc["points"][0]["candidates"][0]["pairs"]]
+                firsts = [q["candidate_first"] for q in doc["points"][0]["candidates"][0]["pairs"]]
                 if order == "alternate":
                     self.assertEqual(firsts[:8], [0, 1, 1, 0, 0, 1, 1, 0])
                 else:

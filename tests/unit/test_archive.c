@@ -9,6 +9,7 @@
 
 #include "archive/archive.h"
 #include "archive/run_archive.h"
+#include "util/json.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -255,6 +256,8 @@ static void make_spec(void)
     memset(&spec, 0, sizeof(spec));
     spec.op = kt_op_find("synthetic");
     assert_non_null(spec.op);
+    strcpy(spec.backend, "sim");
+    spec.dtype = KT_DTYPE_FP32;
     const kt_variant *v = kt_variant_find("synthetic", "sim", "lognormal");
     assert_non_null(v);
     kt_arm *arms[2] = {&spec.baseline, &cand_arm};
@@ -311,6 +314,62 @@ static int keep_all(const kt_point_result *p, void *ctx)
     return 1;
 }
 
+/* Pairs are objects with named fields; results written before that (positional 8-arrays)
+ * still read back the same; any other shape is refused. */
+static void test_pairs_named_and_legacy(void **state)
+{
+    (void)state;
+    kt_point_result p;
+    kt_candidate_result c;
+    kt_pair pairs[2];
+    make_spec();
+    make_point(&p, &c, pairs, "b1/t64", 2);
+    pairs[1].throttled = 1;
+    pairs[1].cand_noise = 3;
+    cJSON *json = kt_point_result_to_json(&p, &spec);
+    cJSON *rows = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(json, "candidates"), 0), "pairs");
+    assert_int_equal(cJSON_GetArraySize(rows), 2);
+    const cJSON *q = cJSON_GetArrayItem(rows, 1);
+    assert_true(cJSON_IsObject(q));
+    assert_int_equal(cJSON_GetObjectItemCaseSensitive(q, "repetition")->valueint, 1);
+    assert_int_equal(cJSON_GetObjectItemCaseSensitive(q, "input_set")->valueint, 1);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(q, "candidate_first")));
+    assert_true(kt_json_get_real(q, "baseline_ns", NAN) == 100001.0);
+    assert_true(kt_json_get_real(q, "candidate_ns", NAN) == 80001.0);
+    assert_true(kt_json_get_real(q, "candidate_noise", NAN) == 3.0);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(q, "throttled")));
+
+    kt_point_result back;
+    assert_int_equal(kt_point_result_from_json(&back, json), 0);
+    assert_int_equal(back.cands[0].n_pairs, 2);
+    assert_memory_equal(back.cands[0].pairs, pairs, sizeof(pairs));
+    kt_point_result_free(&back);
+
+    /* the legacy rows: [rep, input_set, candidate_first, base_ns, cand_ns, base_noise,
+     * cand_noise, throttled] */
+    cJSON *legacy = cJSON_CreateArray();
+    for (int i = 0; i < 2; i++) {
+        const kt_pair *x = &pairs[i];
+        const double v[8] = {x->rep,     x->input_set,  x->candidate_first, x->base_ns,
+                             x->cand_ns, x->base_noise, x->cand_noise,      x->throttled};
+        cJSON_AddItemToArray(legacy, cJSON_CreateDoubleArray(v, 8));
+    }
+    cJSON_ReplaceItemInObjectCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(json, "candidates"), 0), "pairs",
+        legacy);
+    assert_int_equal(kt_point_result_from_json(&back, json), 0);
+    assert_int_equal(back.cands[0].n_pairs, 2);
+    assert_memory_equal(back.cands[0].pairs, pairs, sizeof(pairs));
+    kt_point_result_free(&back);
+
+    /* a 7-array is neither */
+    cJSON_DeleteItemFromArray(cJSON_GetArrayItem(legacy, 0), 7);
+    assert_true(kt_point_result_from_json(&back, json) < 0);
+    kt_point_result_free(&back);
+    cJSON_Delete(json);
+}
+
 static void test_points_and_samples(void **state)
 {
     (void)state;
@@ -323,19 +382,33 @@ static void test_points_and_samples(void **state)
     make_point(&p2, &c2, pairs2, "b4/t64", 2);
     c2.verdict = KT_VERDICT_REJECT;
     assert_int_equal(kt_archive_mkdirs(at(dir, "run")), 0);
-    assert_int_equal(kt_run_archive_point(dir, &p1, &spec), 0);
-    assert_int_equal(kt_run_archive_point(dir, &p2, &spec), 0);
+    kt_samples_ids ids = {"20240501T123456Z-0badcafe", "0123abcd"};
+    assert_int_equal(kt_run_archive_point(dir, &p1, &spec, &ids), 0);
+    assert_int_equal(kt_run_archive_point(dir, &p2, &spec, &ids), 0);
 
     snprintf(path, sizeof(path), "%s/samples.csv", dir);
     char *csv = slurp(path);
     /* one header, then two rows (baseline and candidate) per pair */
     assert_int_equal(count_lines(csv), 1 + 2 * 3 + 2 * 2);
-    assert_int_equal(strncmp(csv, "point,candidate,repetition,position,", 36), 0);
-    assert_null(strstr(csv + 1, "\npoint,"));
-    /* pair 1 of b1/t64 ran the candidate first: candidate at position 0, baseline at 1 */
-    assert_non_null(strstr(csv, "b1/t64,fast,1,0,1,fast,80001,"));
-    assert_non_null(strstr(csv, "b1/t64,fast,1,1,1,baseline,100001,"));
-    assert_non_null(strstr(csv, "b1/t64,fast,0,0,0,baseline,100000,"));
+    assert_int_equal(strncmp(csv, KT_SAMPLES_HEADER, strlen(KT_SAMPLES_HEADER)), 0);
+    assert_null(strstr(csv + 1, "\nrun_id,"));
+    /* the run, the code and the axes on every row; synthetic has no model, phase or role:
+     * empty cells. Pair 1 of b1/t64 ran the candidate first: candidate at position 0,
+     * baseline at 1; the baseline row names the baseline, the pair its candidate */
+#define ROW_HEAD "20240501T123456Z-0badcafe,0123abcd,sim,synthetic,fp32,b1/t64,,,,1,64,fast,"
+    assert_non_null(strstr(csv, ROW_HEAD "1,1,0,candidate,fast,lognormal,80001,0,0\n"));
+    assert_non_null(strstr(csv, ROW_HEAD "1,1,1,baseline,baseline,lognormal,100001,0,0\n"));
+    assert_non_null(strstr(csv, ROW_HEAD "0,0,0,baseline,baseline,lognormal,100000,0,0\n"));
+#undef ROW_HEAD
+    free(csv);
+
+    /* rewritten from the points alone: the same bytes */
+    kt_point_result both[2] = {p1, p2};
+    csv = slurp(path);
+    assert_int_equal(kt_run_archive_rewrite_samples(dir, both, 2, &spec, &ids), 0);
+    char *again = slurp(path);
+    assert_string_equal(again, csv);
+    free(again);
     free(csv);
 
     kt_point_result *back = NULL;
@@ -360,7 +433,7 @@ static void test_points_and_samples(void **state)
     const size_t cuts[2] = {strlen(line), 15};
     for (int i = 0; i < 2; i++) {
         assert_int_equal(kt_archive_write(dir, "points.jsonl", "", 0), 0);
-        assert_int_equal(kt_run_archive_point(dir, &p2, &spec), 0);
+        assert_int_equal(kt_run_archive_point(dir, &p2, &spec, &ids), 0);
         assert_int_equal(kt_archive_append(dir, "points.jsonl", line, cuts[i]), 0);
         assert_int_equal(kt_run_archive_load_points(&back, &n, dir, keep_all, NULL), 0);
         assert_int_equal(n, 1);
@@ -443,6 +516,7 @@ int main(void)
         cmocka_unit_test(test_atomic_write),
         cmocka_unit_test(test_append),
         cmocka_unit_test(test_read_file_limits),
+        cmocka_unit_test(test_pairs_named_and_legacy),
         cmocka_unit_test(test_points_and_samples),
         cmocka_unit_test(test_load_result),
         cmocka_unit_test(test_links_not_followed),

@@ -8,6 +8,7 @@
 
 #include "spec/calibrate.h"
 #include "spec/plan.h"
+#include "measure/trial.h"
 
 #include <string.h>
 
@@ -136,11 +137,108 @@ static void test_estimate_and_cap(void **state)
     kt_plan_free(&plan);
     assert_null(plan.point_seconds);
 
-    /* the trial loop stops at max_seconds_per_point, after at most one more pair */
+    /* the trial loop stops at max_seconds_per_point, after at most one more round (a pair
+     * per candidate: the clock is read after each round) */
     s.max_seconds_per_point = 0.01;
     assert_int_equal(kt_plan_estimate(&plan, &s, &m), KT_OK);
-    assert_float_equal(plan.point_seconds[0], up0 + fixed + 0.01 + 180e-6, 1e-12);
+    assert_float_equal(plan.point_seconds[0], up0 + fixed + 0.01 + 330e-6, 1e-12);
     kt_plan_free(&plan);
+    /* but never under min_repetitions rounds */
+    s.max_seconds_per_point = 1e-6;
+    assert_int_equal(kt_plan_estimate(&plan, &s, &m), KT_OK);
+    assert_float_equal(plan.point_seconds[0], up0 + fixed + 10 * 330e-6, 1e-12);
+    kt_plan_free(&plan);
+}
+
+/* Measured arm costs, as kt_calibration_arm gives them; test_measured_costs sets them. */
+static kt_arm_cost fake_cost;
+
+static int fake_costs(kt_arm_cost *out, int *have, const kt_spec *spec)
+{
+    for (size_t k = 0; k <= spec->n_candidates; k++) {
+        out[k] = fake_cost;
+        have[k] = 1;
+    }
+    return 0;
+}
+
+/* The idle estimate of 'm' with 'cost' for every arm, less the one with no cost at all (the
+ * start-up and the worker cancel). */
+static double costed(const kt_spec *s, const kt_matrix *m, kt_arm_cost cost)
+{
+    kt_plan plan;
+    kt_arm_cost none = cost;
+    none.call_s = none.prepare_s = none.scan_s = none.full_s = none.flush_s = none.touch_s = 0;
+    fake_cost = none;
+    assert_int_equal(kt_plan_estimate(&plan, s, m), KT_OK);
+    double zero = plan.idle_seconds;
+    kt_plan_free(&plan);
+    fake_cost = cost;
+    assert_int_equal(kt_plan_estimate(&plan, s, m), KT_OK);
+    double with = plan.idle_seconds;
+    kt_plan_free(&plan);
+    return with - zero;
+}
+
+/* Each measured cost counted where the trial spends it, scaled from the calibration problem
+ * to the point: 3 arms, 3 sets, warmup 3, 200 rounds of 2 pairs, one point. */
+static void test_measured_costs(void **state)
+{
+    (void)state;
+    kt_spec s = sim_spec();
+    s.threads = 1;
+    kt_point pts[1];
+    memset(pts, 0, sizeof(pts));
+    pts[0].batch_size = 1;
+    pts[0].context_length = 1024;
+    strcpy(pts[0].id, "b1/t1024");
+    kt_matrix m = {pts, 1};
+    kt_problem p;
+    assert_int_equal(s.op->shape(&p, &pts[0], s.dtype, s.input_params), KT_OK);
+    double in = (double)kt_tensor_bytes(&p.tensors[0]);
+    double out = (double)kt_tensor_bytes(&p.tensors[p.n_inputs]);
+    assert_int_equal(p.n_inputs + p.n_outputs, 2);
+    /* a calibration problem of half the bytes and half the roofline: everything doubles */
+    kt_arm_cost c = {0};
+    c.roof_s = kt_plan_roofline_seconds(&s, &p) / 2;
+    c.in_bytes = in / 2;
+    c.out_bytes = out / 2;
+    c.busy = 1;
+    kt_plan_use_arm_costs(fake_costs);
+
+    kt_arm_cost x = c;
+    x.flush_s = 1e-3; /* per timed call, only with flush_cache: constant, not scaled */
+    assert_float_equal(costed(&s, &m, x), 0, 1e-12);
+    s.flush_cache = 1;
+    assert_float_equal(costed(&s, &m, x), 200 * 4 * 1e-3, 1e-9);
+
+    x = c;
+    x.full_s = 4e-3; /* 8e-3 here: once per set and arm, then a share of every other call */
+    double per_call = KT_FULL_CHECK_RATE * 8e-3;
+    assert_float_equal(costed(&s, &m, x), 3 * (3 * 8e-3 + 3 * per_call) + 200 * 4 * per_call, 1e-9);
+
+    x = c;
+    x.scan_s = 1e-3; /* 2e-3 here, on every checked call */
+    assert_float_equal(costed(&s, &m, x), 3 * (3 + 3) * 2e-3 + 200 * 4 * 2e-3, 1e-9);
+
+    x = c;
+    x.prepare_s = 1e-3; /* 2e-3 here, once per set and arm */
+    assert_float_equal(costed(&s, &m, x), 3 * 3 * 2e-3, 1e-9);
+
+    x = c;
+    x.touch_s = 1e-3; /* 2e-3 here, once per input set whatever the arms */
+    assert_float_equal(costed(&s, &m, x), 3 * 2e-3, 1e-9);
+
+    x = c;
+    x.call_s = 1e-3; /* 2e-3 here; the profiling pass adds KT_PROFILE_CALLS per arm */
+    double calls = 3 * (3 + 3) + 200 * 4;
+    assert_float_equal(costed(&s, &m, x), calls * 2e-3, 1e-9);
+    s.profile = 1;
+    assert_float_equal(costed(&s, &m, x), (calls + 3 * KT_PROFILE_CALLS) * 2e-3, 1e-9);
+
+    x.busy = 2; /* measured on a host twice as busy as idle */
+    assert_float_equal(costed(&s, &m, x), (calls + 3 * KT_PROFILE_CALLS) * 1e-3, 1e-9);
+    kt_plan_use_arm_costs(NULL);
 }
 
 static void test_unshapeable_point(void **state)
@@ -158,9 +256,8 @@ static void test_unshapeable_point(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_calls_per_point),
-        cmocka_unit_test(test_call_models),
-        cmocka_unit_test(test_estimate_and_cap),
+        cmocka_unit_test(test_calls_per_point),   cmocka_unit_test(test_call_models),
+        cmocka_unit_test(test_estimate_and_cap),  cmocka_unit_test(test_measured_costs),
         cmocka_unit_test(test_unshapeable_point),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

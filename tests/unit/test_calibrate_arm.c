@@ -1,0 +1,153 @@
+/* test_calibrate_arm.c - the arms' costs measured on the calibration problem: every cost
+ * present and plausible for every arm, cached under each arm's key and read back, and no
+ * measurement where there is nothing to measure (not a CPU backend). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "measure/calibrate_arm.h"
+#include "spec/calibrate.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static kt_arm cand;
+
+/* A cpu/gemm spec with one thread: baseline 'blas', candidate 'deterministic'. */
+static kt_spec gemm_spec(void)
+{
+    kt_spec s;
+    memset(&s, 0, sizeof(s));
+    s.op = kt_op_find("gemm");
+    assert_non_null(s.op);
+    strcpy(s.backend, "cpu");
+    s.dtype = KT_DTYPE_FP32;
+    s.threads = 1;
+    s.flush_cache = 1;
+    s.distribution = KT_DIST_NORMAL;
+    kt_param_defaults(s.input_params, s.op->input_params, s.op->n_input_params);
+    s.baseline.variant = kt_variant_find("gemm", "cpu", "blas");
+    assert_non_null(s.baseline.variant);
+    kt_param_defaults(s.baseline.params, s.baseline.variant->params, s.baseline.variant->n_params);
+    strcpy(s.baseline.name, "baseline");
+    memset(&cand, 0, sizeof(cand));
+    cand.variant = kt_variant_find("gemm", "cpu", "deterministic");
+    assert_non_null(cand.variant);
+    kt_param_defaults(cand.params, cand.variant->params, cand.variant->n_params);
+    strcpy(cand.name, "det");
+    s.candidates = &cand;
+    s.n_candidates = 1;
+    return s;
+}
+
+static char cache[PATH_MAX];
+
+/* Every field of 'a' within 1e-12 (relative) of 'b'. */
+static void assert_same_cost(const kt_arm_cost *a, const kt_arm_cost *b)
+{
+    const double x[10] = {a->call_s,  a->roof_s,  a->prepare_s, a->scan_s,    a->full_s,
+                          a->flush_s, a->touch_s, a->in_bytes,  a->out_bytes, a->busy};
+    const double y[10] = {b->call_s,  b->roof_s,  b->prepare_s, b->scan_s,    b->full_s,
+                          b->flush_s, b->touch_s, b->in_bytes,  b->out_bytes, b->busy};
+    for (int i = 0; i < 10; i++)
+        if (fabs(x[i] - y[i]) > 1e-12 * fabs(y[i]))
+            fail_msg("field %d: %.17g, cached %.17g", i, y[i], x[i]);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(cache, sizeof(cache), "/tmp/kt_calibrate_arm.%ld.json", (long)getpid());
+    setenv("KT_CALIBRATION_FILE", cache, 1);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    remove(cache);
+    unsetenv("KT_CALIBRATION_FILE");
+    return 0;
+}
+
+static void test_measured_and_cached(void **state)
+{
+    (void)state;
+    kt_spec s = gemm_spec();
+    kt_arm_cost arms[2], c;
+    int have[2];
+    assert_int_equal(kt_calibration_arms(arms, have, &s), 0);
+    assert_true(have[0] && have[1]);
+    c = arms[0];
+    /* the calibration problem: gate_up at hidden 1024, intermediate 2048, batch 8 */
+    kt_point pt = kt_calibration_point();
+    kt_problem p;
+    assert_int_equal(s.op->shape(&p, &pt, s.dtype, s.input_params), KT_OK);
+    double in, out;
+    kt_plan_io_bytes(&p, &in, &out);
+    for (int k = 0; k < 2; k++) {
+        c = arms[k];
+        assert_true(c.in_bytes == in && c.out_bytes == out);
+        assert_true(c.roof_s == kt_plan_roofline_seconds(&s, &p));
+        /* a 16 MB GEMM takes time, a flush too, and checking outputs and inputs is not free;
+         * none of it can take a minute */
+        const double positive[4] = {c.call_s, c.flush_s, c.scan_s, c.full_s};
+        for (int i = 0; i < 4; i++)
+            assert_true(positive[i] > 0 && positive[i] < 60);
+        assert_true(c.prepare_s >= 0 && c.touch_s >= 0 && c.busy >= 1);
+    }
+    c = arms[0];
+
+    /* cached: the same figures again, without measuring */
+    FILE *f = fopen(cache, "r");
+    assert_non_null(f);
+    char text[8192];
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    assert_non_null(strstr(text, "\"arm/cpu/gemm/fp32/t1/blas"));
+    assert_non_null(strstr(text, "\"arm/cpu/gemm/fp32/t1/deterministic"));
+    kt_arm_cost again[2];
+    assert_int_equal(kt_calibration_arms(again, have, &s), 0);
+    assert_true(have[0] && have[1]);
+    for (int k = 0; k < 2; k++) /* cJSON prints 15 digits when they read back close enough */
+        assert_same_cost(&again[k], &arms[k]);
+    /* another thread count is another entry */
+    s.threads = 2;
+    assert_int_equal(kt_calibration_arms(again, have, &s), 0);
+    f = fopen(cache, "r");
+    n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    assert_non_null(strstr(text, "\"arm/cpu/gemm/fp32/t2/blas"));
+}
+
+static void test_nothing_to_measure(void **state)
+{
+    (void)state;
+    kt_spec s = gemm_spec();
+    kt_arm_cost c[2];
+    int have[2] = {1, 1};
+    strcpy(s.backend, "sim"); /* virtual time: the plan uses the arm's params */
+    assert_int_equal(kt_calibration_arms(c, have, &s), 0);
+    assert_true(!have[0] && !have[1]);
+    have[0] = have[1] = 1;
+    strcpy(s.backend, "cuda"); /* no device to measure on here */
+    assert_int_equal(kt_calibration_arms(c, have, &s), 0);
+    assert_true(!have[0] && !have[1]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_measured_and_cached),
+        cmocka_unit_test(test_nothing_to_measure),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
