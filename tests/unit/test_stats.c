@@ -548,6 +548,21 @@ static void test_large_samples(void **state)
     free(d);
 }
 
+/* DerSimonian-Laird tau^2 against values computed independently with numpy from the
+ * textbook formula. */
+static void test_dl_tau2(void **state)
+{
+    (void)state;
+    const double y[] = {0.1, 0.3, -0.2, 0.05}, v[] = {0.01, 0.02, 0.015, 0.03};
+    assert_true(fabs(kt_stats_dl_tau2(y, v, 4) - 0.025531250000000002) < 1e-15);
+    /* points that agree better than their errors say: Q < P - 1, so 0 */
+    const double close[] = {0.01, 0.012, 0.011};
+    assert_true(kt_stats_dl_tau2(close, v, 3) == 0);
+    assert_true(kt_stats_dl_tau2(y, v, 1) == 0);
+    const double bad_v[] = {0.01, 0};
+    assert_true(isnan(kt_stats_dl_tau2(y, bad_v, 2)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -570,6 +585,7 @@ int main(void)
         cmocka_unit_test(test_two_sample_coverage),
         cmocka_unit_test(test_selection_matches_naive),
         cmocka_unit_test(test_large_samples),
+        cmocka_unit_test(test_dl_tau2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
