@@ -9,17 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Geometric mean of the point speedups with a random-effects interval at the spec's
- * confidence. Each point contributes its HL log speedup y_i and a standard error se_i: its
- * own distribution-free interval's half-width over the normal quantile of that interval's
- * exact coverage (so a point judged at 0.999 is not read as a 95% one). The between-point
- * variance tau^2 is DerSimonian and Laird's moment estimate, max(0, (Q - (P - 1)) /
- * (S1 - S2 / S1)) with Q = sum w_i (y_i - y_w)^2, w_i = 1 / se_i^2. The geomean is
- * exp(mean y_i) with the interval mean +- z sqrt(sum (se_i^2 + tau^2)) / P, z at
- * (1 + confidence) / 2. tau^2 >= 0 only widens the fixed-effects interval, and it widens it
- * exactly when the points disagree more than their own errors explain, which is when a
- * fixed-effects interval misses; docs/statistics.md §3 has the measured rates. Returns the
- * number of points with a finite interval. */
+/* Geometric mean of the point speedups with an interval at the spec's confidence that
+ * covers when either of two intervals around exp(mean y_i) does, because it is the wider of:
+ * - the random-effects interval mean +- z sqrt(sum (se_i^2 + tau^2)) / P: each point's HL log
+ *   speedup y_i with its standard error se_i (its own distribution-free interval's half-width
+ *   over the normal quantile of that interval's exact coverage, so a point judged at 0.999 is
+ *   not read as a 95% one), tau^2 DerSimonian and Laird's between-point variance;
+ * - the t interval from the points' scatter, mean +- t_{P-1} s / sqrt(P), which needs no se_i
+ *   at all (P >= 2).
+ * z and t at (1 + confidence) / 2. docs/statistics.md §3 says why and what it measured. Returns
+ * the number of points with a finite interval. */
 static size_t geomean(kt_candidate_verdict *cv, const kt_run_result *run, size_t k, double conf)
 {
     size_t n = 0;
@@ -38,19 +37,27 @@ static size_t geomean(kt_candidate_verdict *cv, const kt_run_result *run, size_t
         y[n] = log(c->speedup);
         v[n++] = se * se;
     }
-    double sum = 0, var = 0, tau2 = kt_stats_dl_tau2(y, v, n);
+    double sum = 0, var = 0, scatter = 0, tau2 = kt_stats_dl_tau2(y, v, n);
     for (size_t i = 0; i < n; i++) {
         sum += y[i];
         var += v[i] + tau2;
     }
+    double mean = n ? sum / (double)n : NAN;
+    for (size_t i = 0; i < n; i++)
+        scatter += (y[i] - mean) * (y[i] - mean);
     free(y);
     if (n == 0)
         return 0;
-    double z = kt_stats_normal_quantile(0.5 + conf / 2);
-    double mean = sum / (double)n, se = sqrt(var) / (double)n;
+    double half = kt_stats_normal_quantile(0.5 + conf / 2) * sqrt(var) / (double)n;
+    if (n >= 2) {
+        double se_scatter = sqrt(scatter / (double)(n - 1) / (double)n);
+        double t_half = kt_stats_t_quantile(0.5 + conf / 2, (double)(n - 1)) * se_scatter;
+        if (t_half > half)
+            half = t_half;
+    }
     cv->geomean_speedup = exp(mean);
-    cv->geomean_low = exp(mean - z * se);
-    cv->geomean_high = exp(mean + z * se);
+    cv->geomean_low = exp(mean - half);
+    cv->geomean_high = exp(mean + half);
     return n;
 }
 

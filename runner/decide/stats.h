@@ -89,6 +89,12 @@ double kt_stats_mann_whitney_p(const double *a, size_t na, const double *b, size
  * 0 when n < 2; NAN when a v_i is not > 0 or a value is not finite. */
 double kt_stats_dl_tau2(const double *y, const double *v, size_t n);
 
+/* Student t with 'df' > 0 degrees of freedom: the CDF at 't' (from the regularized
+ * incomplete beta function, about 1e-14 absolute) and the quantile at 'p' in (0, 1) (bisection
+ * on the CDF). NAN outside the domain. */
+double kt_stats_t_cdf(double t, double df);
+double kt_stats_t_quantile(double p, double df);
+
 /* Quantile of the standard normal at probability 'p' in (0, 1) (NAN outside), accurate
  * to about 1e-15 relative (Acklam's approximation refined by one Halley step). */
 double kt_stats_normal_quantile(double p);

@@ -5,8 +5,9 @@
  *
  * usage: bench_validity [RUNS_PER_SCENARIO [RUNS_FOR_THE_PAIRS_TABLE]]   (default 400, 400)
  * env:   KT_BENCH_JOBS=N   worker processes (default: the online cores)
- *        KT_BENCH_ONLY=S   run only the sections whose name contains S: "verdicts",
- *                          "compare" or "pairs"
+ *        KT_BENCH_ONLY=S   run only the sections whose name contains S ("verdicts",
+ *                          "compare" or "pairs"), or the verdict scenarios whose name does
+ *                          ("7b." runs the geomean A/A alone)
  * Every rate is printed with its Monte-Carlo standard error sqrt(p (1 - p) / runs); a rate
  * of 0 with the one-sided 95% upper bound 3 / runs instead (the rule of three). */
 #include "decide/aggregate.h"
@@ -356,11 +357,16 @@ int main(int argc, char **argv)
            "spread = lognormal sigma of each call; confidence 0.95; a rate is shown as "
            "rate ± its Monte-Carlo standard error\n",
            runs, power_runs, jobs());
-    if (section("verdicts")) {
+    int all_verdicts = section("verdicts"), any_verdict = all_verdicts;
+    for (size_t i = 0; i < n; i++)
+        any_verdict |= section(scenarios[i].name);
+    if (any_verdict) {
         printf("\nverdicts:\n\n| scenario | target | KEEP | REJECT | INCONCLUSIVE | order warning "
                "| KEEP+REJECT | mean pairs |\n|---|---|---|---|---|---|---|---|\n");
         tally budget = {0}, multi_all = {0};
         for (size_t i = 0; i < n; i++) {
+            if (!all_verdicts && !section(scenarios[i].name))
+                continue;
             tally t = run_scenario(&scenarios[i], runs);
             row(&scenarios[i], &t, runs);
             if (i == multi)
