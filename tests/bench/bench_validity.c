@@ -374,11 +374,13 @@ int main(int argc, char **argv)
             if (i == n - 1)
                 budget = t;
         }
-        char a[48];
-        printf("\n7a: points with a wrong verdict: %s of %d; 9: verdicts at a planned look: "
-               "%.1f%% of %d (mean %.1f pairs)\n",
-               rate(a, sizeof(a), multi_all.points_wrong, 6 * runs), 6 * runs,
-               100.0 * budget.at_look / runs, runs, budget.pairs_sum / runs);
+        if (all_verdicts) {
+            char a[48];
+            printf("\n7a: points with a wrong verdict: %s of %d; 9: verdicts at a planned look: "
+                   "%.1f%% of %d (mean %.1f pairs)\n",
+                   rate(a, sizeof(a), multi_all.points_wrong, 6 * runs), 6 * runs,
+                   100.0 * budget.at_look / runs, runs, budget.pairs_sum / runs);
+        }
     }
 
     if (section("compare")) {
