@@ -394,6 +394,7 @@ int main(int argc, char **argv)
         marg_slow.cand_us = 100 * 1.03;
         compare_scenario("A/A, same seed", &aa, &aa, 0, runs);
         compare_scenario("A/A, other seed", &aa, &aa, 1, runs);
+        compare_scenario("A/A, same seed, every call 3% slower", &aa, &slow, 0, runs);
         compare_scenario("A/A, other seed, every call 3% slower", &aa, &slow, 1, runs);
         compare_scenario("marginal 3% candidate, other seed", &marg, &marg, 1, runs);
         compare_scenario("marginal 3% candidate, other seed, every call 3% slower", &marg,
