@@ -9,18 +9,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Geometric mean of the point speedups with an interval at the spec's confidence. Each
- * point contributes its HL log speedup y_i; its standard error is its own distribution-free
- * interval's half-width over the normal quantile of that interval's exact coverage (so a
- * point judged at 0.999 is not read as a 95% one). The mean of the y_i gets the normal
- * interval mean +- z se, se = sqrt(sum se_i^2) / P, z at (1 + confidence) / 2 (fixed
- * effects: the question is the geomean over these points, not over a population of them).
- * Returns the number of points with a finite interval. */
+/* Geometric mean of the point speedups with an interval at the spec's confidence that
+ * covers when either of two intervals around exp(mean y_i) does, because it is the wider of:
+ * - the random-effects interval mean +- z sqrt(sum (se_i^2 + tau^2)) / P: each point's HL log
+ *   speedup y_i with its standard error se_i (its own distribution-free interval's half-width
+ *   over the normal quantile of that interval's exact coverage, so a point judged at 0.999 is
+ *   not read as a 95% one), tau^2 DerSimonian and Laird's between-point variance;
+ * - the t interval from the points' scatter, mean +- t_{P-1} s / sqrt(P), which needs no se_i
+ *   at all (P >= 2).
+ * z and t at (1 + confidence) / 2. docs/statistics.md §3 says why and what it measured. Returns
+ * the number of points with a finite interval. */
 static size_t geomean(kt_candidate_verdict *cv, const kt_run_result *run, size_t k, double conf)
 {
-    double sum = 0, var = 0;
     size_t n = 0;
     cv->geomean_speedup = cv->geomean_low = cv->geomean_high = NAN;
+    double *y = malloc(2 * (run->n_points ? run->n_points : 1) * sizeof(*y)),
+           *v = y + run->n_points;
+    if (!y)
+        return 0;
     for (size_t i = 0; i < run->n_points; i++) {
         const kt_candidate_result *c = &run->points[i].cands[k];
         if (!(c->speedup > 0) || !(c->ci_low > 0) || !isfinite(c->ci_high) ||
@@ -28,17 +34,30 @@ static size_t geomean(kt_candidate_verdict *cv, const kt_run_result *run, size_t
             continue;
         double zi = kt_stats_normal_quantile(0.5 + c->shift.achieved / 2);
         double se = (log(c->ci_high) - log(c->ci_low)) / (2 * zi);
-        sum += log(c->speedup);
-        var += se * se;
-        n++;
+        y[n] = log(c->speedup);
+        v[n++] = se * se;
     }
+    double sum = 0, var = 0, scatter = 0, tau2 = kt_stats_dl_tau2(y, v, n);
+    for (size_t i = 0; i < n; i++) {
+        sum += y[i];
+        var += v[i] + tau2;
+    }
+    double mean = n ? sum / (double)n : NAN;
+    for (size_t i = 0; i < n; i++)
+        scatter += (y[i] - mean) * (y[i] - mean);
+    free(y);
     if (n == 0)
         return 0;
-    double z = kt_stats_normal_quantile(0.5 + conf / 2);
-    double mean = sum / (double)n, se = sqrt(var) / (double)n;
+    double half = kt_stats_normal_quantile(0.5 + conf / 2) * sqrt(var) / (double)n;
+    if (n >= 2) {
+        double se_scatter = sqrt(scatter / (double)(n - 1) / (double)n);
+        double t_half = kt_stats_t_quantile(0.5 + conf / 2, (double)(n - 1)) * se_scatter;
+        if (t_half > half)
+            half = t_half;
+    }
     cv->geomean_speedup = exp(mean);
-    cv->geomean_low = exp(mean - z * se);
-    cv->geomean_high = exp(mean + z * se);
+    cv->geomean_low = exp(mean - half);
+    cv->geomean_high = exp(mean + half);
     return n;
 }
 

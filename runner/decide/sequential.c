@@ -25,30 +25,58 @@ static double spend(kt_spending s, double alpha, double t)
     if (t >= 1)
         return alpha;
     switch (s) {
+    case KT_SPEND_HSD:
+        return alpha * (1.0 - exp(-KT_HSD_GAMMA * t)) / (1.0 - exp(-KT_HSD_GAMMA));
     case KT_SPEND_OBRIEN_FLEMING:
         return 2.0 - 2.0 * norm_cdf(kt_stats_normal_quantile(1.0 - alpha / 2.0) / sqrt(t));
     case KT_SPEND_POCOCK:
+    case KT_SPEND_POCOCK_SPARSE:
     default:
         return alpha * log(1.0 + (M_E - 1.0) * t);
     }
 }
 
-int kt_trial_looks(int *looks, int max_looks, int min_reps, int max_reps)
+static void clamp_reps(int *min_reps, int *max_reps)
 {
-    int n = 0;
-    if (max_reps < 1)
-        max_reps = 1;
-    if (min_reps < 1)
-        min_reps = 1;
-    if (min_reps > max_reps)
-        min_reps = max_reps;
-    for (double x = min_reps; n < max_looks - 1 && (int)ceil(x) < max_reps; x *= 1.5) {
+    if (*max_reps < 1)
+        *max_reps = 1;
+    if (*min_reps < 1)
+        *min_reps = 1;
+    if (*min_reps > *max_reps)
+        *min_reps = *max_reps;
+}
+
+/* Appends ceil(x), ceil(x f), ... below max_reps to 'looks' (skipping repeats), then max. */
+static int geometric(int *looks, int n, int max_looks, double x, double f, int max_reps)
+{
+    for (; n < max_looks - 1 && (int)ceil(x) < max_reps; x *= f) {
         int v = (int)ceil(x);
         if (n == 0 || v > looks[n - 1])
             looks[n++] = v;
     }
     looks[n++] = max_reps;
     return n;
+}
+
+int kt_trial_looks_sparse(int *looks, int max_looks, int min_reps, int max_reps)
+{
+    clamp_reps(&min_reps, &max_reps);
+    return geometric(looks, 0, max_looks, min_reps, 1.5, max_reps);
+}
+
+int kt_trial_looks(int *looks, int max_looks, int min_reps, int max_reps)
+{
+    clamp_reps(&min_reps, &max_reps);
+    int n = 0, dense_end = min_reps * 2 < min_reps + 15 ? min_reps * 2 : min_reps + 15;
+    for (int v = min_reps; v <= dense_end && v < max_reps && n < max_looks - 1; v++)
+        looks[n++] = v;
+    double next = n ? looks[n - 1] * 1.2 : min_reps;
+    return geometric(looks, n, max_looks, next, 1.2, max_reps);
+}
+
+static int sparse_schedule(kt_spending s)
+{
+    return s == KT_SPEND_POCOCK_SPARSE || s == KT_SPEND_BONFERRONI;
 }
 
 int kt_design_min_pairs(double confidence)
@@ -153,14 +181,51 @@ static void boundaries(kt_design *d, const int *use)
     free(g);
 }
 
+static int plan(kt_design *d, int min_reps, int max_reps, double alpha, kt_spending spending);
+
+/* Designs already planned by this thread: every point of a run, and every run of the
+ * validity benchmark, asks for the same few, and planning one costs milliseconds. */
+#define CACHE 8
+static _Thread_local struct {
+    int min_reps, max_reps, used;
+    double alpha;
+    kt_spending spending;
+    kt_design d;
+} cache[CACHE];
+static _Thread_local int cache_next;
+
 int kt_design_plan(kt_design *d, int min_reps, int max_reps, double alpha, kt_spending spending)
+{
+    for (int i = 0; i < CACHE; i++) {
+        if (cache[i].used && cache[i].min_reps == min_reps && cache[i].max_reps == max_reps &&
+            cache[i].alpha == alpha && cache[i].spending == spending) {
+            *d = cache[i].d;
+            return 0;
+        }
+    }
+    int err = plan(d, min_reps, max_reps, alpha, spending);
+    if (err == 0) {
+        int i = cache_next++ % CACHE;
+        cache[i].min_reps = min_reps;
+        cache[i].max_reps = max_reps;
+        cache[i].alpha = alpha;
+        cache[i].spending = spending;
+        cache[i].d = *d;
+        cache[i].used = 1;
+    }
+    return err;
+}
+
+static int plan(kt_design *d, int min_reps, int max_reps, double alpha, kt_spending spending)
 {
     memset(d, 0, sizeof(*d));
     if (!(alpha > 0 && alpha < 1))
         return kt_error_code(KT_EINVAL, "error budget %g is not in (0, 1)", alpha);
     d->alpha = alpha;
     d->spending = spending;
-    d->n_looks = kt_trial_looks(d->looks, KT_LIMIT_LOOKS, min_reps, max_reps);
+    d->n_looks = sparse_schedule(spending)
+                     ? kt_trial_looks_sparse(d->looks, KT_LIMIT_LOOKS, min_reps, max_reps)
+                     : kt_trial_looks(d->looks, KT_LIMIT_LOOKS, min_reps, max_reps);
     int use[KT_LIMIT_LOOKS];
     for (int k = 0; k < d->n_looks; k++)
         use[k] = 1;

@@ -13,15 +13,26 @@
 #include "spec/spec.h"
 #include "util/limits.h"
 
+/* A design is a spending function and a look schedule. The default (0) is the one every
+ * run uses; the others are kept so that bench_validity can show what the default gains. */
 typedef enum {
-    KT_SPEND_POCOCK = 0, /* alpha ln(1 + (e - 1) t): spends early, the fewest pairs on average */
-    KT_SPEND_OBRIEN_FLEMING, /* 2 - 2 Phi(z / sqrt(t)): keeps almost all for the last look */
-    KT_SPEND_BONFERRONI      /* alpha / L per look: the old design, kept for comparison */
+    KT_SPEND_HSD = 0,        /* Hwang-Shih-DeCani, gamma KT_HSD_GAMMA, dense looks: the default */
+    KT_SPEND_POCOCK,         /* alpha ln(1 + (e - 1) t), dense looks */
+    KT_SPEND_OBRIEN_FLEMING, /* 2 - 2 Phi(z / sqrt(t)), dense looks */
+    KT_SPEND_POCOCK_SPARSE,  /* Pocock-type on the x1.5 looks: the previous default */
+    KT_SPEND_BONFERRONI      /* alpha / L per look on the x1.5 looks: the first design */
 } kt_spending;
 
-/* The look schedule from min to max repetitions (geometric, factor 1.5, always ending at
- * max). Returns the number of looks written into 'looks'. */
+/* The gamma of the default Hwang-Shih-DeCani spending function
+ * alpha (1 - exp(-gamma t)) / (1 - exp(-gamma)); docs/statistics.md says why this value. */
+#define KT_HSD_GAMMA 1.0
+
+/* The look schedule of the default designs, from min to max repetitions: a look after every
+ * pair from min up to 2 min (at most 16 such looks), then geometric with factor 1.2, always
+ * ending at max. Returns the number of looks written into 'looks' (at most 'max_looks'). */
 int kt_trial_looks(int *looks, int max_looks, int min_reps, int max_reps);
+/* The older schedule: geometric from min with factor 1.5, always ending at max. */
+int kt_trial_looks_sparse(int *looks, int max_looks, int min_reps, int max_reps);
 
 typedef struct kt_design {
     int n_looks;                       /* planned looks (the schedule) */
@@ -33,7 +44,7 @@ typedef struct kt_design {
     kt_spending spending;
 } kt_design;
 
-/* Plans looks from 'min_reps' to 'max_reps' (kt_trial_looks' geometric schedule) with
+/* Plans looks from 'min_reps' to 'max_reps' (the schedule of 'spending') with
  * error budget 'alpha' in (0, 1). A look whose pairs cannot give a finite signed-rank
  * interval at its level takes no budget (it is dropped and its share moves to the next).
  * Returns 0, or KT_EINVAL with a message when no look can decide at all. */

@@ -83,6 +83,18 @@ double kt_stats_wilcoxon_p_opt(const double *d, size_t n, int continuity, int *e
  * Either sample empty or a NaN: NAN. */
 double kt_stats_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb);
 
+/* DerSimonian-Laird moment estimate of the between-study variance of 'n' estimates 'y' with
+ * within-study variances 'v' (all > 0): max(0, (Q - (n - 1)) / (S1 - S2 / S1)) where
+ * w_i = 1 / v_i, S1 = sum w_i, S2 = sum w_i^2 and Q = sum w_i (y_i - sum w_i y_i / S1)^2.
+ * 0 when n < 2; NAN when a v_i is not > 0 or a value is not finite. */
+double kt_stats_dl_tau2(const double *y, const double *v, size_t n);
+
+/* Student t with 'df' > 0 degrees of freedom: the CDF at 't' (from the regularized
+ * incomplete beta function, about 1e-14 absolute) and the quantile at 'p' in (0, 1) (bisection
+ * on the CDF). NAN outside the domain. */
+double kt_stats_t_cdf(double t, double df);
+double kt_stats_t_quantile(double p, double df);
+
 /* Quantile of the standard normal at probability 'p' in (0, 1) (NAN outside), accurate
  * to about 1e-15 relative (Acklam's approximation refined by one Halley step). */
 double kt_stats_normal_quantile(double p);

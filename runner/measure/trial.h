@@ -120,7 +120,7 @@ typedef struct kt_trial_hooks {
     volatile int *interrupted;
     int quick;      /* --quick: cap repetitions */
     int no_profile; /* --no-profile: skip the profiling pass whatever the spec says */
-    /* How the looks spend the error budget (0, the default: Pocock-type spending; the
+    /* How the looks spend the error budget (0, the default: Hwang-Shih-DeCani on dense looks; the
      * validity benchmark sets the others to compare). */
     kt_spending spending;
 } kt_trial_hooks;

@@ -900,7 +900,7 @@ static void check_design(mctx *c, const kt_spec *spec)
 {
     kt_design d;
     if (kt_design_plan(&d, spec->min_repetitions, spec->max_repetitions,
-                       kt_design_point_alpha(spec), KT_SPEND_POCOCK) == 0)
+                       kt_design_point_alpha(spec), KT_SPEND_HSD) == 0)
         return;
     const char *path = "trials.max_repetitions";
     const kt_node *at = kt_node_at_path(spec->root, path);

@@ -3,9 +3,17 @@
  * scenario, how often each verdict came out. The README and docs/statistics.md keep the
  * tables.
  *
- * usage: bench_validity [RUNS_PER_SCENARIO [RUNS_FOR_THE_PAIRS_TABLE]]   (default 400, 400) */
+ * usage: bench_validity [RUNS_PER_SCENARIO [RUNS_FOR_THE_PAIRS_TABLE]]   (default 400, 400)
+ * env:   KT_BENCH_JOBS=N   worker processes (default: the online cores)
+ *        KT_BENCH_ONLY=S   run only the sections whose name contains S ("verdicts",
+ *                          "compare" or "pairs"), or the verdict scenarios whose name does
+ *                          ("7b." runs the geomean A/A alone)
+ * Every rate is printed with its Monte-Carlo standard error sqrt(p (1 - p) / runs); a rate
+ * of 0 with the one-sided 95% upper bound 3 / runs instead (the rule of three). */
 #include "decide/aggregate.h"
 #include "decide/compare.h"
+#include "decide/sequential.h"
+#include "decide/stats.h"
 #include "measure/trial.h"
 #include "measure/worker.h"
 #include "spec/matrix.h"
@@ -15,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 typedef struct scenario {
     const char *name;
@@ -31,9 +41,88 @@ typedef struct scenario {
 } scenario;
 
 typedef struct tally {
-    int keep, reject, inconclusive, order_warnings, points_wrong, at_look;
-    double pairs_sum;
+    int keep, reject, inconclusive, order_warnings, points_wrong, at_look, regressions, flips;
+    double pairs_sum, pairs_sq;
 } tally;
+
+static void tally_add(tally *a, const tally *b)
+{
+    a->keep += b->keep;
+    a->reject += b->reject;
+    a->inconclusive += b->inconclusive;
+    a->order_warnings += b->order_warnings;
+    a->points_wrong += b->points_wrong;
+    a->at_look += b->at_look;
+    a->regressions += b->regressions;
+    a->flips += b->flips;
+    a->pairs_sum += b->pairs_sum;
+    a->pairs_sq += b->pairs_sq;
+}
+
+/* "12.50% ± 1.65" (the Monte-Carlo standard error), or "0% (< 0.75)" for no event. */
+static const char *rate(char *buf, size_t size, int events, int runs)
+{
+    double p = (double)events / runs;
+    if (events == 0)
+        snprintf(buf, size, "0%% (< %.2g%%)", 300.0 / runs);
+    else
+        snprintf(buf, size, "%.2f%% ± %.2f", 100 * p, 100 * sqrt(p * (1 - p) / runs));
+    return buf;
+}
+
+typedef int (*experiment_fn)(tally *t, const void *ctx, int i);
+
+static int jobs(void)
+{
+    const char *e = getenv("KT_BENCH_JOBS");
+    long n = e ? atol(e) : sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
+/* Runs experiments 0..runs-1 of 'fn' in forked workers (experiment i in worker i mod J) and
+ * sums their tallies; any failure exits the benchmark. */
+static tally run_parallel(experiment_fn fn, const void *ctx, int runs, const char *name)
+{
+    int J = jobs(), fds[64];
+    pid_t pids[64];
+    tally sum = {0};
+    if (J > runs)
+        J = runs;
+    fflush(stdout); /* or the workers would print it again */
+    for (int j = 0; j < J; j++) {
+        int p[2];
+        if (pipe(p) < 0 || (pids[j] = fork()) < 0) {
+            perror("bench_validity: fork");
+            exit(1);
+        }
+        if (pids[j] == 0) {
+            close(p[0]);
+            tally t = {0};
+            for (int i = j; i < runs; i += J)
+                if (fn(&t, ctx, i) < 0)
+                    _exit(1);
+            _exit(write(p[1], &t, sizeof(t)) == (ssize_t)sizeof(t) ? 0 : 1);
+        }
+        close(p[1]);
+        fds[j] = p[0];
+    }
+    int failed = 0;
+    for (int j = 0; j < J; j++) {
+        tally t;
+        int status;
+        failed |= read(fds[j], &t, sizeof(t)) != (ssize_t)sizeof(t);
+        close(fds[j]);
+        waitpid(pids[j], &status, 0);
+        failed |= !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+        if (!failed)
+            tally_add(&sum, &t);
+    }
+    if (failed) {
+        fprintf(stderr, "bench_validity: scenario '%s' failed to run\n", name);
+        exit(1);
+    }
+    return sum;
+}
 
 /* One experiment: every point of the scenario's matrix, aggregated. 'keep_run' (optional)
  * receives the run for a later compare; the caller frees it. */
@@ -67,6 +156,7 @@ static int run_one(tally *t, const scenario *s, uint64_t seed, kt_run_result *ke
     kt_run_result run;
     memset(&run, 0, sizeof(run));
     int rc = -1;
+    double pairs = 0;
     if (kt_spec_parse(&spec, "validity.yaml", yaml, strlen(yaml), NULL, &diag) < 0) {
         kt_diag_print(&diag, stderr);
         goto done;
@@ -86,14 +176,17 @@ static int run_one(tally *t, const scenario *s, uint64_t seed, kt_run_result *ke
         if (err < 0)
             goto done;
         const kt_candidate_result *c = &run.points[i].cands[0];
-        t->pairs_sum += (double)c->n_pairs / (double)m->n;
+        pairs += (double)c->n_pairs / (double)m->n;
         t->order_warnings += c->order_warning;
         t->points_wrong += c->verdict != KT_VERDICT_INCONCLUSIVE;
-        int looks[KT_LIMIT_LOOKS],
-            nl = kt_trial_looks(looks, KT_LIMIT_LOOKS, s->min_reps, s->max_reps);
-        for (int l = 0; l < nl; l++)
-            t->at_look += looks[l] == (int)c->n_pairs;
+        kt_design d;
+        if (kt_design_plan(&d, s->min_reps, s->max_reps, kt_design_point_alpha(spec),
+                           s->spending) == 0)
+            for (int l = 0; l < d.n_looks; l++)
+                t->at_look += d.looks[l] == (int)c->n_pairs;
     }
+    t->pairs_sum += pairs;
+    t->pairs_sq += pairs * pairs;
     if (kt_run_aggregate(&run, spec) < 0)
         goto done;
     t->keep += run.cands[0].verdict == KT_VERDICT_KEEP;
@@ -115,22 +208,23 @@ static uint64_t seed_of(int i)
     return 1000003ull * (uint64_t)(i + 1);
 }
 
+static int scenario_experiment(tally *t, const void *ctx, int i)
+{
+    return run_one(t, ctx, seed_of(i), NULL);
+}
+
 static tally run_scenario(const scenario *s, int runs)
 {
-    tally t = {0};
-    for (int i = 0; i < runs; i++)
-        if (run_one(&t, s, seed_of(i), NULL) < 0) {
-            fprintf(stderr, "bench_validity: scenario '%s' failed to run\n", s->name);
-            exit(1);
-        }
-    return t;
+    return run_parallel(scenario_experiment, s, runs, s->name);
 }
 
 static void row(const scenario *s, const tally *t, int runs)
 {
-    printf("| %s | %s | %.1f%% | %.1f%% | %.1f%% | %.1f%% | %.1f |\n", s->name, s->expect,
-           100.0 * t->keep / runs, 100.0 * t->reject / runs, 100.0 * t->inconclusive / runs,
-           100.0 * t->order_warnings / runs, t->pairs_sum / runs);
+    char k[48], r[48], wrong[48];
+    printf("| %s | %s | %s | %s | %.1f%% | %.1f%% | %s | %.1f |\n", s->name, s->expect,
+           rate(k, sizeof(k), t->keep, runs), rate(r, sizeof(r), t->reject, runs),
+           100.0 * t->inconclusive / runs, 100.0 * t->order_warnings / runs,
+           rate(wrong, sizeof(wrong), t->keep + t->reject, runs), t->pairs_sum / runs);
 }
 
 /* The common case: 100 us against 100 us, spread 0.05, random order, looks 10..200. */
@@ -149,28 +243,56 @@ static scenario base(const char *name, const char *expect)
     return s;
 }
 
-/* compare on reruns: OLD with seed i, NEW with 'new_seed(i)' and NEW's times scaled. */
+typedef struct rerun {
+    const scenario *old_s, *new_s;
+    int other_seed;
+} rerun;
+
+/* compare on reruns: OLD with seed i, NEW (its own times) with seed i or another one. */
+static int rerun_experiment(tally *t, const void *ctx, int i)
+{
+    const rerun *r = ctx;
+    kt_run_result a, b;
+    tally ignore = {0};
+    if (run_one(&ignore, r->old_s, seed_of(i), &a) < 0)
+        return -1;
+    if (run_one(&ignore, r->new_s, r->other_seed ? seed_of(i) ^ 0x5eedull : seed_of(i), &b) < 0) {
+        kt_run_result_free(&a);
+        return -1;
+    }
+    kt_speed_change sc;
+    const kt_candidate_result *co = &a.points[0].cands[0], *cn = &b.points[0].cands[0];
+    kt_compare_candidate(&sc, co, cn, 0.95, 0.01);
+    t->regressions += sc.regression;
+    t->flips += co->verdict == KT_VERDICT_KEEP && cn->verdict != KT_VERDICT_KEEP;
+    kt_run_result_free(&a);
+    kt_run_result_free(&b);
+    return 0;
+}
+
 static void compare_scenario(const char *name, const scenario *old_s, const scenario *new_s,
                              int other_seed, int runs)
 {
-    int regressions = 0, flips = 0;
-    for (int i = 0; i < runs; i++) {
-        kt_run_result a, b;
-        tally t = {0};
-        if (run_one(&t, old_s, seed_of(i), &a) < 0 ||
-            run_one(&t, new_s, other_seed ? seed_of(i) ^ 0x5eedull : seed_of(i), &b) < 0) {
-            fprintf(stderr, "bench_validity: compare scenario '%s' failed\n", name);
-            exit(1);
-        }
-        kt_speed_change sc;
-        const kt_candidate_result *co = &a.points[0].cands[0], *cn = &b.points[0].cands[0];
-        kt_compare_candidate(&sc, co, cn, 0.95, 0.01);
-        regressions += sc.regression;
-        flips += co->verdict == KT_VERDICT_KEEP && cn->verdict != KT_VERDICT_KEEP;
-        kt_run_result_free(&a);
-        kt_run_result_free(&b);
-    }
-    printf("| %s | %.1f%% | %.1f%% |\n", name, 100.0 * regressions / runs, 100.0 * flips / runs);
+    rerun r = {old_s, new_s, other_seed};
+    tally t = run_parallel(rerun_experiment, &r, runs, name);
+    char a[48], b[48];
+    printf("| %s | %s | %s |\n", name, rate(a, sizeof(a), t.regressions, runs),
+           rate(b, sizeof(b), t.flips, runs));
+}
+
+/* Fixed n of the normal power model for a two-sided test at level 0.05 and power 'p' on
+ * paired log ratios with mean 'delta' and sd 'sd', scaled by 1 / ARE = pi / 3 (the signed-rank
+ * test needs that many more pairs than the t test on normal data). */
+static double model_fixed_n(double p, double delta, double sd)
+{
+    double z = kt_stats_normal_quantile(0.975) + kt_stats_normal_quantile(p);
+    return M_PI / 3 * (z * sd / delta) * (z * sd / delta);
+}
+
+static int section(const char *name)
+{
+    const char *only = getenv("KT_BENCH_ONLY");
+    return !only || !*only || strstr(name, only);
 }
 
 /* Fixed n that reaches the KEEP rate 'power', by linear interpolation over a sweep. */
@@ -231,75 +353,97 @@ int main(int argc, char **argv)
     scenarios[n] = base("9. A/A, time budget runs out between looks", aa_target);
     scenarios[n].sleep_us = 40;
     scenarios[n++].max_seconds = 0.0025;
-    printf("%d simulated experiments per scenario; spread = lognormal sigma of each call; "
-           "confidence 0.95\n\n",
-           runs);
-    printf("| scenario | target | KEEP | REJECT | INCONCLUSIVE | order warning | mean pairs |\n");
-    printf("|---|---|---|---|---|---|---|\n");
-    tally budget = {0}, multi_all = {0};
-    for (size_t i = 0; i < n; i++) {
-        tally t = run_scenario(&scenarios[i], runs);
-        row(&scenarios[i], &t, runs);
-        if (i == multi)
-            multi_all = t;
-        if (i == n - 1)
-            budget = t;
+    printf("%d simulated experiments per scenario (%d for the pairs table), %d workers; "
+           "spread = lognormal sigma of each call; confidence 0.95; a rate is shown as "
+           "rate ± its Monte-Carlo standard error\n",
+           runs, power_runs, jobs());
+    int all_verdicts = section("verdicts"), any_verdict = all_verdicts;
+    for (size_t i = 0; i < n; i++)
+        any_verdict |= section(scenarios[i].name);
+    if (any_verdict) {
+        printf("\nverdicts:\n\n| scenario | target | KEEP | REJECT | INCONCLUSIVE | order warning "
+               "| KEEP+REJECT | mean pairs |\n|---|---|---|---|---|---|---|---|\n");
+        tally budget = {0}, multi_all = {0};
+        for (size_t i = 0; i < n; i++) {
+            if (!all_verdicts && !section(scenarios[i].name))
+                continue;
+            tally t = run_scenario(&scenarios[i], runs);
+            row(&scenarios[i], &t, runs);
+            if (i == multi)
+                multi_all = t;
+            if (i == n - 1)
+                budget = t;
+        }
+        if (all_verdicts) {
+            char a[48];
+            printf("\n7a: points with a wrong verdict: %s of %d; 9: verdicts at a planned look: "
+                   "%.1f%% of %d (mean %.1f pairs)\n",
+                   rate(a, sizeof(a), multi_all.points_wrong, 6 * runs), 6 * runs,
+                   100.0 * budget.at_look / runs, runs, budget.pairs_sum / runs);
+        }
     }
-    printf("\n7a: points with a wrong verdict: %.2f%% of %d; 9: verdicts at a planned look: "
-           "%.1f%% of %d (mean %.1f pairs)\n",
-           100.0 * multi_all.points_wrong / (6.0 * runs), 6 * runs, 100.0 * budget.at_look / runs,
-           runs, budget.pairs_sum / runs);
 
-    /* 10. compare on A/A reruns */
-    printf("\n10. compare on reruns of unchanged code (threshold 1%%, 95%%), one point:\n\n");
-    printf("| rerun | false regressions | KEEP that became something else |\n|---|---|---|\n");
-    scenario aa = base("aa", ""), marg = aa, slow = aa, marg_slow;
-    marg.base_us = 103;
-    marg_slow = marg;
-    slow.base_us = slow.cand_us = 103;
-    marg_slow.base_us = 103 * 1.03;
-    marg_slow.cand_us = 100 * 1.03;
-    compare_scenario("A/A, same seed", &aa, &aa, 0, runs);
-    compare_scenario("A/A, other seed", &aa, &aa, 1, runs);
-    compare_scenario("A/A, other seed, every call 3% slower", &aa, &slow, 1, runs);
-    compare_scenario("marginal 3% candidate, other seed", &marg, &marg, 1, runs);
-    compare_scenario("marginal 3% candidate, other seed, every call 3% slower", &marg, &marg_slow,
-                     1, runs);
+    if (section("compare")) {
+        printf("\ncompare on reruns of unchanged code (threshold 1%%, 95%%), one point:\n\n");
+        printf("| rerun | false regressions | KEEP that became something else |\n|---|---|---|\n");
+        scenario aa = base("aa", ""), marg = aa, slow = aa, marg_slow;
+        marg.base_us = 103;
+        marg_slow = marg;
+        slow.base_us = slow.cand_us = 103;
+        marg_slow.base_us = 103 * 1.03;
+        marg_slow.cand_us = 100 * 1.03;
+        compare_scenario("A/A, same seed", &aa, &aa, 0, runs);
+        compare_scenario("A/A, other seed", &aa, &aa, 1, runs);
+        compare_scenario("A/A, same seed, every call 3% slower", &aa, &slow, 0, runs);
+        compare_scenario("A/A, other seed, every call 3% slower", &aa, &slow, 1, runs);
+        compare_scenario("marginal 3% candidate, other seed", &marg, &marg, 1, runs);
+        compare_scenario("marginal 3% candidate, other seed, every call 3% slower", &marg,
+                         &marg_slow, 1, runs);
+    }
 
-    /* 6. sequential designs against fixed-n designs */
-    printf("\n6. (%d experiments per row) pairs to a verdict, spread 0.05: the spending design "
-           "(Pocock-type), the old "
-           "Bonferroni split, and fixed-n designs (one look):\n\n",
+    if (!section("pairs"))
+        return 0;
+    printf("\npairs to a verdict, spread 0.05, looks from 10 to 200, %d experiments per row. "
+           "'/ fixed n' divides the mean pairs by the fixed n that reaches the same KEEP rate: "
+           "simulated (the sweep below, interpolated) and from the normal power model "
+           "(pi/3 ((z_0.975 + z_power) sd / delta)^2, power capped at 1 - 1/(2 runs)):\n\n",
            power_runs);
-    printf("| true speedup | design | KEEP | mean pairs | / fixed n at the same KEEP rate |\n"
-           "|---|---|---|---|---|\n");
+    printf("| true speedup | design | KEEP | mean pairs | / fixed n (sim) | / fixed n (model) |\n"
+           "|---|---|---|---|---|---|\n");
     static const double speedups[] = {1.10, 1.03};
-    static const int fixed[2][7] = {{6, 8, 10, 12, 15, 20, 25}, {40, 60, 80, 100, 120, 140, 160}};
+    enum { SWEEP = 11 };
+    static const int fixed[2][SWEEP] = {{6, 7, 8, 9, 10, 11, 12, 14, 16, 20, 25},
+                                        {40, 60, 80, 100, 120, 140, 160, 180, 200, 240, 300}};
+    static const kt_spending designs[] = {KT_SPEND_HSD, KT_SPEND_POCOCK, KT_SPEND_OBRIEN_FLEMING,
+                                          KT_SPEND_POCOCK_SPARSE, KT_SPEND_BONFERRONI};
+    static const char *const names[] = {
+        "Hwang-Shih-DeCani, dense looks (default)", "Pocock-type, dense looks",
+        "O'Brien-Fleming-type, dense looks", "Pocock-type, x1.5 looks (previous default)",
+        "Bonferroni over x1.5 looks (first design)"};
     for (int e = 0; e < 2; e++) {
         scenario s = base("power", "");
         s.base_us = 100 * speedups[e];
-        double keep[7];
-        for (int i = 0; i < 7; i++) {
+        double keep[SWEEP], delta = log(speedups[e]), sd = 0.05 * sqrt(2.0);
+        for (int i = 0; i < SWEEP; i++) {
             scenario f = s;
             f.min_reps = f.max_reps = fixed[e][i];
             tally t = run_scenario(&f, power_runs);
             keep[i] = (double)t.keep / power_runs;
         }
-        static const kt_spending designs[] = {KT_SPEND_POCOCK, KT_SPEND_OBRIEN_FLEMING,
-                                              KT_SPEND_BONFERRONI};
-        static const char *const names[] = {"spending, Pocock-type (default)",
-                                            "spending, O'Brien-Fleming-type",
-                                            "Bonferroni over looks (old)"};
-        for (int d = 0; d < 3; d++) {
+        for (int d = 0; d < 5; d++) {
             s.spending = designs[d];
             tally t = run_scenario(&s, power_runs);
-            double p = (double)t.keep / power_runs, need = fixed_n_for(p, fixed[e], keep, 7);
-            printf("| %.2f | %s, looks 10..200 | %.1f%% | %.1f | %.2f (fixed n = %.0f) |\n",
-                   speedups[e], names[d], 100 * p, t.pairs_sum / runs, t.pairs_sum / runs / need,
-                   need);
+            double p = (double)t.keep / power_runs, need = fixed_n_for(p, fixed[e], keep, SWEEP);
+            double cap = p < 1 - 0.5 / power_runs ? p : 1 - 0.5 / power_runs;
+            double model = model_fixed_n(cap, delta, sd), mean = t.pairs_sum / power_runs;
+            double se = sqrt((t.pairs_sq / power_runs - mean * mean) / power_runs);
+            char k[48];
+            printf("| %.2f | %s | %s | %.1f ± %.1f | %.2f (n = %.1f) | %.2f (n = %.1f) |\n",
+                   speedups[e], names[d], rate(k, sizeof(k), t.keep, power_runs), mean, se,
+                   mean / need, need, mean / model, model);
         }
-        for (int i = 0; i < 7; i++)
-            printf("| %.2f | fixed n = %d | %.1f%% | %d | |\n", speedups[e], fixed[e][i],
+        for (int i = 0; i < SWEEP; i++)
+            printf("| %.2f | fixed n = %d | %.1f%% | %d | | |\n", speedups[e], fixed[e][i],
                    100 * keep[i], fixed[e][i]);
     }
     return 0;

@@ -445,18 +445,21 @@ static void test_aggregate_geomean(void **state)
     const double s[2][2] = {{1.2, 1.1}, {0.8, 1.1}};
     kt_run_result run = make_run(2, v, s);
     spec.aggregate = KT_AGGREGATE_GEOMEAN;
-    const double g = sqrt(1.2 * 0.8), half = 1.959963984540054 * sqrt(2.0) * 0.01 / 2;
+    /* alpha's points disagree far beyond their own errors (se 0.01 each): the t interval from
+     * their scatter, t_1(0.975) (scipy) times |ln 1.2 - ln 0.8| / 2, is the wider one */
+    const double g = sqrt(1.2 * 0.8), half = 12.706204736432095 * fabs(log(1.2) - log(0.8)) / 2;
     const struct {
         double min_speedup;
         kt_verdict expect;
-    } cases[] = {{0.9, K}, {0.97, I}, {1.0, R}};
-    for (int i = 0; i < 3; i++) {
+    } cases[] = {{0.05, K}, {0.9, I}, {1.0, I}, {20, R}};
+    for (int i = 0; i < 4; i++) {
         spec.min_speedup = cases[i].min_speedup;
         assert_int_equal(kt_run_aggregate(&run, &spec), 0);
         const kt_candidate_verdict *cv = &run.cands[0];
         assert_true(fabs(cv->geomean_speedup - g) < 1e-12);
-        assert_true(fabs(cv->geomean_low - g * exp(-half)) < 1e-12);
-        assert_true(fabs(cv->geomean_high - g * exp(half)) < 1e-12);
+        /* our t quantile against scipy's: 1e-9 relative */
+        assert_true(fabs(cv->geomean_low / (g * exp(-half)) - 1) < 1e-8);
+        assert_true(fabs(cv->geomean_high / (g * exp(half)) - 1) < 1e-8);
         if (cv->verdict != cases[i].expect)
             fail_msg("min_speedup %.17g: %s", cases[i].min_speedup, kt_verdict_name(cv->verdict));
         assert_non_null(strstr(cv->reason, "geometric mean speedup 0.980"));
@@ -469,24 +472,32 @@ static void test_aggregate_geomean(void **state)
     spec.min_speedup = nextafter(spec.min_speedup, 0);
     assert_int_equal(kt_run_aggregate(&run, &spec), 0);
     assert_int_equal(run.cands[0].verdict, KT_VERDICT_KEEP);
-    /* the interval is at the spec's confidence, from each point's own coverage: at 0.99
-     * it widens by z(0.995) / z(0.975), and a point at 0.999 counts with its wider z */
-    spec.min_speedup = 0.9;
+    /* beta's points agree (1.1 and 1.1): no scatter, tau^2 = 0, so the interval is the
+     * normal one from the points' own errors, at the spec's confidence and from each point's
+     * own coverage: at 0.99 it widens by z(0.995) / z(0.975), and a point at 0.999 counts
+     * with its wider z */
+    spec.min_speedup = 1.0;
+    assert_int_equal(kt_run_aggregate(&run, &spec), 0);
+    double half_fe = 1.959963984540054 * sqrt(2.0) * 0.01 / 2;
+    assert_true(fabs(run.cands[1].geomean_low - 1.1 * exp(-half_fe)) < 1e-12);
+    assert_true(fabs(run.cands[1].geomean_high - 1.1 * exp(half_fe)) < 1e-12);
+    assert_int_equal(run.cands[1].verdict, KT_VERDICT_KEEP);
     spec.confidence = 0.99;
     assert_int_equal(kt_run_aggregate(&run, &spec), 0);
     double half99 = 2.5758293035489004 * sqrt(2.0) * 0.01 / 2;
-    assert_true(fabs(run.cands[0].geomean_low - g * exp(-half99)) < 1e-12);
-    cands[0][0].shift.achieved = cands[1][0].shift.achieved = 0.999;
+    assert_true(fabs(run.cands[1].geomean_low - 1.1 * exp(-half99)) < 1e-12);
+    cands[0][1].shift.achieved = cands[1][1].shift.achieved = 0.999;
     assert_int_equal(kt_run_aggregate(&run, &spec), 0);
     double se = 1.959963984540054 * 0.01 / 3.2905267314918945;
-    assert_true(fabs(run.cands[0].geomean_low - g * exp(-2.5758293035489004 * sqrt(2.0) * se / 2)) <
-                1e-12);
+    assert_true(fabs(run.cands[1].geomean_low -
+                     1.1 * exp(-2.5758293035489004 * sqrt(2.0) * se / 2)) < 1e-12);
+    cands[0][1].shift.achieved = cands[1][1].shift.achieved = 0.95;
     /* a point without a finite interval: no KEEP or REJECT from the others */
+    spec.min_speedup = 0.05;
     cands[1][0].ci_high = INFINITY;
     assert_int_equal(kt_run_aggregate(&run, &spec), 0);
     assert_int_equal(run.cands[0].verdict, KT_VERDICT_INCONCLUSIVE);
     cands[1][0].ci_high = 0.8 * exp(1.959963984540054 * 0.01);
-    cands[0][0].shift.achieved = cands[1][0].shift.achieved = 0.95;
     spec.confidence = 0.95;
 
     /* numerics (anything but speed) rejecting at one point rejects under geomean too */

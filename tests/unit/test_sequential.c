@@ -41,20 +41,40 @@ static void test_spending_spends_exactly_alpha(void **state)
 {
     (void)state;
     kt_design d;
-    assert_int_equal(kt_design_plan(&d, 10, 200, 0.05, KT_SPEND_POCOCK), 0);
+    /* the default: Hwang-Shih-DeCani on the dense looks 10, 11, ..., 20, 24, ..., 179, 200 */
+    assert_int_equal(kt_design_plan(&d, 10, 200, 0.05, KT_SPEND_HSD), 0);
+    assert_int_equal(d.n_looks, 24);
+    double hsd_at_10 = 0.05 * (1 - exp(-KT_HSD_GAMMA * 0.05)) / (1 - exp(-KT_HSD_GAMMA));
+    for (int k = 0; k < d.n_looks; k++) {
+        assert_true(d.decisive[k]);
+        /* each look is judged above the overall level */
+        assert_true(d.confidence[k] > 0.95 && d.confidence[k] < 1);
+    }
+    assert_true(fabs(d.spent[0] - hsd_at_10) < 1e-12);
+    assert_true(fabs(d.confidence[0] - (1 - hsd_at_10)) < 1e-9); /* the first look alone */
+    assert_true(fabs(d.spent[d.n_looks - 1] - 0.05) < 1e-12);
+    /* 200,000 paths: the standard error of the rate is 0.0005 */
+    double err = simulated_error(&d, 200000, 41);
+    if (fabs(err - 0.05) > 0.003)
+        fail_msg("Hwang-Shih-DeCani: simulated error %.4f, expected 0.05", err);
+
+    assert_int_equal(kt_design_plan(&d, 10, 200, 0.05, KT_SPEND_POCOCK_SPARSE), 0);
     assert_int_equal(d.n_looks, 9);
     static const int expect[9] = {10, 15, 23, 34, 51, 76, 114, 171, 200};
     for (int k = 0; k < 9; k++) {
         assert_int_equal(d.looks[k], expect[k]);
         assert_true(d.decisive[k]);
-        /* each look is judged above the overall level, and later looks no stricter */
         assert_true(d.confidence[k] > 0.95 && d.confidence[k] < 1);
     }
     assert_true(fabs(d.spent[8] - 0.05) < 1e-12);
-    /* 200,000 paths: the standard error of the rate is 0.0005 */
-    double err = simulated_error(&d, 200000, 42);
+    err = simulated_error(&d, 200000, 42);
     if (fabs(err - 0.05) > 0.003)
         fail_msg("simulated error %.4f, expected 0.05", err);
+
+    assert_int_equal(kt_design_plan(&d, 10, 200, 0.05, KT_SPEND_POCOCK), 0);
+    err = simulated_error(&d, 200000, 46);
+    if (fabs(err - 0.05) > 0.003)
+        fail_msg("Pocock, dense looks: simulated error %.4f, expected 0.05", err);
 
     assert_int_equal(kt_design_plan(&d, 10, 200, 0.05, KT_SPEND_OBRIEN_FLEMING), 0);
     err = simulated_error(&d, 200000, 43);
@@ -63,7 +83,8 @@ static void test_spending_spends_exactly_alpha(void **state)
     int first = 0;
     while (!d.decisive[first])
         first++; /* its tiny early shares leave the first looks undecidable */
-    assert_true(d.confidence[first] > d.confidence[8]); /* keeps the budget for the end */
+    /* keeps the budget for the end */
+    assert_true(d.confidence[first] > d.confidence[d.n_looks - 1]);
 
     /* Bonferroni: 1 - alpha/L at every look, and conservative */
     assert_int_equal(kt_design_plan(&d, 10, 200, 0.05, KT_SPEND_BONFERRONI), 0);
@@ -79,8 +100,9 @@ static void test_looks_that_cannot_decide_take_no_budget(void **state)
     assert_int_equal(kt_design_min_pairs(0.95), 6);
     assert_int_equal(kt_design_min_pairs(0.99), 8);
     kt_design d;
-    /* looks 2, 3, 5, 8, 12, 18, 20: the first ones can never reach a finite interval */
-    assert_int_equal(kt_design_plan(&d, 2, 20, 0.05, KT_SPEND_POCOCK), 0);
+    /* looks 2, 3, 4, 5, 6, 8, 10, 12, 15, 18, 20: the first ones can never reach a finite
+     * interval */
+    assert_int_equal(kt_design_plan(&d, 2, 20, 0.05, KT_SPEND_HSD), 0);
     int first = -1;
     for (int k = 0; k < d.n_looks; k++) {
         if (d.decisive[k] && first < 0)
@@ -103,10 +125,10 @@ static void test_a_design_that_never_decides(void **state)
 {
     (void)state;
     kt_design d;
-    assert_true(kt_design_plan(&d, 5, 5, 0.01, KT_SPEND_POCOCK) < 0);
+    assert_true(kt_design_plan(&d, 5, 5, 0.01, KT_SPEND_HSD) < 0);
     assert_non_null(strstr(kt_error_last(), "no look can decide"));
-    assert_true(kt_design_plan(&d, 8, 8, 0.01, KT_SPEND_POCOCK) == 0);
-    assert_true(kt_design_plan(&d, 10, 200, 0, KT_SPEND_POCOCK) < 0);
+    assert_true(kt_design_plan(&d, 8, 8, 0.01, KT_SPEND_HSD) == 0);
+    assert_true(kt_design_plan(&d, 10, 200, 0, KT_SPEND_HSD) < 0);
 }
 
 int main(void)

@@ -548,6 +548,42 @@ static void test_large_samples(void **state)
     free(d);
 }
 
+/* DerSimonian-Laird tau^2 against values computed independently with numpy from the
+ * textbook formula. */
+static void test_dl_tau2(void **state)
+{
+    (void)state;
+    const double y[] = {0.1, 0.3, -0.2, 0.05}, v[] = {0.01, 0.02, 0.015, 0.03};
+    assert_true(fabs(kt_stats_dl_tau2(y, v, 4) - 0.025531250000000002) < 1e-15);
+    /* points that agree better than their errors say: Q < P - 1, so 0 */
+    const double close[] = {0.01, 0.012, 0.011};
+    assert_true(kt_stats_dl_tau2(close, v, 3) == 0);
+    assert_true(kt_stats_dl_tau2(y, v, 1) == 0);
+    const double bad_v[] = {0.01, 0};
+    assert_true(isnan(kt_stats_dl_tau2(y, bad_v, 2)));
+}
+
+/* Student t against scipy.stats.t (ppf at 0.975 and 0.995, cdf at -1.3). */
+static void test_student_t(void **state)
+{
+    (void)state;
+    static const double want[5][4] = {
+        {1, 12.706204736432095, 63.65674116287399, 0.20871440016015264},
+        {2, 4.302652729911275, 9.92484320091807, 0.16162351590802027},
+        {5, 2.5705818366147395, 4.032142983557536, 0.12515031708533858},
+        {30, 2.0422724563012373, 2.7499956535670305, 0.10175047926905845},
+        {1000, 1.9623390808264074, 2.580754698065942, 0.09695026420772868}};
+    for (int i = 0; i < 5; i++) {
+        double df = want[i][0];
+        assert_true(fabs(kt_stats_t_quantile(0.975, df) - want[i][1]) < 1e-9 * want[i][1]);
+        assert_true(fabs(kt_stats_t_quantile(0.995, df) - want[i][2]) < 1e-9 * want[i][2]);
+        assert_true(fabs(kt_stats_t_quantile(0.025, df) + want[i][1]) < 1e-9 * want[i][1]);
+        assert_true(fabs(kt_stats_t_cdf(-1.3, df) - want[i][3]) < 1e-12);
+        assert_true(fabs(kt_stats_t_cdf(1.3, df) - (1 - want[i][3])) < 1e-12);
+    }
+    assert_true(isnan(kt_stats_t_quantile(1, 5)) && isnan(kt_stats_t_quantile(0.5, 0)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -570,6 +606,8 @@ int main(void)
         cmocka_unit_test(test_two_sample_coverage),
         cmocka_unit_test(test_selection_matches_naive),
         cmocka_unit_test(test_large_samples),
+        cmocka_unit_test(test_dl_tau2),
+        cmocka_unit_test(test_student_t),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

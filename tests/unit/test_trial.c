@@ -81,22 +81,29 @@ static void test_looks(void **state)
 {
     (void)state;
     int looks[KT_MAX_LOOKS];
-    const int expect[] = {10, 15, 23, 34, 51, 76, 114, 171, 200};
+    /* every pair from 10 to 20, then x1.2 (ceil of the running product), then max */
+    const int expect[] = {10, 11, 12, 13, 14, 15, 16, 17,  18,  19,  20,  24,
+                          29, 35, 42, 50, 60, 72, 86, 104, 124, 149, 179, 200};
     int n = kt_trial_looks(looks, KT_MAX_LOOKS, 10, 200);
-    assert_int_equal(n, 9);
+    assert_int_equal(n, 24);
     assert_memory_equal(looks, expect, sizeof(expect));
+    const int sparse[] = {10, 15, 23, 34, 51, 76, 114, 171, 200};
+    assert_int_equal(kt_trial_looks_sparse(looks, KT_MAX_LOOKS, 10, 200), 9);
+    assert_memory_equal(looks, sparse, sizeof(sparse));
     assert_int_equal(kt_trial_looks(looks, KT_MAX_LOOKS, 20, 20), 1);
     assert_int_equal(looks[0], 20);
     assert_int_equal(kt_trial_looks(looks, KT_MAX_LOOKS, 50, 20), 1); /* min > max */
     assert_int_equal(looks[0], 20);
     n = kt_trial_looks(looks, 3, 10, 200); /* capped: the last look is still max */
     assert_int_equal(n, 3);
-    assert_true(looks[0] == 10 && looks[1] == 15 && looks[2] == 200);
-    n = kt_trial_looks(looks, KT_MAX_LOOKS, 2, 5); /* ceil(3) then 4.5 -> 5 is max itself */
-    assert_int_equal(n, 3);
-    assert_true(looks[0] == 2 && looks[1] == 3 && looks[2] == 5);
+    assert_true(looks[0] == 10 && looks[1] == 11 && looks[2] == 200);
+    n = kt_trial_looks(looks, KT_MAX_LOOKS, 2, 5); /* 2, 3, 4 dense, then 5 is max itself */
+    assert_int_equal(n, 4);
+    assert_true(looks[0] == 2 && looks[1] == 3 && looks[2] == 4 && looks[3] == 5);
+    kt_trial_looks(looks, KT_MAX_LOOKS, 100, 1000); /* at most 16 dense looks */
+    assert_true(looks[15] == 115 && looks[16] == 138);
     n = kt_trial_looks(looks, KT_MAX_LOOKS, 2, 1000000);
-    assert_true(n > 2 && n < KT_MAX_LOOKS && looks[n - 1] == 1000000);
+    assert_true(n > 2 && n <= KT_MAX_LOOKS && looks[n - 1] == 1000000);
     for (int i = 1; i < n; i++)
         assert_true(looks[i] > looks[i - 1]);
 }
@@ -127,7 +134,8 @@ static void test_deterministic_durations(void **state)
     assert_true(fabs(c->shift.p_value - erfc(sqrt(5.0))) < 1e-12);
     /* the first look's level from the spending design of 10..200 */
     kt_design d;
-    assert_int_equal(kt_design_plan(&d, 10, 200, 0.05, KT_SPEND_POCOCK), 0);
+    assert_int_equal(kt_design_plan(&d, 10, 200, 0.05, KT_SPEND_HSD), 0);
+    assert_true(d.decisive[0]);
     assert_true(c->confidence_used == d.confidence[0]);
     assert_true(c->confidence_used > 1 - 0.05 / 9); /* spends less at 10 than Bonferroni */
     assert_int_equal(c->verdict, KT_VERDICT_KEEP);
@@ -355,7 +363,7 @@ static void test_skip_and_step_hooks(void **state)
     int skip[2] = {1, 0};
     char reasons[2][320] = {"crashed with signal 11 (Segmentation fault) during correctness", ""};
     recorder rec = {0};
-    kt_trial_hooks hooks = {on_step, on_progress, &rec, skip, reasons, NULL, 0, 0, KT_SPEND_POCOCK};
+    kt_trial_hooks hooks = {on_step, on_progress, &rec, skip, reasons, NULL, 0, 0, KT_SPEND_HSD};
     kt_point_result r;
     run_point(&r, spec, &hooks); /* 'crashy' would kill this process if it ran */
     assert_int_equal(r.cands[0].verdict, KT_VERDICT_REJECT);
