@@ -8,17 +8,20 @@
 #include "attention_common.h"
 #include "cpu.h"
 #include "ffd_quant.h"
+#include "ffd_scan_int8.h"
 #include "pool.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-enum { P_DELTA, P_BLOCK, P_SPLIT, P_KEYS, P_ISA, P_COUNT };
+enum { P_DELTA, P_BLOCK, P_SPLIT, P_KEYS, P_ISA, P_SCAN, P_PHASES, P_COUNT };
 enum { KEYS_FP8, KEYS_STORED };
+enum { SCAN_AUTO, SCAN_FLOAT, SCAN_INT8 };
 
 static const kt_param_def ffd_params[P_COUNT] = {
-    {"delta", KT_PARAM_FLOAT, 5, 0, 1e6, NULL,
+    {"delta", KT_PARAM_FLOAT, KT_FFD_DEFAULT_DELTA, 0, 1e6, NULL,
      "keep a block when a score reaches pseudo-max - delta (log2 units; 5 aggressive, 7 safe)"},
     {"block", KT_PARAM_INT, 128, 16, 8192, NULL, "tokens per quantisation block"},
     {"split", KT_PARAM_INT, 1024, 16, 1 << 24, NULL,
@@ -26,18 +29,29 @@ static const kt_param_def ffd_params[P_COUNT] = {
     {"keys", KT_PARAM_ENUM, KEYS_STORED, 0, 0, "fp8|stored",
      "keys of kept blocks: stored (exact; the fp8 residual alone costs rel_l2 ~0.02) or fp8"},
     KT_ATTN_ISA_PARAM,
+    {"scan", KT_PARAM_ENUM, SCAN_AUTO, 0, 0, "auto|float|int8",
+     "block selection: int8 dot products (AVX-512 VNNI) with an exact bound, ambiguous blocks "
+     "rescanned in float (auto: int8 where the CPU has VNNI and isa is not avx2), or float only"},
+    {"phase_times", KT_PARAM_INT, 0, 0, 1, NULL,
+     "1: time the phases (pseudo-max, select, attend, merge) and report them as metrics"},
 };
 
 typedef struct ffd_state {
     kt_attn_work work;
     kt_ffd_cache cache;
-    float *thr;    /* [B][H] pseudo-max - delta, log2 units */
-    int64_t *kept; /* [task] kept blocks of the last run */
-    size_t thr_bytes, kept_bytes;
+    float *thr;         /* [B][H] pseudo-max - delta, log2 units */
+    int64_t *kept;      /* [task] kept blocks of the last run */
+    int64_t *rescanned; /* [task] blocks the int8 bound left to the float scan */
+    double *task_ns;    /* [task][2] select and attend times (phase_times) */
+    uint32_t *codes_t;  /* the int8 scan's code layout (kt_ffd_codes_transpose), or NULL */
+    size_t thr_bytes, kept_bytes, task_ns_bytes;
     int64_t split_blocks;
     int stored_keys; /* kept blocks use the stored K instead of the fp8 refinement */
+    int int8;        /* selection by kt_ffd_block_int8 */
+    int phases;      /* phase_times */
     double delta;
-    int64_t blocks_kept, blocks_total;
+    int64_t blocks_kept, blocks_rescanned, blocks_total;
+    double phase_us[4]; /* pseudo-max (wall), select, attend (summed over tasks), merge (wall) */
 } ffd_state;
 
 typedef struct ffd_ctx {
@@ -48,10 +62,12 @@ typedef struct ffd_ctx {
 
 /* The variant's per-thread scratch: per head weights q_c * scale_c of the current block
  * [g][d], the task's queries in scan order [g][d], the block's scales in scan order [d], per
- * head code offsets [g], then 8 bounds of a head tile (32-byte aligned). */
-static size_t extra_bytes(int64_t g, int64_t d)
+ * head code offsets [g], then 8 bounds of a head tile (32-byte aligned), the int8 scan's
+ * scratch (64-byte aligned), then the kept block indices of a split [split_blocks]. */
+static size_t extra_bytes(int64_t g, int64_t d, int64_t split_blocks)
 {
-    return sizeof(float) * (size_t)(3 * g * d + d + g + 16);
+    return sizeof(float) * (size_t)(3 * g * d + d + g + 16) + 64 + kt_ffd_int8_scratch_bytes(g, d) +
+           sizeof(int64_t) * (size_t)split_blocks + 8;
 }
 
 static float *extra_queries(kt_attn_task *t)
@@ -73,6 +89,18 @@ static float *extra_bound(kt_attn_task *t)
 {
     uintptr_t at = (uintptr_t)(extra_offsets(t) + t->g);
     return (float *)((at + 31) & ~(uintptr_t)31);
+}
+
+static void *extra_int8(kt_attn_task *t)
+{
+    uintptr_t at = (uintptr_t)(extra_bound(t) + 8);
+    return (void *)((at + 63) & ~(uintptr_t)63);
+}
+
+static int64_t *extra_kept_list(kt_attn_task *t)
+{
+    uintptr_t at = (uintptr_t)((char *)extra_int8(t) + kt_ffd_int8_scratch_bytes(t->g, t->d));
+    return (int64_t *)((at + 7) & ~(uintptr_t)7);
 }
 
 /* The scan evaluates S_h = sum_c w[h][c] x_c per token and head, with w[h][c] = qs[h][c] * scale_c
@@ -477,6 +505,54 @@ static int block_kept(kt_attn_task *t, const kt_ffd_cache *c, int64_t blk, const
     return 0;
 }
 
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* Whether block 'blk' (global index) is kept: by the int8 bound where it decides, else by the
+ * float scan (counted in *rescanned when the int8 scan ran first). */
+static int select_block(kt_attn_task *t, const ffd_state *st, int64_t blk, const float *thr,
+                        int64_t *rescanned)
+{
+    if (st->int8) {
+        int r = kt_ffd_block_int8(st->codes_t, &st->cache, blk, t->qs, thr, t->g, extra_int8(t));
+        if (r >= 0)
+            return r;
+        (*rescanned)++;
+    }
+    return block_kept(t, &st->cache, blk, thr);
+}
+
+/* Attends kept block 'blk' (index within its (b, kv head)) with the fp8-refined keys. */
+static void attend_refined(kt_attn_task *t, const kt_ffd_cache *c, int64_t first, int64_t blk,
+                           const char *v, size_t row_bytes, kt_dtype dtype)
+{
+    for (int64_t r = 0; r < c->block; r += KT_ATTN_CHUNK) {
+        int n = c->block - r < KT_ATTN_CHUNK ? (int)(c->block - r) : KT_ATTN_CHUNK;
+        int64_t ahead = r + KT_ATTN_CHUNK;
+        if (ahead < c->block) {
+            int64_t rows = c->block - ahead < KT_ATTN_CHUNK ? c->block - ahead : KT_ATTN_CHUNK;
+            int64_t row = (first + blk) * c->block + ahead;
+            kt_attn_prefetch(c->residual + (size_t)(row * c->head_dim),
+                             (size_t)(rows * c->head_dim));
+            kt_attn_prefetch(v + (size_t)(blk * c->block + ahead) * row_bytes,
+                             (size_t)rows * row_bytes);
+        }
+        if (t->wide)
+            refine_rows512(t, c, first + blk, r, n);
+        else
+            refine_rows(t, c, first + blk, r, n);
+        const char *vs = v + (size_t)(blk * c->block + r) * row_bytes;
+        kt_attn_step(t, t->kbuf, 0, vs, dtype, n);
+    }
+}
+
+/* One split: first selects its blocks (the scan streams the codes alone), then attends the kept
+ * ones, prefetching the first chunks of the next kept block while attending the current one
+ * (each kept block starts on pages the hardware prefetcher has not seen). */
 static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t split)
 {
     const ffd_ctx *x = ctx;
@@ -490,45 +566,61 @@ static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t 
     int64_t b0 = split * st->split_blocks;
     int64_t b1 = b0 + st->split_blocks < c->n_full ? b0 + st->split_blocks : c->n_full;
     const float *thr = st->thr + b * p->heads + kh * t->g;
-    int64_t kept = 0;
+    int64_t kept = 0, rescanned = 0, *list = extra_kept_list(t);
+    double t0 = st->phases ? now_ns() : 0;
     scan_queries(t);
     size_t code_row = (size_t)(c->head_dim / 4), block_codes = (size_t)c->block * code_row;
+    const uint8_t *codes = st->int8 ? (const uint8_t *)st->codes_t : c->codes;
     for (int64_t blk = b0; blk < b1; blk++) {
         /* each block's codes are a fresh page for the hardware prefetcher: fetch the next */
         if (blk + 1 < b1)
-            kt_attn_prefetch(c->codes + (size_t)(first + blk + 1) * block_codes, block_codes);
-        if (!block_kept(t, c, first + blk, thr))
-            continue;
-        kept++;
-        if (st->stored_keys) { /* the block's stored keys, read like dense reads them */
+            kt_attn_prefetch(codes + (size_t)(first + blk + 1) * block_codes, block_codes);
+        if (select_block(t, st, first + blk, thr, &rescanned))
+            list[kept++] = blk;
+    }
+    double t1 = st->phases ? now_ns() : 0;
+    size_t ahead = (size_t)KT_ATTN_PREFETCH_CHUNKS * KT_ATTN_CHUNK * row_bytes;
+    for (int64_t i = 0; i < kept; i++) {
+        int64_t blk = list[i];
+        if (i + 1 < kept) {
+            size_t next = (size_t)(list[i + 1] * c->block) * row_bytes;
+            kt_attn_prefetch(v + next, ahead);
+            if (st->stored_keys)
+                kt_attn_prefetch(k + next, ahead);
+        }
+        if (st->stored_keys) /* the block's stored keys, read like dense reads them */
             kt_attn_dense_range(t, k, v, p->dtype, blk * c->block, (blk + 1) * c->block);
-            continue;
-        }
-        for (int64_t r = 0; r < c->block; r += KT_ATTN_CHUNK) {
-            int n = c->block - r < KT_ATTN_CHUNK ? (int)(c->block - r) : KT_ATTN_CHUNK;
-            int64_t ahead = r + KT_ATTN_CHUNK;
-            if (ahead < c->block) {
-                int64_t rows = c->block - ahead < KT_ATTN_CHUNK ? c->block - ahead : KT_ATTN_CHUNK;
-                int64_t row = (first + blk) * c->block + ahead;
-                kt_attn_prefetch(c->residual + (size_t)(row * c->head_dim),
-                                 (size_t)(rows * c->head_dim));
-                kt_attn_prefetch(v + (size_t)(blk * c->block + ahead) * row_bytes,
-                                 (size_t)rows * row_bytes);
-            }
-            if (t->wide)
-                refine_rows512(t, c, first + blk, r, n);
-            else
-                refine_rows(t, c, first + blk, r, n);
-            const char *vs = v + (size_t)(blk * c->block + r) * row_bytes;
-            kt_attn_step(t, t->kbuf, 0, vs, p->dtype, n);
-        }
+        else
+            attend_refined(t, c, first, blk, v, row_bytes, p->dtype);
     }
     if (split == n_splits - 1)
         kt_attn_dense_range(t, k, v, p->dtype, c->n_full * c->block, p->context);
-    st->kept[(b * p->kv_heads + kh) * n_splits + split] = kept;
+    int64_t task = (b * p->kv_heads + kh) * n_splits + split;
+    st->kept[task] = kept;
+    st->rescanned[task] = rescanned;
+    if (st->phases) {
+        st->task_ns[2 * task] = t1 - t0;
+        st->task_ns[2 * task + 1] = now_ns() - t1;
+    }
 }
 
 static void ffd_release(void *state, kt_backend *backend);
+
+/* Sets *int8 from the 'scan' param: int8 selection where the CPU has VNNI and the shape
+ * allows (auto also requires that the attention runs its AVX-512 paths), float otherwise;
+ * KT_EUNSUPPORTED when int8 is asked where it cannot run. */
+static int resolve_scan(int *int8, int scan, int avx512, const kt_ffd_cache *c)
+{
+    int can = kt_ffd_int8_supported() && kt_ffd_int8_shape_ok(c);
+    if (scan == SCAN_INT8 && !can)
+        return kt_error_code(KT_EUNSUPPORTED,
+                             "scan 'int8' needs AVX-512 VNNI and head_dim and block multiples of "
+                             "16 (head_dim %lld, block %lld%s)",
+                             (long long)c->head_dim, (long long)c->block,
+                             kt_ffd_int8_supported() ? "" : ", no VNNI on this CPU");
+    *int8 = scan == SCAN_INT8 || (scan == SCAN_AUTO && can && avx512);
+    return KT_OK;
+}
 
 static int ffd_prepare(void **out, const kt_call *call)
 {
@@ -550,21 +642,30 @@ static int ffd_prepare(void **out, const kt_call *call)
     int64_t n_splits = c->n_full > 0 ? (c->n_full + st->split_blocks - 1) / st->split_blocks : 1;
     st->thr_bytes = sizeof(float) * (size_t)(p->batch * p->heads);
     st->kept_bytes = sizeof(int64_t) * (size_t)(p->batch * p->kv_heads * n_splits);
+    st->task_ns_bytes = 2 * sizeof(double) * (size_t)(p->batch * p->kv_heads * n_splits);
     st->blocks_total = p->batch * p->kv_heads * c->n_full;
+    st->phases = (int)call->params[P_PHASES].num;
     kt_backend *be = call->backend;
     int64_t g = p->heads / p->kv_heads;
     if ((err = kt_attn_work_alloc(&st->work, be, p, n_splits, call->threads,
-                                  extra_bytes(g, p->head_dim))) < 0 ||
+                                  extra_bytes(g, p->head_dim, st->split_blocks))) < 0 ||
         (err = kt_backend_alloc(be, (void **)&st->thr, st->thr_bytes)) < 0 ||
         (err = kt_backend_alloc(be, (void **)&st->kept, st->kept_bytes)) < 0 ||
-        (err = kt_attn_isa_resolve(&st->work.avx512, (int)call->params[P_ISA].num)) < 0)
+        (err = kt_backend_alloc(be, (void **)&st->rescanned, st->kept_bytes)) < 0 ||
+        (err = kt_backend_alloc(be, (void **)&st->task_ns, st->task_ns_bytes)) < 0 ||
+        (err = kt_attn_isa_resolve(&st->work.avx512, (int)call->params[P_ISA].num)) < 0 ||
+        (err = resolve_scan(&st->int8, (int)call->params[P_SCAN].num, st->work.avx512, c)) < 0)
         return err;
     if (st->blocks_total > 0) {
         if ((err = kt_backend_alloc(be, (void **)&c->codes, kt_ffd_codes_bytes(c))) < 0 ||
             (err = kt_backend_alloc(be, (void **)&c->scales, kt_ffd_scales_bytes(c))) < 0 ||
-            (err = kt_backend_alloc(be, (void **)&c->residual, kt_ffd_residual_bytes(c))) < 0)
+            (err = kt_backend_alloc(be, (void **)&c->residual, kt_ffd_residual_bytes(c))) < 0 ||
+            (st->int8 &&
+             (err = kt_backend_alloc(be, (void **)&st->codes_t, kt_ffd_codes_bytes(c))) < 0))
             return err;
         kt_ffd_quantize_cache(c, call->inputs[1], p->dtype);
+        if (st->int8)
+            kt_ffd_codes_transpose(st->codes_t, c);
     }
     return KT_OK;
 }
@@ -596,15 +697,32 @@ static int ffd_run(void *state, const kt_call *call)
     kt_attn_work *w = &st->work;
     int64_t n_bg = p->batch * p->kv_heads;
     int threads = call->threads < w->threads ? call->threads : w->threads;
+    double t0 = st->phases ? now_ns() : 0;
     if (st->cache.n_full > 0) {
         scan_ctx sc = {st, call};
         kt_pool_for(threads, n_bg, scan_item, &sc);
     }
+    double t1 = st->phases ? now_ns() : 0;
     ffd_ctx ctx = {st, p, call->inputs[1], call->inputs[2]};
-    kt_attn_work_run(w, call, ffd_task, &ctx);
-    st->blocks_kept = 0;
-    for (int64_t i = 0; i < n_bg * w->n_splits; i++)
+    kt_attn_work_tasks(w, call, ffd_task, &ctx);
+    double t2 = st->phases ? now_ns() : 0;
+    kt_attn_merge(call->outputs[0], p->dtype, w->part, p->batch * p->heads, w->n_splits,
+                  p->head_dim, threads);
+    st->blocks_kept = st->blocks_rescanned = 0;
+    double select = 0, attend = 0;
+    for (int64_t i = 0; i < n_bg * w->n_splits; i++) {
         st->blocks_kept += st->kept[i];
+        st->blocks_rescanned += st->rescanned[i];
+        if (st->phases) {
+            select += st->task_ns[2 * i];
+            attend += st->task_ns[2 * i + 1];
+        }
+    }
+    if (st->phases) {
+        double phase_ns[4] = {t1 - t0, select, attend, now_ns() - t2};
+        for (int i = 0; i < 4; i++)
+            st->phase_us[i] = phase_ns[i] / 1e3;
+    }
     return KT_OK;
 }
 
@@ -625,18 +743,34 @@ static void ffd_release(void *state, kt_backend *backend)
         kt_backend_free(backend, st->thr, st->thr_bytes);
     if (st->kept)
         kt_backend_free(backend, st->kept, st->kept_bytes);
+    if (st->rescanned)
+        kt_backend_free(backend, st->rescanned, st->kept_bytes);
+    if (st->task_ns)
+        kt_backend_free(backend, st->task_ns, st->task_ns_bytes);
+    if (st->codes_t)
+        kt_backend_free(backend, st->codes_t, kt_ffd_codes_bytes(c));
     free(st);
 }
 
+/* kept_fraction, blocks_total and rescanned_fraction (blocks the int8 bound left to the float
+ * scan, of all blocks; 0 with scan float), then with phase_times the phase times of the last
+ * call in microseconds: pseudo-max and merge as wall time, select and attend summed over the
+ * split-KV tasks (equal to wall time on one thread). */
 static int ffd_metrics(void *state, kt_metric *out, int max)
 {
     const ffd_state *st = state;
-    kt_metric m[2] = {
-        {"kept_fraction",
-         st->blocks_total > 0 ? (double)st->blocks_kept / (double)st->blocks_total : 1.0, ""},
-        {"blocks_total", (double)st->blocks_total, "blocks"},
+    double total = (double)st->blocks_total;
+    kt_metric m[7] = {
+        {"kept_fraction", total > 0 ? (double)st->blocks_kept / total : 1.0, ""},
+        {"blocks_total", total, "blocks"},
+        {"rescanned_fraction", total > 0 ? (double)st->blocks_rescanned / total : 0.0, ""},
+        {"phase_pseudomax_us", st->phase_us[0], "us"},
+        {"phase_select_us", st->phase_us[1], "us"},
+        {"phase_attend_us", st->phase_us[2], "us"},
+        {"phase_merge_us", st->phase_us[3], "us"},
     };
-    int n = max < 2 ? max : 2;
+    int n = st->phases ? 7 : 3;
+    n = max < n ? max : n;
     for (int i = 0; i < n; i++)
         out[i] = m[i];
     return n;
@@ -646,7 +780,9 @@ const kt_variant kt_variant_cpu_attention_ffd = {
     /* .op = */ "attention_decode",
     /* .name = */ "ffd",
     /* .backend = */ "cpu",
-    /* .doc = */ "FFD: 2-bit key scan picks blocks within delta of a pseudo-max, fp8-refined keys",
+    /* .doc = */
+    "FFD: 2-bit key scan (int8 VNNI or float) picks blocks within delta of a "
+    "pseudo-max; kept blocks attended with stored or fp8-refined keys",
     /* .params = */ ffd_params,
     /* .n_params = */ P_COUNT,
     /* .prepare = */ ffd_prepare,

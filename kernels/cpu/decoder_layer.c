@@ -3,6 +3,7 @@
  * the fusion setting, and the per-stage profile of every call. */
 #include "cpu.h"
 #include "decoder_cpu.h"
+#include "ffd_quant.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,8 @@ static const kt_param_def layer_params[P_COUNT] = {
     {"mlp", KT_PARAM_ENUM, 1, 0, 0, "unfused|fused", "swiglu_mlp variant of the MLP (fusion none)"},
     {"gemm", KT_PARAM_ENUM, 1, 0, 0, "blas|tiled|deterministic",
      "gemm variant of the QKV and O projections (fusion none)"},
-    {"attention.delta", KT_PARAM_FLOAT, 5, 0, 1e6, NULL, "passed to the attention variant (ffd)"},
+    {"attention.delta", KT_PARAM_FLOAT, KT_FFD_DEFAULT_DELTA, 0, 1e6, NULL,
+     "passed to the attention variant (ffd)"},
     {"attention.block", KT_PARAM_INT, 128, 16, 8192, NULL, "passed to the attention variant (ffd)"},
     {"attention.split", KT_PARAM_INT, 1024, 16, 1 << 24, NULL,
      "passed to the attention variant; also the own attention's tokens per task"},
