@@ -550,9 +550,35 @@ static void attend_refined(kt_attn_task *t, const kt_ffd_cache *c, int64_t first
     }
 }
 
-/* One split: first selects its blocks (the scan streams the codes alone), then attends the kept
- * ones, prefetching the first chunks of the next kept block while attending the current one
- * (each kept block starts on pages the hardware prefetcher has not seen). */
+/* Chunks ahead that the attention of kept blocks prefetches, counted along the kept blocks:
+ * their chunks form one stream, whose next block starts on pages no prefetcher has seen. */
+#define FFD_PREFETCH_CHUNKS 4
+
+/* Attends the stored keys and values of the 'kept' blocks in 'list' (indices within the (b, kv
+ * head) whose token 0 'k' and 'v' point at), chunk by chunk, prefetching the chunk
+ * FFD_PREFETCH_CHUNKS ahead in the kept stream, across block boundaries. */
+static void attend_stored(kt_attn_task *t, const int64_t *list, int64_t kept, int64_t block,
+                          const char *k, const char *v, kt_dtype dtype)
+{
+    size_t row_bytes = (size_t)t->d * kt_dtype_size(dtype);
+    int64_t per_block = (block + KT_ATTN_CHUNK - 1) / KT_ATTN_CHUNK, n = kept * per_block;
+    for (int64_t j = 0; j < n; j++) {
+        int64_t a = j + FFD_PREFETCH_CHUNKS;
+        if (a < n) {
+            int64_t off = a % per_block * KT_ATTN_CHUNK;
+            int64_t rows = block - off < KT_ATTN_CHUNK ? block - off : KT_ATTN_CHUNK;
+            size_t at = (size_t)(list[a / per_block] * block + off) * row_bytes;
+            kt_attn_prefetch(k + at, (size_t)rows * row_bytes);
+            kt_attn_prefetch(v + at, (size_t)rows * row_bytes);
+        }
+        int64_t s0 = list[j / per_block] * block + j % per_block * KT_ATTN_CHUNK;
+        int64_t s1 = s0 + KT_ATTN_CHUNK, end = (list[j / per_block] + 1) * block;
+        kt_attn_dense_range(t, k, v, dtype, s0, s1 < end ? s1 : end);
+    }
+}
+
+/* One split: first selects its blocks (the scan streams the codes alone), then attends the
+ * kept ones as one prefetched stream (attend_stored), or refined from fp8 (attend_refined). */
 static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t split)
 {
     const ffd_ctx *x = ctx;
@@ -579,20 +605,11 @@ static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t 
             list[kept++] = blk;
     }
     double t1 = st->phases ? now_ns() : 0;
-    size_t ahead = (size_t)KT_ATTN_PREFETCH_CHUNKS * KT_ATTN_CHUNK * row_bytes;
-    for (int64_t i = 0; i < kept; i++) {
-        int64_t blk = list[i];
-        if (i + 1 < kept) {
-            size_t next = (size_t)(list[i + 1] * c->block) * row_bytes;
-            kt_attn_prefetch(v + next, ahead);
-            if (st->stored_keys)
-                kt_attn_prefetch(k + next, ahead);
-        }
-        if (st->stored_keys) /* the block's stored keys, read like dense reads them */
-            kt_attn_dense_range(t, k, v, p->dtype, blk * c->block, (blk + 1) * c->block);
-        else
-            attend_refined(t, c, first, blk, v, row_bytes, p->dtype);
-    }
+    if (st->stored_keys)
+        attend_stored(t, list, kept, c->block, k, v, p->dtype);
+    else
+        for (int64_t i = 0; i < kept; i++)
+            attend_refined(t, c, first, list[i], v, row_bytes, p->dtype);
     if (split == n_splits - 1)
         kt_attn_dense_range(t, k, v, p->dtype, c->n_full * c->block, p->context);
     int64_t task = (b * p->kv_heads + kh) * n_splits + split;

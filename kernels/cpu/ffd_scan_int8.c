@@ -54,31 +54,28 @@ static int32_t to_int32(double x, int32_t if_nan)
 static KT_VNNI void head_weights(uint32_t *wd, int32_t *keep_at, int32_t *drop_below,
                                  const float *qs, const float *scale, float thr, int64_t d)
 {
-    __m512 amax = _mm512_setzero_ps(), wabs = _mm512_setzero_ps();
-    for (int64_t c = 0; c < d; c += 16) {
-        __m512 w = _mm512_mul_ps(_mm512_loadu_ps(qs + c), _mm512_loadu_ps(scale + c));
-        amax = _mm512_max_ps(amax, _mm512_abs_ps(w));
-        wabs = _mm512_add_ps(wabs, _mm512_abs_ps(w));
-    }
-    float a = _mm512_reduce_max_ps(amax), step = a > 0.0f ? a / 127.0f : 1.0f;
+    __m512 amax = _mm512_setzero_ps();
+    for (int64_t c = 0; c < d; c += 16)
+        amax = _mm512_max_ps(amax, _mm512_abs_ps(_mm512_mul_ps(_mm512_loadu_ps(qs + c),
+                                                               _mm512_loadu_ps(scale + c))));
+    float a = _mm512_reduce_max_ps(amax), step = a > 1e-30f ? a / 127.0f : 1.0f;
     const __m512 inv = _mm512_set1_ps(1.0f / step), stepv = _mm512_set1_ps(step);
-    const __m512i lim = _mm512_set1_epi32(127), nlim = _mm512_set1_epi32(-127);
     const __m128i order = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    __m512 err = _mm512_setzero_ps();
     __m512i wsum = _mm512_setzero_si512();
+    __m512 err = _mm512_setzero_ps();
     for (int64_t c = 0; c < d; c += 16) {
         __m512 w = _mm512_mul_ps(_mm512_loadu_ps(qs + c), _mm512_loadu_ps(scale + c));
-        __m512i wi = _mm512_cvtps_epi32(_mm512_mul_ps(w, inv)); /* round to nearest even */
-        wi = _mm512_max_epi32(_mm512_min_epi32(wi, lim), nlim);
-        __m512 e = _mm512_sub_ps(w, _mm512_mul_ps(stepv, _mm512_cvtepi32_ps(wi)));
-        err = _mm512_add_ps(err, _mm512_abs_ps(e));
+        /* round to nearest even; |w| * inv <= 127 up to rounding, so the result fits int8 */
+        __m512i wi = _mm512_cvtps_epi32(_mm512_mul_ps(w, inv));
         wsum = _mm512_add_epi32(wsum, wi);
+        err = _mm512_add_ps(err, _mm512_abs_ps(_mm512_fnmadd_ps(stepv, _mm512_cvtepi32_ps(wi), w)));
         __m128i bytes = _mm_shuffle_epi8(_mm512_cvtepi32_epi8(wi), order);
         _mm_storeu_si128((__m128i *)(wd + c / 4), bytes);
     }
-    /* E, plus a slack for the float scan's own rounding (relative 1e-4 of the magnitudes) */
+    /* E, plus a slack for the float scan's own rounding (relative 1e-4 of the largest
+     * magnitudes it sums) */
     double e = 1.5 * (double)_mm512_reduce_add_ps(err) +
-               1e-4 * (3.0 * (double)_mm512_reduce_add_ps(wabs) + fabs((double)thr)) + 1e-6;
+               1e-4 * (3.0 * (double)d * (double)a + fabs((double)thr)) + 1e-6;
     double base = 1.5 * (double)_mm512_reduce_add_epi32(wsum);
     *keep_at = to_int32(ceil(((double)thr + e) / step + base), INT32_MAX);
     *drop_below = to_int32(ceil(((double)thr - e) / step + base), INT32_MIN);
