@@ -552,7 +552,7 @@ static void attend_refined(kt_attn_task *t, const kt_ffd_cache *c, int64_t first
 
 /* Chunks ahead that the attention of kept blocks prefetches, counted along the kept blocks:
  * their chunks form one stream, whose next block starts on pages no prefetcher has seen. */
-#define FFD_PREFETCH_CHUNKS 4
+#define FFD_PREFETCH_CHUNKS 3
 
 /* Attends the stored keys and values of the 'kept' blocks in 'list' (indices within the (b, kv
  * head) whose token 0 'k' and 'v' point at), chunk by chunk, prefetching the chunk
@@ -563,7 +563,7 @@ static void attend_stored(kt_attn_task *t, const int64_t *list, int64_t kept, in
     size_t row_bytes = (size_t)t->d * kt_dtype_size(dtype);
     int64_t per_block = (block + KT_ATTN_CHUNK - 1) / KT_ATTN_CHUNK, n = kept * per_block;
     for (int64_t j = 0; j < n; j++) {
-        int64_t a = j + FFD_PREFETCH_CHUNKS;
+        int64_t a = j + KT_ATTN_PREFETCH_CHUNKS;
         if (a < n) {
             int64_t off = a % per_block * KT_ATTN_CHUNK;
             int64_t rows = block - off < KT_ATTN_CHUNK ? block - off : KT_ATTN_CHUNK;

@@ -4,11 +4,14 @@
  * of it reached, and where FFD's time goes (the variant's phase timer).
  *
  * usage: bench_ffd_sweep [THREADS] [--contexts=T1,T2,...] [--seeds=N] [--reps=N]
- *                        [--blocks=B1,B2,...] [--models=NAME,...]
+ *                        [--blocks=B1,B2,...] [--models=NAME,...] [--cpu-time] [--delta=D]
  *   THREADS default 1; contexts default 8192,32768,131072 (a context is skipped, with a note,
  *   where the instance would not fit in half of MemAvailable); seeds: input sets for the error
  *   column (default 2; the worst is shown); reps: timed rounds per point (default 15, 7 from
- *   128K); blocks: FFD block sizes to compare (default 128).
+ *   128K); blocks: FFD block sizes to compare (default 128); --cpu-time (one thread only):
+ *   times each call by the calling thread's CPU time instead of the backend's wall-clock
+ *   timer, which leaves out the time other processes held the core (for a loaded machine;
+ *   memory contention still shows).
  * Arms of a point run in rotating order within each round, cold (kt_backend_flush_cache), so
  * that load from elsewhere falls on all of them alike; times are medians. The arms: dense,
  * FFD with its default scan (int8 where the CPU has AVX-512 VNNI) and FFD with scan float,
@@ -31,6 +34,8 @@
 
 typedef struct sweep_opts {
     int threads, seeds, reps;
+    int cpu_time; /* --cpu-time: time calls by the thread's CPU time (1 thread only) */
+    double delta; /* --delta: FFD's delta (default KT_FFD_DEFAULT_DELTA) */
     int64_t contexts[MAX_LIST], blocks[MAX_LIST];
     int n_contexts, n_blocks;
     const char *models; /* comma-separated names, or NULL for all */
@@ -65,20 +70,28 @@ static double arm_metric(const sweep_arm *a, const char *name)
     return -1;
 }
 
+static double thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
 /* 'reps' rounds of one cold call per arm, the first arm rotating; medians into ms. */
-static int time_rounds(sweep_arm *arms, int n, kt_backend *b, int reps)
+static int time_rounds(sweep_arm *arms, int n, kt_backend *b, int reps, int cpu_time)
 {
     for (int r = 0; r < reps; r++) {
         for (int i = 0; i < n; i++) {
             sweep_arm *a = &arms[(r + i) % n];
             kt_timing tm;
             kt_backend_flush_cache(b);
+            double c0 = thread_cpu_ns();
             kt_backend_timer_start(b);
             int err = a->v->run(a->st, &a->call);
             kt_backend_timer_stop(b, &tm);
             if (err < 0)
                 return err;
-            a->rounds_ns[r] = tm.time_ns;
+            a->rounds_ns[r] = cpu_time ? thread_cpu_ns() - c0 : tm.time_ns;
         }
     }
     for (int i = 0; i < n; i++)
@@ -179,7 +192,8 @@ static int sweep_point(const sweep_opts *o, kt_backend *b, const kt_model *md, i
     for (int i = 0; i < 4; i++) {
         arms[i].v = kt_variant_find("attention_decode", "cpu", i ? "ffd" : "dense");
         kt_param_defaults(arms[i].params, arms[i].v->params, arms[i].v->n_params);
-        if (i > 0 && (err = set_param(&arms[i], "block", (double)block)) < 0)
+        if (i > 0 && ((err = set_param(&arms[i], "block", (double)block)) < 0 ||
+                      (err = set_param(&arms[i], "delta", o->delta)) < 0))
             goto done;
     }
     if ((err = set_param(&arms[2], "scan", 1)) < 0 ||
@@ -192,7 +206,7 @@ static int sweep_point(const sweep_opts *o, kt_backend *b, const kt_model *md, i
     }
     int reps = o->reps > 0 ? o->reps : context >= 131072 ? 7 : 15;
     double phase_us[4];
-    if ((err = time_rounds(arms, 3, b, reps)) < 0 ||
+    if ((err = time_rounds(arms, 3, b, reps, o->cpu_time)) < 0 ||
         (err = ffd_phases(phase_us, &arms[3], b, reps)) < 0)
         goto done;
     double rescanned = arm_metric(&arms[1], "rescanned_fraction");
@@ -245,7 +259,8 @@ static int parse_list(int64_t *out, const char *s)
 
 static int parse_args(sweep_opts *o, int argc, char **argv)
 {
-    *o = (sweep_opts){.threads = 1, .seeds = 2, .n_contexts = 3, .n_blocks = 1};
+    *o = (sweep_opts){
+        .threads = 1, .seeds = 2, .n_contexts = 3, .n_blocks = 1, .delta = KT_FFD_DEFAULT_DELTA};
     int64_t contexts[] = {8192, 32768, 131072};
     memcpy(o->contexts, contexts, sizeof(contexts));
     o->blocks[0] = 128;
@@ -261,13 +276,17 @@ static int parse_args(sweep_opts *o, int argc, char **argv)
             o->reps = atoi(a + 7);
         else if (strncmp(a, "--models=", 9) == 0)
             o->models = a + 9;
+        else if (strncmp(a, "--delta=", 8) == 0)
+            o->delta = atof(a + 8);
+        else if (strcmp(a, "--cpu-time") == 0)
+            o->cpu_time = 1;
         else if (atoi(a) > 0)
             o->threads = atoi(a);
         else
             return -1;
     }
-    return o->n_contexts > 0 && o->n_blocks > 0 && o->seeds > 0 && o->reps >= 0 &&
-                   o->reps <= MAX_ROUNDS
+    return o->n_contexts > 0 && (!o->cpu_time || o->threads == 1) && o->n_blocks > 0 &&
+                   o->seeds > 0 && o->reps >= 0 && o->reps <= MAX_ROUNDS && o->delta >= 0
                ? 0
                : -1;
 }
@@ -276,8 +295,10 @@ int main(int argc, char **argv)
 {
     sweep_opts o;
     if (parse_args(&o, argc, argv) < 0) {
-        fprintf(stderr, "usage: bench_ffd_sweep [THREADS] [--contexts=T,...] [--seeds=N] "
-                        "[--reps=N (<= 64)] [--blocks=B,...] [--models=NAME,...]\n");
+        fprintf(
+            stderr,
+            "usage: bench_ffd_sweep [THREADS] [--contexts=T,...] [--seeds=N] "
+            "[--reps=N (<= 64)] [--blocks=B,...] [--models=NAME,...] [--cpu-time (1 thread)]\n");
         return 64;
     }
     const kt_op *op = kt_op_find("attention_decode");
@@ -299,9 +320,9 @@ int main(int argc, char **argv)
         load[0] = -1;
     if (f)
         fclose(f);
-    printf("threads: %d; delta %g (default), keys stored, bf16, batch 1, llm inputs; error: worst "
-           "of %d input sets; load average at start: %.2f\n\n",
-           o.threads, KT_FFD_DEFAULT_DELTA, o.seeds, load[0]);
+    printf("threads: %d; delta %g, keys stored, bf16, batch 1, llm inputs; error: worst "
+           "of %d input sets; times: %s; load average at start: %.2f\n\n",
+           o.threads, o.delta, o.seeds, o.cpu_time ? "thread CPU time" : "wall clock", load[0]);
     printf("| model | d | heads / kv | context | block | dense ms | ffd ms | speedup | ffd float "
            "scan ms | float speedup | kept | rescanned | byte-model bound | of bound | ffd "
            "rel_l2 | phases %% (pseudo-max / select / attend / merge) | targets |\n");
