@@ -550,10 +550,6 @@ static void attend_refined(kt_attn_task *t, const kt_ffd_cache *c, int64_t first
     }
 }
 
-/* Chunks ahead that the attention of kept blocks prefetches, counted along the kept blocks:
- * their chunks form one stream, whose next block starts on pages no prefetcher has seen. */
-#define FFD_PREFETCH_CHUNKS 3
-
 /* Attends the stored keys and values of the 'kept' blocks in 'list' (indices within the (b, kv
  * head) whose token 0 'k' and 'v' point at), chunk by chunk, prefetching the chunk
  * FFD_PREFETCH_CHUNKS ahead in the kept stream, across block boundaries. */
