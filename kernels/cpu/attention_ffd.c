@@ -16,24 +16,34 @@
 #include <string.h>
 #include <time.h>
 
-enum { P_DELTA, P_BLOCK, P_SPLIT, P_KEYS, P_ISA, P_SCAN, P_PHASES, P_COUNT };
+enum {
+    P_DELTA,
+    P_BLOCK,
+    P_SPLIT,
+    P_KEYS,
+    P_SCAN,
+    P_PHASES,
+    P_ISA,
+    P_COUNT
+}; /* isa last, as dense */
 enum { KEYS_FP8, KEYS_STORED };
 enum { SCAN_AUTO, SCAN_FLOAT, SCAN_INT8 };
 
 static const kt_param_def ffd_params[P_COUNT] = {
     {"delta", KT_PARAM_FLOAT, KT_FFD_DEFAULT_DELTA, 0, 1e6, NULL,
-     "keep a block when a score reaches pseudo-max - delta (log2 units; 5 aggressive, 7 safe)"},
+     "keep a block when a score reaches pseudo-max - delta (log2 units; the paper: 5 aggressive, "
+     "7 safe; default 9, see docs/cpu-kernels.md)"},
     {"block", KT_PARAM_INT, 128, 16, 8192, NULL, "tokens per quantisation block"},
     {"split", KT_PARAM_INT, 1024, 16, 1 << 24, NULL,
      "tokens per split-KV task, rounded up to whole blocks"},
     {"keys", KT_PARAM_ENUM, KEYS_STORED, 0, 0, "fp8|stored",
      "keys of kept blocks: stored (exact; the fp8 residual alone costs rel_l2 ~0.02) or fp8"},
-    KT_ATTN_ISA_PARAM,
     {"scan", KT_PARAM_ENUM, SCAN_AUTO, 0, 0, "auto|float|int8",
      "block selection: int8 dot products (AVX-512 VNNI) with an exact bound, ambiguous blocks "
      "rescanned in float (auto: int8 where the CPU has VNNI and isa is not avx2), or float only"},
     {"phase_times", KT_PARAM_INT, 0, 0, 1, NULL,
      "1: time the phases (pseudo-max, select, attend, merge) and report them as metrics"},
+    KT_ATTN_ISA_PARAM,
 };
 
 typedef struct ffd_state {
@@ -766,24 +776,26 @@ static void ffd_release(void *state, kt_backend *backend)
     free(st);
 }
 
-/* kept_fraction, blocks_total and rescanned_fraction (blocks the int8 bound left to the float
- * scan, of all blocks; 0 with scan float), then with phase_times the phase times of the last
- * call in microseconds: pseudo-max and merge as wall time, select and attend summed over the
- * split-KV tasks (equal to wall time on one thread). */
+/* kept_fraction, blocks_total, rescanned_fraction (blocks the int8 bound left to the float
+ * scan, of all blocks; 0 with scan float) and scan_int8 (1 when the int8 scan ran, 0 for
+ * float), then with phase_times the phase times of the last call in microseconds: pseudo-max
+ * and merge as wall time, select and attend summed over the split-KV tasks (equal to wall
+ * time on one thread). */
 static int ffd_metrics(void *state, kt_metric *out, int max)
 {
     const ffd_state *st = state;
     double total = (double)st->blocks_total;
-    kt_metric m[7] = {
+    kt_metric m[8] = {
         {"kept_fraction", total > 0 ? (double)st->blocks_kept / total : 1.0, ""},
         {"blocks_total", total, "blocks"},
         {"rescanned_fraction", total > 0 ? (double)st->blocks_rescanned / total : 0.0, ""},
+        {"scan_int8", (double)st->int8, ""},
         {"phase_pseudomax_us", st->phase_us[0], "us"},
         {"phase_select_us", st->phase_us[1], "us"},
         {"phase_attend_us", st->phase_us[2], "us"},
         {"phase_merge_us", st->phase_us[3], "us"},
     };
-    int n = st->phases ? 7 : 3;
+    int n = st->phases ? 8 : 4;
     n = max < n ? max : n;
     for (int i = 0; i < n; i++)
         out[i] = m[i];

@@ -133,12 +133,12 @@ static void check_policy(const policy_case *pc, double *kept_fraction, double *r
     pt.batch_size = pc->batch;
     pt.context_length = pc->context;
     kt_param_value in[KT_MAX_PARAMS],
-        params[7] = {{pc->delta}, {128}, {512}, {pc->keys}, {pc->isa}, {pc->scan}, {1}};
+        params[7] = {{pc->delta}, {128}, {512}, {pc->keys}, {pc->scan}, {1}, {pc->isa}};
     assert_int_equal(v->n_params, 7);
     assert_int_equal(kt_param_index(v->params, v->n_params, "keys"), 3);
-    assert_int_equal(kt_param_index(v->params, v->n_params, "isa"), 4);
-    assert_int_equal(kt_param_index(v->params, v->n_params, "scan"), 5);
-    assert_int_equal(kt_param_index(v->params, v->n_params, "phase_times"), 6);
+    assert_int_equal(kt_param_index(v->params, v->n_params, "scan"), 4);
+    assert_int_equal(kt_param_index(v->params, v->n_params, "phase_times"), 5);
+    assert_int_equal(kt_param_index(v->params, v->n_params, "isa"), 6);
     kt_param_defaults(in, op->input_params, op->n_input_params);
     kt_backend *b = NULL;
     kt_instance *inst = NULL;
@@ -153,12 +153,14 @@ static void check_policy(const policy_case *pc, double *kept_fraction, double *r
     assert_int_equal(num.nonfinite, 0);
     assert_int_equal(num.inputs_modified, 0);
     kt_metric m[KT_MAX_METRICS];
-    assert_int_equal(v->metrics(st, m, KT_MAX_METRICS), 7);
+    assert_int_equal(v->metrics(st, m, KT_MAX_METRICS), 8);
     assert_string_equal(m[2].name, "rescanned_fraction");
     assert_true(m[2].value >= 0.0 && m[2].value <= 1.0);
+    assert_string_equal(m[3].name, "scan_int8");
+    assert_true(m[3].value == (pc->scan == 2 ? 1.0 : pc->scan == 1 ? 0.0 : m[3].value));
     if (pc->scan == 1)
         assert_true(m[2].value == 0.0);
-    for (int i = 3; i < 7; i++) /* the phase times of the call kt_check_call made */
+    for (int i = 4; i < 8; i++) /* the phase times of the call kt_check_call made */
         assert_true(m[i].value > 0.0 && m[i].value < 60e6);
 
     kt_ffd_cache c;
@@ -288,7 +290,7 @@ static int run_ffd(void *out, kt_metric *m, kt_instance *inst, kt_backend *b,
         memcpy(out, inst->host_outputs[0],
                (size_t)(inst->problem.batch * inst->problem.heads * inst->problem.head_dim) *
                    kt_dtype_size(inst->problem.dtype));
-        assert_int_equal(v->metrics(st, m, KT_MAX_METRICS), 3);
+        assert_int_equal(v->metrics(st, m, KT_MAX_METRICS), 4);
     }
     v->release(st, b);
     return err;
@@ -331,9 +333,9 @@ static void test_int8_selects_as_float(void **state)
         size_t bytes = (size_t)(shapes[i].heads * shapes[i].head_dim) * 2;
         void *out_f = malloc(bytes), *out_i = malloc(bytes);
         for (size_t k = 0; k < sizeof(deltas) / sizeof(deltas[0]); k++) {
-            kt_param_value pf[7] = {{deltas[k]}, {128}, {1024}, {1}, {0}, {1}, {0}}, pi[7];
+            kt_param_value pf[7] = {{deltas[k]}, {128}, {1024}, {1}, {1}, {0}, {0}}, pi[7];
             memcpy(pi, pf, sizeof(pf));
-            pi[5].num = 2;
+            pi[4].num = 2;
             kt_metric mf[KT_MAX_METRICS], mi[KT_MAX_METRICS];
             assert_int_equal(run_ffd(out_f, mf, inst, b, pf), KT_OK);
             assert_int_equal(run_ffd(out_i, mi, inst, b, pi), KT_OK);
@@ -343,6 +345,7 @@ static void test_int8_selects_as_float(void **state)
                               (long long)(shapes[i].heads / shapes[i].kv_heads), deltas[k],
                               mi[0].value, mi[2].value);
             assert_true(mi[0].value == mf[0].value);
+            assert_true(mf[3].value == 0.0 && mi[3].value == 1.0); /* the scan that ran */
             assert_int_equal(memcmp(out_f, out_i, bytes), 0);
             rescanned += mi[2].value * mi[1].value;
             blocks += mi[1].value;
@@ -355,8 +358,9 @@ static void test_int8_selects_as_float(void **state)
     kt_backend_close(b);
 }
 
-/* scan int8 where the int8 layout cannot hold the block (block % 16 != 0) is refused, and auto
- * then falls back to the float scan (no block rescanned). */
+/* Which scan runs: scan int8 where the int8 layout cannot hold the block (block % 16 != 0) is
+ * refused and auto then takes the float scan; on a shape it can hold, auto takes int8 exactly
+ * where the CPU has AVX-512 VNNI and the isa is not forced to avx2. */
 static void test_int8_refused_shapes(void **state)
 {
     (void)state;
@@ -377,11 +381,20 @@ static void test_int8_refused_shapes(void **state)
                      KT_OK);
     char out[4 * 64 * 4];
     kt_metric m[KT_MAX_METRICS];
-    kt_param_value p[7] = {{5}, {24}, {1024}, {1}, {0}, {2}, {0}};
+    kt_param_value p[7] = {{5}, {24}, {1024}, {1}, {2}, {0}, {0}}; /* scan int8, isa auto */
     assert_int_equal(run_ffd(out, m, inst, b, p), KT_EUNSUPPORTED);
-    p[5].num = 0;
+    p[4].num = 0;
     assert_int_equal(run_ffd(out, m, inst, b, p), KT_OK);
-    assert_true(m[2].value == 0.0);
+    assert_true(m[2].value == 0.0 && m[3].value == 0.0);
+    p[1].num = 128;
+    assert_int_equal(run_ffd(out, m, inst, b, p), KT_OK);
+    assert_true(m[3].value == (kt_ffd_int8_supported() ? 1.0 : 0.0));
+    p[6].num = 1; /* isa avx2 */
+    assert_int_equal(run_ffd(out, m, inst, b, p), KT_OK);
+    assert_true(m[3].value == 0.0);
+    p[4].num = 1; /* scan float on any CPU */
+    assert_int_equal(run_ffd(out, m, inst, b, p), KT_OK);
+    assert_true(m[3].value == 0.0);
     kt_instance_free(inst, b);
     kt_backend_close(b);
 }
