@@ -7,9 +7,9 @@
  *                        [--blocks=B1,B2,...] [--models=NAME,...] [--cpu-time] [--delta=D]
  *   THREADS default 1; contexts default 8192,32768,131072 (a context is skipped, with a note,
  *   where the instance would not fit in half of MemAvailable); seeds: input sets for the error
- *   column (default 2; the worst is shown); reps: timed rounds per point (default 15, 7 from
- *   128K); blocks: FFD block sizes to compare (default 128); --cpu-time (one thread only):
- *   times each call by the calling thread's CPU time instead of the backend's wall-clock
+ *   column (default 2, 1 from 128K; the worst is shown); reps: timed rounds per point (default
+ *   11, 5 from 128K); blocks: FFD block sizes to compare (default 128); --cpu-time (one thread
+ * only): times each call by the calling thread's CPU time instead of the backend's wall-clock
  *   timer, which leaves out the time other processes held the core (for a loaded machine;
  *   memory contention still shows).
  * Arms of a point run in rotating order within each round, cold (kt_backend_flush_cache), so
@@ -99,23 +99,18 @@ static int time_rounds(sweep_arm *arms, int n, kt_backend *b, int reps, int cpu_
     return KT_OK;
 }
 
-/* FFD's error against the float64 reference (rel_l2) and its kept fraction on 'inst', with
- * 'params' (an ffd arm's). */
-static int ffd_error_on(double *rel_l2, double *kept, kt_backend *b, kt_instance *inst,
-                        const kt_param_value *params, int threads)
+/* FFD's error against the float64 reference (rel_l2) and its kept fraction: one checked call
+ * of the prepared 'state' of variant 'v' with 'call' on 'inst'. */
+static int ffd_check(double *rel_l2, double *kept, kt_instance *inst, const kt_variant *v,
+                     void *state, const kt_call *call)
 {
-    const kt_variant *v = kt_variant_find("attention_decode", "cpu", "ffd");
-    void *st = NULL;
-    kt_call call = kt_instance_call(inst, b, params, threads);
     kt_numerics num;
-    int err;
-    if ((err = v->prepare(&st, &call)) == KT_OK &&
-        (err = kt_check_call(&num, inst, v, st, &call)) == KT_OK) {
+    int err = kt_check_call(&num, inst, v, state, call);
+    if (err == KT_OK) {
         *rel_l2 = num.rel_l2;
-        sweep_arm a = {.v = v, .st = st};
+        sweep_arm a = {.v = v, .st = state};
         *kept = arm_metric(&a, "kept_fraction");
     }
-    v->release(st, b);
     return err;
 }
 
@@ -124,12 +119,17 @@ static int ffd_error(double *rel_l2, double *kept, kt_backend *b, const kt_point
                      const kt_param_value *in, const kt_param_value *params, int threads,
                      uint64_t seed)
 {
+    const kt_variant *v = kt_variant_find("attention_decode", "cpu", "ffd");
     kt_instance *inst = NULL;
+    void *st = NULL;
     int err = kt_instance_create(&inst, b, kt_op_find("attention_decode"), pt, KT_DTYPE_BF16,
                                  KT_DIST_LLM, in, seed);
     if (err < 0)
         return err;
-    err = ffd_error_on(rel_l2, kept, b, inst, params, threads);
+    kt_call call = kt_instance_call(inst, b, params, threads);
+    if ((err = v->prepare(&st, &call)) == KT_OK)
+        err = ffd_check(rel_l2, kept, inst, v, st, &call);
+    v->release(st, b);
     kt_instance_free(inst, b);
     return err;
 }
@@ -213,16 +213,17 @@ static int sweep_point(const sweep_opts *o, kt_backend *b, const kt_model *md, i
         if ((err = arms[i].v->prepare(&arms[i].st, &arms[i].call)) < 0)
             goto done;
     }
-    int reps = o->reps > 0 ? o->reps : context >= 131072 ? 7 : 15;
+    int reps = o->reps > 0 ? o->reps : context >= 131072 ? 5 : 11;
     double phase_us[4];
     if ((err = time_rounds(arms, 3, b, reps, o->cpu_time)) < 0 ||
         (err = ffd_phases(phase_us, &arms[3], b, reps)) < 0)
         goto done;
     double rescanned = arm_metric(&arms[1], "rescanned_fraction");
     double worst = 0, kept = 0;
-    if ((err = ffd_error_on(&worst, &kept, b, inst, arms[1].params, o->threads)) < 0)
+    if ((err = ffd_check(&worst, &kept, inst, arms[1].v, arms[1].st, &arms[1].call)) < 0)
         goto done;
-    for (int s = 1; s < o->seeds; s++) {
+    int seeds = o->seeds > 0 ? o->seeds : context >= 131072 ? 1 : 2;
+    for (int s = 1; s < seeds; s++) {
         double e = 0, k = 0;
         if ((err = ffd_error(&e, &k, b, &pt, in, arms[1].params, o->threads, 7 + (uint64_t)s)) < 0)
             goto done;
@@ -296,7 +297,7 @@ static int parse_args(sweep_opts *o, int argc, char **argv)
             return -1;
     }
     return o->n_contexts > 0 && (!o->cpu_time || o->threads == 1) && o->n_blocks > 0 &&
-                   o->seeds > 0 && o->reps >= 0 && o->reps <= MAX_ROUNDS && o->delta >= 0
+                   o->seeds >= 0 && o->reps >= 0 && o->reps <= MAX_ROUNDS && o->delta >= 0
                ? 0
                : -1;
 }
@@ -330,9 +331,11 @@ int main(int argc, char **argv)
         load[0] = -1;
     if (f)
         fclose(f);
+    char seeds[32];
+    snprintf(seeds, sizeof(seeds), o.seeds > 0 ? "%d" : "2 (1 at 128K)", o.seeds);
     printf("threads: %d; delta %g, keys stored, bf16, batch 1, llm inputs; error: worst "
-           "of %d input sets; times: %s; load average at start: %.2f\n\n",
-           o.threads, o.delta, o.seeds, o.cpu_time ? "thread CPU time" : "wall clock", load[0]);
+           "of %s input sets; times: %s; load average at start: %.2f\n\n",
+           o.threads, o.delta, seeds, o.cpu_time ? "thread CPU time" : "wall clock", load[0]);
     printf("| model | d | heads / kv | context | block | dense ms | ffd ms | speedup | ffd float "
            "scan ms | float speedup | kept | rescanned | byte-model bound | of bound | ffd "
            "rel_l2 | phases %% (pseudo-max / select / attend / merge) | targets |\n");
