@@ -6,6 +6,7 @@
  * plugin whose probe succeeded is opened in this process; the per-point workers are forked
  * from it and inherit the mapping, so kernels run (and crash) only in workers. A library is
  * never unloaded: the registry keeps pointers into it. */
+#include "fork_pipe.h"
 #include "plugin_internal.h"
 
 #include <dlfcn.h>
@@ -180,24 +181,16 @@ static int read_probe(int fd, pid_t pid, char *stage, size_t stage_len, char *er
 
 static int probe(const char *path)
 {
-    int fds[2];
-    if (pipe(fds) != 0)
-        return kt_error_set("cannot create a pipe: %s", strerror(errno));
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return kt_error_set("cannot fork to probe the plugin: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        close(fds[0]);
-        child_probe(fds[1], path);
-    }
-    close(fds[1]);
+    pid_t pid;
+    int fd;
+    int rc = kt_fork_pipe(&pid, &fd, "to probe the plugin");
+    if (rc < 0)
+        return rc;
+    if (pid == 0)
+        child_probe(fd, path);
     char stage[32] = "start-up", error[600] = "";
-    int hung = read_probe(fds[0], pid, stage, sizeof(stage), error, sizeof(error));
-    close(fds[0]);
+    int hung = read_probe(fd, pid, stage, sizeof(stage), error, sizeof(error));
+    close(fd);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;

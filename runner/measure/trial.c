@@ -541,6 +541,22 @@ static uint64_t point_seed(const kt_spec *spec, const kt_point *point)
     return kt_seed_mix(spec->seed, kt_hash_bytes(point->id, strlen(point->id)));
 }
 
+void kt_point_result_mark_unmeasured(kt_point_result *out, const kt_spec *spec,
+                                     const kt_point *point)
+{
+    for (size_t k = 0; k < out->n_cands; k++) {
+        kt_candidate_result *c = &out->cands[k];
+        /* named even when never prepared: a failed baseline stops before them */
+        snprintf(c->arm.name, sizeof(c->arm.name), "%s", spec->candidates[k].name);
+        snprintf(c->arm.variant, sizeof(c->arm.variant), "%s", spec->candidates[k].variant->name);
+        c->verdict = KT_VERDICT_INCONCLUSIVE;
+        c->n_reasons = 1;
+        c->reason_codes[0] = KT_REASON_NOT_MEASURED;
+        snprintf(c->reasons[0], sizeof(c->reasons[0]), "not measured: %s at %s", out->error,
+                 point->id);
+    }
+}
+
 int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point *point,
                        kt_backend *backend, const kt_trial_hooks *hooks)
 {
@@ -671,18 +687,7 @@ finish:
     if (out->error[0]) {
         snprintf(out->stop_reason, sizeof(out->stop_reason), "%s",
                  interrupted(r) ? "interrupted" : "failed");
-        for (size_t k = 0; k < out->n_cands; k++) {
-            kt_candidate_result *c = &out->cands[k];
-            /* named even when never prepared: a failed baseline stops before them */
-            snprintf(c->arm.name, sizeof(c->arm.name), "%s", spec->candidates[k].name);
-            snprintf(c->arm.variant, sizeof(c->arm.variant), "%s",
-                     spec->candidates[k].variant->name);
-            c->verdict = KT_VERDICT_INCONCLUSIVE;
-            c->n_reasons = 1;
-            c->reason_codes[0] = KT_REASON_NOT_MEASURED;
-            snprintf(c->reasons[0], sizeof(c->reasons[0]), "not measured: %s at %s", out->error,
-                     point->id);
-        }
+        kt_point_result_mark_unmeasured(out, spec, point);
     }
     release_all(r);
     free(r);

@@ -127,6 +127,11 @@ typedef struct kt_trial_hooks {
 int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point *point,
                        kt_backend *backend, const kt_trial_hooks *hooks);
 void kt_point_result_free(kt_point_result *r);
+/* Marks every candidate of 'out' (n_cands of them, already allocated) INCONCLUSIVE with the
+ * reason "not measured: <out->error> at <point id>", named after the spec's arms, for a point
+ * that failed or was interrupted before its verdict. */
+void kt_point_result_mark_unmeasured(kt_point_result *out, const kt_spec *spec,
+                                     const kt_point *point);
 
 /* Recomputes statistics and the verdict of candidate 'c' at 'confidence' (per look). */
 void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline,

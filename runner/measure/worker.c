@@ -1,5 +1,6 @@
 /* worker.c - a child process per point, supervised through a pipe. */
 #include "measure/worker.h"
+#include "fork_pipe.h"
 #include "util/json.h"
 #include "archive/result_json.h"
 
@@ -202,21 +203,13 @@ static size_t parse_messages(supervision *s, char *buf, size_t len, const kt_wor
 static int supervise(supervision *s, const kt_spec *spec, const kt_point *point,
                      const kt_worker_options *opts, const int *skip, char (*skip_reason)[320])
 {
-    int fds[2];
-    if (pipe(fds) != 0)
-        return kt_error_set("cannot create a pipe: %s", strerror(errno));
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return kt_error_set("cannot fork a worker: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        close(fds[0]);
-        child_main(fds[1], spec, point, opts, skip, skip_reason);
-    }
-    close(fds[1]);
+    pid_t pid;
+    int fd;
+    int rc = kt_fork_pipe(&pid, &fd, "a worker");
+    if (rc < 0)
+        return rc;
+    if (pid == 0)
+        child_main(fd, spec, point, opts, skip, skip_reason);
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
     double last_message = now_s(), interrupt_at = 0;
@@ -236,7 +229,7 @@ static int supervise(supervision *s, const kt_spec *spec, const kt_point *point,
             kill(pid, SIGKILL);
             break;
         }
-        struct pollfd pfd = {fds[0], POLLIN, 0};
+        struct pollfd pfd = {fd, POLLIN, 0};
         int ready = poll(&pfd, 1, 100);
         if (ready < 0 && errno == EINTR)
             continue;
@@ -259,7 +252,7 @@ static int supervise(supervision *s, const kt_spec *spec, const kt_point *point,
             buf = bigger;
             cap *= 2;
         }
-        ssize_t n = read(fds[0], buf + len, cap - len);
+        ssize_t n = read(fd, buf + len, cap - len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -271,7 +264,7 @@ static int supervise(supervision *s, const kt_spec *spec, const kt_point *point,
         len -= used;
     }
     free(buf);
-    close(fds[0]);
+    close(fd);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
@@ -400,17 +393,8 @@ int kt_worker_run_point(kt_point_result *out, const kt_spec *spec, const kt_poin
                                      : "failed");
             out->n_cands = K;
             out->cands = calloc(K ? K : 1, sizeof(*out->cands));
-            for (size_t k = 0; out->cands && k < K; k++) {
-                kt_candidate_result *c = &out->cands[k];
-                snprintf(c->arm.name, sizeof(c->arm.name), "%s", spec->candidates[k].name);
-                snprintf(c->arm.variant, sizeof(c->arm.variant), "%s",
-                         spec->candidates[k].variant->name);
-                c->verdict = KT_VERDICT_INCONCLUSIVE;
-                c->n_reasons = 1;
-                c->reason_codes[0] = KT_REASON_NOT_MEASURED;
-                snprintf(c->reasons[0], sizeof(c->reasons[0]), "not measured: %s at %s", out->error,
-                         point->id);
-            }
+            if (out->cands)
+                kt_point_result_mark_unmeasured(out, spec, point);
             goto done;
         }
         skip[s.last_arm - 1] = 1;

@@ -1,0 +1,27 @@
+/* fork_pipe.c - fork a child that reports through a pipe. */
+#include "fork_pipe.h"
+#include "kernel.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int kt_fork_pipe(pid_t *pid, int *fd, const char *what)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return kt_error_set("cannot create a pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t child = fork();
+    if (child < 0) {
+        int err = errno;
+        close(fds[0]);
+        close(fds[1]);
+        return kt_error_set("cannot fork %s: %s", what, strerror(err));
+    }
+    close(child == 0 ? fds[0] : fds[1]);
+    *fd = child == 0 ? fds[1] : fds[0];
+    *pid = child;
+    return 0;
+}
