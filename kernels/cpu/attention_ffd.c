@@ -2,9 +2,11 @@
  * prepare quantises K per block (ffd_quant.h); run computes each query head's pseudo-max
  * from the approximate scores of block 0 and the last full block, scans every full block with
  * approximate scores (2-bit codes times per-channel scales; see code_dot for the decoding),
- * keeps a block when any head of the group reaches pseudo-max - delta, refines the kept
- * blocks' keys with the fp8 residual and attends them (and the unquantised tail) with the
- * same online softmax as 'dense'. The scan reads d/4 bytes per token instead of d*size. */
+ * keeps a block when any head of the group reaches pseudo-max - delta, and attends the kept
+ * blocks (with the stored keys, or refined from the fp8 residual) and the unquantised tail with
+ * the same online softmax as 'dense'. The scan reads d/4 bytes per token instead of d*size.
+ * Selection runs on int8 dot products where the CPU has VNNI (ffd_scan_int8.h), falling back
+ * to the float scan below for the blocks its error bound cannot decide. */
 #include "attention_common.h"
 #include "cpu.h"
 #include "ffd_quant.h"
@@ -16,16 +18,8 @@
 #include <string.h>
 #include <time.h>
 
-enum {
-    P_DELTA,
-    P_BLOCK,
-    P_SPLIT,
-    P_KEYS,
-    P_SCAN,
-    P_PHASES,
-    P_ISA,
-    P_COUNT
-}; /* isa last, as dense */
+/* isa stays the last param, as in dense (test_attention and bench_attention rely on it) */
+enum { P_DELTA, P_BLOCK, P_SPLIT, P_KEYS, P_SCAN, P_PHASES, P_ISA, P_COUNT };
 enum { KEYS_FP8, KEYS_STORED };
 enum { SCAN_AUTO, SCAN_FLOAT, SCAN_INT8 };
 
