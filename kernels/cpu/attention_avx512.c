@@ -152,12 +152,19 @@ static KT_ATTN_AVX512 void pv(kt_attn_task *t, const void *v, kt_dtype dt, int n
 KT_ATTN_AVX512 void kt_attn_step_avx512(kt_attn_task *t, const float *k, int k_perm, const void *v,
                                         kt_dtype dtype, int n)
 {
+    for (int64_t h = 0; h < t->g; h++)
+        _mm512_storeu_ps(t->p + h * KT_ATTN_CHUNK,
+                         dot16((k_perm ? t->qk : t->qs) + h * t->d, k, t->d));
+    kt_attn_softmax_pv_avx512(t, v, dtype, n);
+}
+
+KT_ATTN_AVX512 void kt_attn_softmax_pv_avx512(kt_attn_task *t, const void *v, kt_dtype dtype, int n)
+{
     int64_t d = t->d;
     __mmask16 valid = (__mmask16)((1u << n) - 1u);
     __m512 ninf = _mm512_set1_ps(-INFINITY);
     for (int64_t h = 0; h < t->g; h++) {
-        const float *q = (k_perm ? t->qk : t->qs) + h * d;
-        __m512 s = _mm512_mask_mov_ps(ninf, valid, dot16(q, k, d));
+        __m512 s = _mm512_mask_mov_ps(ninf, valid, _mm512_loadu_ps(t->p + h * KT_ATTN_CHUNK));
         float mx = _mm512_reduce_max_ps(s);
         if (mx > t->m[h]) {
             float alpha = exp2f(t->m[h] - mx);

@@ -311,19 +311,23 @@ void kt_attn_prefetch(const void *p, size_t bytes)
         _mm_prefetch(c + off, _MM_HINT_T0);
 }
 
+void kt_attn_prefetch_ahead(const void *k, const void *v, size_t row_bytes, int64_t s, int64_t t1)
+{
+    int64_t ahead = s + KT_ATTN_PREFETCH_CHUNKS * KT_ATTN_CHUNK;
+    if (ahead >= t1)
+        return;
+    size_t bytes = (size_t)(t1 - ahead < KT_ATTN_CHUNK ? t1 - ahead : KT_ATTN_CHUNK) * row_bytes;
+    kt_attn_prefetch((const char *)k + (size_t)ahead * row_bytes, bytes);
+    kt_attn_prefetch((const char *)v + (size_t)ahead * row_bytes, bytes);
+}
+
 void kt_attn_dense_range(kt_attn_task *t, const void *k, const void *v, kt_dtype dtype, int64_t t0,
                          int64_t t1)
 {
     size_t row_bytes = (size_t)t->d * kt_dtype_size(dtype);
     for (int64_t s = t0; s < t1; s += KT_ATTN_CHUNK) {
         int n = t1 - s < KT_ATTN_CHUNK ? (int)(t1 - s) : KT_ATTN_CHUNK;
-        int64_t ahead = s + KT_ATTN_PREFETCH_CHUNKS * KT_ATTN_CHUNK;
-        if (ahead < t1) {
-            size_t bytes =
-                (size_t)(t1 - ahead < KT_ATTN_CHUNK ? t1 - ahead : KT_ATTN_CHUNK) * row_bytes;
-            kt_attn_prefetch((const char *)k + (size_t)ahead * row_bytes, bytes);
-            kt_attn_prefetch((const char *)v + (size_t)ahead * row_bytes, bytes);
-        }
+        kt_attn_prefetch_ahead(k, v, row_bytes, s, t1);
         const char *ks = (const char *)k + (size_t)s * row_bytes;
         const float *kf = t->kbuf;
         if (dtype == KT_DTYPE_FP32 && n == KT_ATTN_CHUNK)

@@ -98,8 +98,18 @@ void kt_attn_step(kt_attn_task *t, const float *k, int k_perm, const void *v, kt
 void kt_attn_step_avx512(kt_attn_task *t, const float *k, int k_perm, const void *v, kt_dtype dtype,
                          int n);
 
+/* The online-softmax update and P V of one AVX-512 step (t->wide) whose scores, in log2 units,
+ * the caller left in t->p ([g][KT_ATTN_CHUNK], lanes past 'n' ignored): rescales m, l and acc,
+ * turns t->p into weights and adds them times the 'n' value rows 'v' to acc. The second half of
+ * kt_attn_step_avx512, for score paths of their own (attention_dense_bf16.c). */
+void kt_attn_softmax_pv_avx512(kt_attn_task *t, const void *v, kt_dtype dtype, int n);
+
 /* Prefetches 'bytes' from 'p' into L1, one request per 64-byte line. */
 void kt_attn_prefetch(const void *p, size_t bytes);
+
+/* Prefetches the K and V rows ('row_bytes' each) of the chunk KT_ATTN_PREFETCH_CHUNKS ahead of
+ * the chunk at token 's' of a range ending at 't1', if there is one. */
+void kt_attn_prefetch_ahead(const void *k, const void *v, size_t row_bytes, int64_t s, int64_t t1);
 
 /* Dense attention of a task over tokens [t0, t1) of one KV head ('k' and 'v' point at its
  * token 0, storage type 'dtype'), chunk by chunk from t0. */

@@ -83,10 +83,10 @@ void kt_cpu_blas_gemm(const kt_cpu_blas *g, void *y, const void *x, const void *
 
 /* The tiled engine: per thread a packed block of x (mc x kc), a packed panel of w
  * (kc x nc) and an fp32 accumulator tile (mc x nc). The microkernel is 6 x 16 (AVX2+FMA) or,
- * where the CPU has AVX-512 (checked at run time), 6 x 32. */
+ * where the CPU has AVX-512 (checked at run time), 6 x 64. */
 typedef struct kt_cpu_tiled {
-    int mc, nc, kc; /* rounded: mc to the microkernel's rows, nc to 32 columns */
-    int nr;         /* microkernel columns: 16 (AVX2) or 32 (AVX-512) */
+    int mc, nc, kc; /* rounded: mc to the microkernel's rows, nc to 64 columns */
+    int nr;         /* microkernel columns: 16 (AVX2) or 64 (AVX-512) */
     int threads;
     float *buf; /* threads * per_thread floats */
     size_t per_thread;

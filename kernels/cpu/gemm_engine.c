@@ -1,14 +1,15 @@
 /* gemm_engine.c - the tiled GEMM engine (Goto/BLIS blocking: pack a kc-deep panel of w and a
- * block of x to fp32, run a 6 x 16 register-blocked FMA microkernel over them, accumulate in
- * an fp32 tile, convert once at the end) and the vectorised storage-type conversions. */
+ * block of x to fp32, run a 6 x 16 (AVX2) or 6 x 64 (AVX-512) register-blocked FMA microkernel over
+ * them, accumulate in an fp32 tile, convert once at the end) and the vectorised storage-type
+ * conversions. */
 #include "cpu_gemm.h"
 #include "pool.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* MR rows of x per microkernel tile; its columns, nr, are 16 (AVX2) or 32 (AVX-512). */
-enum { MR = 6, NR_MAX = 32, CHUNK = 1 << 14 };
+/* MR rows of x per microkernel tile; its columns, nr, are 16 (AVX2) or 64 (AVX-512). */
+enum { MR = 6, NR_MAX = 64, CHUNK = 1 << 14 };
 enum { ISA_AUTO, ISA_AVX2, ISA_AVX512 };
 
 /* ---- conversions ------------------------------------------------------------------------ */
@@ -192,32 +193,36 @@ static void microkernel_avx2(int kb, const float *a, const float *b, float *c, i
     }
 }
 
-/* The same tile 32 columns wide on AVX-512 (twice the FMA width): 12 zmm accumulators.
- * Called only where __builtin_cpu_supports("avx512f") says so. */
+/* The same tile 64 columns wide on AVX-512: 24 zmm accumulators, so each broadcast of x feeds
+ * four FMAs and the loads per FMA drop from 8/12 to 10/24. Each element still sums its kb
+ * products in order, then adds c: the same order as the AVX2 tile. Called only where
+ * __builtin_cpu_supports("avx512f") says so. */
 __attribute__((target("avx512f"))) static void
 microkernel_avx512(int kb, const float *a, const float *b, float *c, int ldc, int accumulate)
 {
-    __m512 acc[MR][2];
+    __m512 acc[MR][4];
     for (int i = 0; i < MR; i++)
-        acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+        for (int j = 0; j < 4; j++)
+            acc[i][j] = _mm512_setzero_ps();
     for (int kk = 0; kk < kb; kk++) {
-        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+        __m512 bv[4];
+        for (int j = 0; j < 4; j++)
+            bv[j] = _mm512_loadu_ps(b + 16 * j);
         for (int i = 0; i < MR; i++) {
             __m512 ai = _mm512_set1_ps(a[i]);
-            acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
-            acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+            for (int j = 0; j < 4; j++)
+                acc[i][j] = _mm512_fmadd_ps(ai, bv[j], acc[i][j]);
         }
         a += MR;
-        b += 32;
+        b += 64;
     }
     for (int i = 0; i < MR; i++) {
         float *ci = c + (size_t)i * ldc;
-        if (accumulate) {
-            acc[i][0] = _mm512_add_ps(acc[i][0], _mm512_loadu_ps(ci));
-            acc[i][1] = _mm512_add_ps(acc[i][1], _mm512_loadu_ps(ci + 16));
+        for (int j = 0; j < 4; j++) {
+            if (accumulate)
+                acc[i][j] = _mm512_add_ps(acc[i][j], _mm512_loadu_ps(ci + 16 * j));
+            _mm512_storeu_ps(ci + 16 * j, acc[i][j]);
         }
-        _mm512_storeu_ps(ci, acc[i][0]);
-        _mm512_storeu_ps(ci + 16, acc[i][1]);
     }
 }
 
@@ -229,14 +234,14 @@ static int round_up(int v, int to)
 }
 
 const kt_param_def kt_cpu_tiled_params[KT_CPU_TILED_N_PARAMS] = {
-    {"mc", KT_PARAM_INT, 96, 6, 3072, NULL,
+    {"mc", KT_PARAM_INT, 264, 6, 3072, NULL,
      "rows of x per block (rounded up to a multiple of 6); the packed block lives in L2"},
-    {"nc", KT_PARAM_INT, 256, 16, 8192, NULL,
-     "columns of y per block (rounded up to a multiple of 16)"},
-    {"kc", KT_PARAM_INT, 256, 8, 8192, NULL,
-     "depth per packed panel; one micro-panel (kc x 16 or 32 floats) lives in L1"},
+    {"nc", KT_PARAM_INT, 512, 16, 8192, NULL,
+     "columns of y per block (rounded up to a multiple of 64)"},
+    {"kc", KT_PARAM_INT, 128, 8, 8192, NULL,
+     "depth per packed panel; one micro-panel (kc x 16 or 64 floats) lives in L1 or L2"},
     {"isa", KT_PARAM_ENUM, ISA_AUTO, 0, 0, "auto|avx2|avx512",
-     "microkernel: 6x32 AVX-512 where the CPU has it (auto), or 6x16 AVX2"},
+     "microkernel: 6x64 AVX-512 where the CPU has it (auto), or 6x16 AVX2"},
 };
 
 int kt_cpu_tiled_init(kt_cpu_tiled *t, kt_backend *b, int threads, const kt_param_value *params)
@@ -250,7 +255,7 @@ int kt_cpu_tiled_init(kt_cpu_tiled *t, kt_backend *b, int threads, const kt_para
     int isa = (int)params[3].num, avx512 = __builtin_cpu_supports("avx512f");
     if (isa == ISA_AVX512 && !avx512)
         return kt_error_code(KT_EUNSUPPORTED, "isa 'avx512': this CPU has no AVX-512");
-    t->nr = isa == ISA_AVX2 || !avx512 ? 16 : 32;
+    t->nr = isa == ISA_AVX2 || !avx512 ? 16 : 64;
     t->mc = round_up((int)params[0].num, MR);
     t->nc = round_up((int)params[1].num, NR_MAX);
     t->kc = (int)params[2].num;
@@ -326,7 +331,7 @@ static void tiled_block(void *arg, int64_t item, int slot)
         pack_w(bp, j->w, j->dtype, j->n, j->k, j->glu, j0, nb, p0, kb, nr);
         for (int jr = 0; jr < nb; jr += nr)
             for (int ir = 0; ir < mb; ir += MR)
-                (nr == 32 ? microkernel_avx512
+                (nr == 64 ? microkernel_avx512
                           : microkernel_avx2)(kb, ap + (size_t)ir * kb, bp + (size_t)jr * kb,
                                               ct + (size_t)ir * t->nc + jr, t->nc, p0 > 0);
     }

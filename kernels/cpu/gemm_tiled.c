@@ -32,7 +32,8 @@ const kt_variant kt_variant_cpu_gemm_tiled = {
     /* .op = */ "gemm",
     /* .name = */ "tiled",
     /* .backend = */ "cpu",
-    /* .doc = */ "cache-blocked packed GEMM, 6x16 AVX2 FMA microkernel, upcast while packing",
+    /* .doc = */
+    "cache-blocked packed GEMM, 6x16 AVX2 or 6x64 AVX-512 FMA microkernel, upcast while packing",
     /* .params = */ kt_cpu_tiled_params,
     /* .n_params = */ KT_CPU_TILED_N_PARAMS,
     /* .prepare = */ tiled_prepare,

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,24 @@ typedef struct pool {
 } pool;
 
 static pool the_pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* threads_affinity: the mode, and the CPUs compact pins to (the allowed set when it was set). */
+static int affinity_mode = KT_POOL_AFFINITY_NONE;
+static cpu_set_t affinity_allowed;
+static int affinity_cpus[CPU_SETSIZE], affinity_n;
+
+/* Pins thread 'th' to CPU number 'index' (mod affinity_n) of the compact list, or gives it back the
+ * whole allowed set (mode none). Best effort: a refused pin leaves the thread where it was. */
+static void pin(pthread_t th, int index)
+{
+    if (affinity_n == 0)
+        return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(affinity_cpus[index % affinity_n], &one);
+    pthread_setaffinity_np(th, sizeof(cpu_set_t),
+                           affinity_mode == KT_POOL_AFFINITY_COMPACT ? &one : &affinity_allowed);
+}
 
 static void futex_wait(_Atomic uint32_t *addr, uint32_t expected)
 {
@@ -134,6 +153,8 @@ static int grow(pool *p, int want)
         pthread_attr_destroy(&attr);
         if (rc != 0)
             break;
+        if (affinity_mode == KT_POOL_AFFINITY_COMPACT)
+            pin(p->workers[p->n_workers], p->n_workers + 1);
         p->n_workers++;
     }
     return p->n_workers;
@@ -207,4 +228,23 @@ int64_t kt_pool_runq_wait_ns(void)
     }
     closedir(dir);
     return found ? total : -1;
+}
+
+int kt_pool_set_affinity(int mode)
+{
+    pool *p = &the_pool;
+    pthread_mutex_lock(&p->lock);
+    if (affinity_n == 0) {
+        if (sched_getaffinity(0, sizeof(affinity_allowed), &affinity_allowed) == 0)
+            for (int c = 0; c < CPU_SETSIZE; c++)
+                if (CPU_ISSET(c, &affinity_allowed))
+                    affinity_cpus[affinity_n++] = c;
+    }
+    affinity_mode = mode;
+    pin(pthread_self(), 0);
+    if (p->pid == getpid())
+        for (int i = 0; i < p->n_workers; i++)
+            pin(p->workers[i], i + 1);
+    pthread_mutex_unlock(&p->lock);
+    return affinity_n;
 }

@@ -24,6 +24,16 @@ typedef void (*kt_pool_fn)(void *ctx, int64_t i, int slot);
  * running everything on the caller when worker threads cannot be created. */
 void kt_pool_for(int threads, int64_t n, kt_pool_fn fn, void *ctx);
 
+/* threads_affinity: compact pins the caller to the first CPU of the process's allowed set and
+ * worker k to the (k+1)-th (wrapping), so a call's threads share no core while there are cores
+ * for them; none (the default) lets the scheduler move them. */
+enum { KT_POOL_AFFINITY_NONE, KT_POOL_AFFINITY_COMPACT };
+
+/* Sets the affinity mode of the calling thread (the one that calls kt_pool_for) and of every
+ * worker, present and future. The allowed set is read at the first call, so 'none' later
+ * restores it. Returns the number of CPUs in that set (0: unknown, nothing pinned). */
+int kt_pool_set_affinity(int mode);
+
 /* Run-queue wait (ns) summed over this process's threads: the time they were runnable but not
  * running, from /proc/self/task/<tid>/schedstat; -1 when unavailable. */
 int64_t kt_pool_runq_wait_ns(void);

@@ -4,6 +4,8 @@
  * across the rows), numerics changes and verdict flips; the baseline's absolute time change
  * is shown as machine/baseline drift and never decides. Exit 1 on a regression. */
 #include "cli/commands.h"
+#include "cli/summary_cells.h"
+#include "cli/options.h"
 #include "util/json.h"
 #include "archive/result_json.h"
 #include "archive/run_archive.h"
@@ -60,31 +62,36 @@ static int parse(compare_options *o, int argc, char **argv)
     memset(o, 0, sizeof(*o));
     o->threshold = 0.01;
     o->confidence = 0.95;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--threshold") == 0 && i + 1 < argc) {
+    kt_opt_parser p;
+    const kt_option *opt;
+    const char *v;
+    int more;
+    kt_opt_init(&p, "compare", argc, argv);
+    while ((more = kt_opt_next(&p, &opt, &v)) > 0) {
+        if (kt_opt_is(opt, "--threshold")) {
             char *end;
-            o->threshold = strtod(argv[++i], &end);
+            o->threshold = strtod(v, &end);
             if (*end || !(o->threshold >= 0) || o->threshold >= 1)
                 return kt_usage_error("compare", "'--threshold' needs a fraction in [0, 1)");
-        } else if (strcmp(argv[i], "--confidence") == 0 && i + 1 < argc) {
+        } else if (kt_opt_is(opt, "--confidence")) {
             char *end;
-            o->confidence = strtod(argv[++i], &end);
+            o->confidence = strtod(v, &end);
             if (*end || !(o->confidence > 0) || o->confidence >= 1)
                 return kt_usage_error("compare", "'--confidence' needs a number in (0, 1)");
-        } else if (strcmp(argv[i], "--json") == 0) {
+        } else if (kt_opt_is(opt, "--json")) {
             o->json = 1;
-        } else if (strcmp(argv[i], "--force") == 0) {
+        } else if (kt_opt_is(opt, "--force")) {
             o->force = 1;
-        } else if (argv[i][0] == '-') {
-            return kt_usage_error("compare", "unknown option '%s'", argv[i]);
         } else if (!o->old_path) {
-            o->old_path = argv[i];
+            o->old_path = v;
         } else if (!o->new_path) {
-            o->new_path = argv[i];
+            o->new_path = v;
         } else {
-            return kt_usage_error("compare", "unexpected argument '%s'", argv[i]);
+            return kt_usage_error("compare", "unexpected argument '%s'", v);
         }
     }
+    if (more < 0)
+        return KT_EXIT_USAGE;
     if (!o->new_path)
         return kt_usage_error("compare", "needs two results, OLD and NEW");
     return 0;
@@ -128,20 +135,37 @@ static int same_plugins(const cJSON *old_doc, const cJSON *new_doc, int force)
     return force;
 }
 
+/* "1.234 -> 1.301", with — for a side that has no speedup. */
+static void speedup_pair(char *buf, size_t len, double old_s, double new_s)
+{
+    char a[24], b[24];
+    snprintf(a, sizeof(a), "%.3f", old_s);
+    snprintf(b, sizeof(b), "%.3f", new_s);
+    snprintf(buf, len, "%s -> %s", isfinite(old_s) ? a : kt_cell_none,
+             isfinite(new_s) ? b : kt_cell_none);
+}
+
 static void print_rows(const row *rows, size_t n, const compare_options *o, double row_conf)
 {
     printf("%-28s %-12s %15s %-25s %9s %9s  %-8s %s\n", "point", "candidate", "speedup old->new",
            "change [CI]", "p", "pairs", "change", "verdict");
     for (size_t i = 0; i < n; i++) {
         const row *r = &rows[i];
-        char sp[40], ci[48] = "-", pairs[24];
-        snprintf(sp, sizeof(sp), "%.3f -> %.3f", r->speedup_old, r->speedup_new);
+        char sp[48], ci[48], pairs[24], p[16];
+        speedup_pair(sp, sizeof(sp), r->speedup_old, r->speedup_new);
+        snprintf(ci, sizeof(ci), "%s", kt_cell_none);
         if (isfinite(r->sc.ratio))
             snprintf(ci, sizeof(ci), "%.3f [%.3f, %.3f]", r->sc.ratio, r->sc.low, r->sc.high);
         snprintf(pairs, sizeof(pairs), "%zu/%zu", r->sc.n_old, r->sc.n_new);
-        printf("%-28s %-12s %15s %-25s %9.3g %9s  %-8s %s -> %s%s\n", r->point, r->candidate, sp,
-               ci, r->sc.p, pairs, kt_change_name(r->sc.change), r->old_verdict, r->new_verdict,
-               r->sc.regression ? "  REGRESSION" : "");
+        kt_cell_p(p, sizeof(p), r->sc.p);
+        printf("%-28s %-12s ", r->point, r->candidate);
+        kt_cell_put(stdout, sp, 15, 1);
+        putchar(' ');
+        kt_cell_put(stdout, ci, 25, 0);
+        putchar(' ');
+        kt_cell_put(stdout, p, 9, 1);
+        printf(" %9s  %-8s %s -> %s%s\n", pairs, kt_change_name(r->sc.change), r->old_verdict,
+               r->new_verdict, r->sc.regression ? "  REGRESSION" : "");
         if (r->sc.quality_regression)
             printf("    newly rejected on numerics, memory or a failure\n");
         if (isfinite(r->old_rel_l2) && isfinite(r->new_rel_l2) &&

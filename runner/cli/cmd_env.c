@@ -1,5 +1,6 @@
 /* cmd_env.c - 'ktrial env': the provenance a run would record, without running. */
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "archive/provenance.h"
 
 #include <stdio.h>
@@ -55,12 +56,9 @@ int cmd_env(int argc, char **argv)
     kt_diag diag;
     cJSON *prov = NULL, *devices = NULL;
     char *text = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
-            json = 1;
-        else
-            return kt_usage_error("env", "unexpected argument '%s'", argv[i]);
-    }
+    int bad = kt_opt_parse_json_only(&json, "env", argc, argv);
+    if (bad)
+        return bad;
     kt_diag_init(&diag);
     if (kt_git_state_collect(&git, NULL, &diag) != 0)
         fprintf(stderr, "warning: git: %s\n", git.reason ? git.reason : "out of memory");

@@ -1,5 +1,6 @@
 /* cmd_history.c - 'ktrial history [RESULTS_DIR] --experiment NAME [-o FILE] [--json]'. */
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "report/history.h"
 #include "util/json.h"
 
@@ -11,23 +12,27 @@ int cmd_history(int argc, char **argv)
 {
     const char *dir = "results", *experiment = NULL, *out = NULL;
     int json = 0, dir_given = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--experiment") == 0 || strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (i + 1 >= argc)
-                return kt_usage_error("history", "'%s' needs a value", a);
-            *(strcmp(a, "--experiment") == 0 ? &experiment : &out) = argv[++i];
-        } else if (strcmp(a, "--json") == 0) {
+    kt_opt_parser p;
+    const kt_option *opt;
+    const char *v;
+    int more;
+    kt_opt_init(&p, "history", argc, argv);
+    while ((more = kt_opt_next(&p, &opt, &v)) > 0) {
+        if (kt_opt_is(opt, "--experiment")) {
+            experiment = v;
+        } else if (kt_opt_is(opt, "--output")) {
+            out = v;
+        } else if (kt_opt_is(opt, "--json")) {
             json = 1;
-        } else if (a[0] == '-') {
-            return kt_usage_error("history", "unknown option '%s'", a);
         } else if (!dir_given) {
-            dir = a;
+            dir = v;
             dir_given = 1;
         } else {
-            return kt_usage_error("history", "unexpected argument '%s'", a);
+            return kt_usage_error("history", "unexpected argument '%s'", v);
         }
     }
+    if (more < 0)
+        return KT_EXIT_USAGE;
     if (!experiment)
         return kt_usage_error("history", "--experiment NAME is required");
     kt_history h;

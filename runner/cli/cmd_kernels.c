@@ -1,15 +1,29 @@
 /* cmd_kernels.c - 'ktrial kernels': ops, backends, variants and their params; with --plugin,
  * what one or more plugin libraries provide. */
 #include "cli/commands.h"
+#include "cli/options.h"
+#include "util/json.h"
 #include "kernel.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *param_type_name(kt_param_type t)
 {
     static const char *const names[] = {"int", "float", "bool", "enum"};
     return names[t];
+}
+
+/* 'x' as an integer when it is one (16777216, never 1.67772e+07), else with 6 digits. */
+static const char *format_number(char *buf, size_t len, double x)
+{
+    if (isfinite(x) && x == floor(x) && fabs(x) < 1e15)
+        snprintf(buf, len, "%.0f", x);
+    else
+        snprintf(buf, len, "%.6g", x);
+    return buf;
 }
 
 static void print_param(const kt_param_def *p)
@@ -22,11 +36,44 @@ static void print_param(const kt_param_def *p)
         snprintf(def, sizeof(def), "%s", p->def != 0 ? "true" : "false");
         snprintf(range, sizeof(range), "true|false");
     } else {
-        snprintf(def, sizeof(def), "%.6g", p->def);
-        snprintf(range, sizeof(range), "[%.6g, %.6g]", p->min, p->max);
+        char lo[32], hi[32];
+        format_number(def, sizeof(def), p->def);
+        snprintf(range, sizeof(range), "[%s, %s]", format_number(lo, sizeof(lo), p->min),
+                 format_number(hi, sizeof(hi), p->max));
     }
     printf("      %-18s %-5s default %-8s %-22s %s\n", p->name, param_type_name(p->type), def,
            range, p->doc);
+}
+
+static cJSON *param_json(const kt_param_def *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    char buf[64];
+    cJSON_AddStringToObject(o, "name", p->name);
+    cJSON_AddStringToObject(o, "type", param_type_name(p->type));
+    if (p->type == KT_PARAM_ENUM) {
+        cJSON_AddStringToObject(o, "default",
+                                kt_param_choice_name(buf, sizeof(buf), p->choices, (int)p->def));
+        cJSON *choices = cJSON_AddArrayToObject(o, "choices");
+        for (int i = 0; kt_param_choice_name(buf, sizeof(buf), p->choices, i)[0]; i++)
+            cJSON_AddItemToArray(choices, cJSON_CreateString(buf));
+    } else if (p->type == KT_PARAM_BOOL) {
+        cJSON_AddBoolToObject(o, "default", p->def != 0);
+    } else {
+        kt_json_add_real(o, "default", p->def);
+        kt_json_add_real(o, "min", p->min);
+        kt_json_add_real(o, "max", p->max);
+    }
+    cJSON_AddStringToObject(o, "doc", p->doc ? p->doc : "");
+    return o;
+}
+
+static cJSON *params_json(const kt_param_def *params, int n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < n; i++)
+        cJSON_AddItemToArray(a, param_json(&params[i]));
+    return a;
 }
 
 /* Whether entry 'plugin' is to be shown: everything without --plugin, else only what the
@@ -41,7 +88,7 @@ static int listed(int plugin, const int *plugins, int n_plugins)
     return 0;
 }
 
-static int load_plugins(int *plugins, int n, char **paths)
+static int load_plugins(int *plugins, int n, char **paths, int quiet)
 {
     for (int i = 0; i < n; i++) {
         kt_error_clear();
@@ -51,29 +98,119 @@ static int load_plugins(int *plugins, int n, char **paths)
             return KT_EXIT_DATAERR;
         }
         uint32_t abi = kt_plugin_abi(plugins[i]);
-        printf("plugin %s (ABI %u.%u)\n", kt_plugin_path(plugins[i]), abi >> 16, abi & 0xffff);
+        if (!quiet)
+            printf("plugin %s (ABI %u.%u)\n", kt_plugin_path(plugins[i]), abi >> 16, abi & 0xffff);
     }
     return 0;
+}
+
+/* A backend the listing shows, its probe in 'info'; 0 when --backend names another. */
+static int backend_shown(kt_device_info *info, const kt_backend_iface *be, const char *only)
+{
+    if (only && strcmp(be->name, only) != 0)
+        return 0;
+    be->probe(info);
+    return 1;
+}
+
+/* A variant of 'op' the listing shows: on the --backend asked for, from a listed plugin. */
+static int variant_shown(const kt_variant *var, const kt_op *op, const char *only,
+                         const int *plugins, int n_plugins)
+{
+    return strcmp(var->op, op->name) == 0 && (!only || strcmp(var->backend, only) == 0) &&
+           listed(kt_variant_plugin(var), plugins, n_plugins);
+}
+
+/* The plugin a registry entry came from (its path), or null when built in. */
+static void add_origin(cJSON *o, int plugin)
+{
+    kt_json_add_str_or_null(o, "plugin", plugin >= 0 ? kt_plugin_path(plugin) : NULL);
+}
+
+/* What the text listing shows, as one JSON document: backends, and per op its input params,
+ * its variants with their params, and the variants this build left out. */
+static cJSON *kernels_json(const char *only, const int *plugins, int n_plugins)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON *backends = cJSON_AddArrayToObject(doc, "backends");
+    for (int b = 0; b < kt_backend_count(); b++) {
+        const kt_backend_iface *be = kt_backend_at(b);
+        kt_device_info info;
+        if (!backend_shown(&info, be, only))
+            continue;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", be->name);
+        cJSON_AddBoolToObject(o, "available", info.available);
+        cJSON_AddStringToObject(o, "doc", be->doc);
+        kt_json_add_str_or_null(o, "reason", info.available ? NULL : info.reason);
+        cJSON_AddItemToArray(backends, o);
+    }
+    cJSON *ops = cJSON_AddArrayToObject(doc, "ops");
+    for (int i = 0; i < kt_op_count(); i++) {
+        const kt_op *op = kt_op_at(i);
+        cJSON *o = cJSON_CreateObject(), *variants = cJSON_CreateArray();
+        cJSON *missing = cJSON_CreateArray();
+        for (int v = 0; v < kt_variant_count(); v++) {
+            const kt_variant *var = kt_variant_at(v);
+            if (!variant_shown(var, op, only, plugins, n_plugins))
+                continue;
+            cJSON *vo = cJSON_CreateObject();
+            cJSON_AddStringToObject(vo, "backend", var->backend);
+            cJSON_AddStringToObject(vo, "name", var->name);
+            cJSON_AddStringToObject(vo, "doc", var->doc);
+            add_origin(vo, kt_variant_plugin(var));
+            cJSON_AddItemToObject(vo, "params", params_json(var->params, var->n_params));
+            cJSON_AddItemToArray(variants, vo);
+        }
+        for (int v = 0; v < kt_missing_variant_count(); v++) {
+            const kt_missing_variant *mv = kt_missing_variant_at(v);
+            if (strcmp(mv->op, op->name) != 0 || (only && strcmp(mv->backend, only) != 0))
+                continue;
+            cJSON *mo = cJSON_CreateObject();
+            cJSON_AddStringToObject(mo, "backend", mv->backend);
+            cJSON_AddStringToObject(mo, "name", mv->name);
+            cJSON_AddStringToObject(mo, "reason", mv->reason);
+            cJSON_AddItemToArray(missing, mo);
+        }
+        if (cJSON_GetArraySize(variants) == 0) {
+            cJSON_Delete(o);
+            cJSON_Delete(variants);
+            cJSON_Delete(missing);
+            continue;
+        }
+        cJSON_AddStringToObject(o, "name", op->name);
+        cJSON_AddStringToObject(o, "doc", op->doc);
+        add_origin(o, kt_op_plugin(op));
+        cJSON_AddItemToObject(o, "input_params", params_json(op->input_params, op->n_input_params));
+        cJSON_AddItemToObject(o, "variants", variants);
+        cJSON_AddItemToObject(o, "not_built", missing);
+        cJSON_AddItemToArray(ops, o);
+    }
+    return doc;
 }
 
 int cmd_kernels(int argc, char **argv)
 {
     const char *only = NULL;
     char *paths[16];
-    int plugins[16], n_plugins = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc)
-            only = argv[++i];
-        else if (strncmp(argv[i], "--backend=", 10) == 0)
-            only = argv[i] + 10;
-        else if (strcmp(argv[i], "--plugin") == 0 && i + 1 < argc && n_plugins < 16)
-            paths[n_plugins++] = argv[++i];
-        else if (strncmp(argv[i], "--plugin=", 9) == 0 && n_plugins < 16)
-            paths[n_plugins++] = argv[i] + 9;
+    int plugins[16], n_plugins = 0, json = 0, more;
+    kt_opt_parser p;
+    const kt_option *opt;
+    const char *v;
+    kt_opt_init(&p, "kernels", argc, argv);
+    while ((more = kt_opt_next(&p, &opt, &v)) > 0) {
+        if (kt_opt_is(opt, "--backend"))
+            only = v;
+        else if (kt_opt_is(opt, "--plugin") && n_plugins < 16)
+            paths[n_plugins++] = (char *)v;
+        else if (kt_opt_is(opt, "--json"))
+            json = 1;
         else
-            return kt_usage_error("kernels", "unexpected argument '%s'", argv[i]);
+            return kt_usage_error("kernels", "unexpected argument '%s'", v);
     }
-    int rc = load_plugins(plugins, n_plugins, paths);
+    if (more < 0)
+        return KT_EXIT_USAGE;
+    int rc = load_plugins(plugins, n_plugins, paths, json);
     if (rc)
         return rc;
     if (only && !kt_backend_find(only)) {
@@ -83,14 +220,22 @@ int cmd_kernels(int argc, char **argv)
         fprintf(stderr, ")\n");
         return KT_EXIT_USAGE;
     }
+    if (json) {
+        cJSON *doc = kernels_json(only, plugins, n_plugins);
+        char *text = doc ? kt_json_print(doc) : NULL;
+        rc = text ? KT_EXIT_KEEP : KT_EXIT_SOFTWARE;
+        printf("%s\n", text ? text : "{}");
+        free(text);
+        cJSON_Delete(doc);
+        return rc;
+    }
 
     printf("%sbackends:\n", n_plugins ? "\n" : "");
     for (int b = 0; b < kt_backend_count(); b++) {
         const kt_backend_iface *be = kt_backend_at(b);
-        if (only && strcmp(be->name, only) != 0)
-            continue;
         kt_device_info info;
-        be->probe(&info);
+        if (!backend_shown(&info, be, only))
+            continue;
         printf("  %-5s %-10s %s\n", be->name, info.available ? "available" : "no device",
                info.available ? be->doc : info.reason);
     }
@@ -99,8 +244,7 @@ int cmd_kernels(int argc, char **argv)
         int shown = 0;
         for (int v = 0; v < kt_variant_count(); v++) {
             const kt_variant *var = kt_variant_at(v);
-            if (strcmp(var->op, op->name) != 0 || (only && strcmp(var->backend, only) != 0) ||
-                !listed(kt_variant_plugin(var), plugins, n_plugins))
+            if (!variant_shown(var, op, only, plugins, n_plugins))
                 continue;
             if (!shown++) {
                 int from = kt_op_plugin(op);

@@ -8,6 +8,7 @@
 #include "archive/result_json.h"
 #include "archive/run_archive.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "cli/summary.h"
 #include "spec/matrix.h"
 #include "spec/spec.h"
@@ -50,24 +51,26 @@ static int parse_args(merge_state *m, int argc, char **argv)
         fprintf(stderr, "error: out of memory\n");
         return KT_EXIT_SOFTWARE;
     }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (i + 1 >= argc)
-                return kt_usage_error("merge", "'%s' needs a folder", a);
-            m->out_dir = argv[++i];
-        } else if (strcmp(a, "--force") == 0) {
+    kt_opt_parser p;
+    const kt_option *opt;
+    const char *v;
+    int more;
+    kt_opt_init(&p, "merge", argc, argv);
+    while ((more = kt_opt_next(&p, &opt, &v)) > 0) {
+        if (kt_opt_is(opt, "--output")) {
+            m->out_dir = v;
+        } else if (kt_opt_is(opt, "--force")) {
             m->force = 1;
-        } else if (strcmp(a, "--json") == 0) {
+        } else if (kt_opt_is(opt, "--json")) {
             m->json = 1;
-        } else if (a[0] == '-') {
-            return kt_usage_error("merge", "unknown option '%s'", a);
         } else if (m->n < MAX_SHARDS) {
-            m->shards[m->n++].dir = a;
+            m->shards[m->n++].dir = v;
         } else {
             return kt_usage_error("merge", "more than %d shards", MAX_SHARDS);
         }
     }
+    if (more < 0)
+        return KT_EXIT_USAGE;
     if (m->n == 0)
         return kt_usage_error("merge", "no shard folders given");
     if (!m->out_dir)
@@ -373,8 +376,11 @@ int cmd_merge(int argc, char **argv)
     if ((rc = write_archive(&m, &run, spec)) != 0)
         goto done;
     if (!m.json) {
-        kt_print_summary(stdout, &run, spec->baseline.name, kt_aggregate_name(spec->aggregate),
-                         spec->min_speedup);
+        kt_summary_facts f;
+        kt_summary_facts_init(&f, spec->baseline.name, kt_aggregate_name(spec->aggregate),
+                              spec->min_speedup, spec->confidence);
+        f.color = kt_summary_want_color(stdout);
+        kt_print_summary(stdout, &run, &f);
         printf("merged %d shard%s, %zu points: %s\n", m.n, m.n == 1 ? "" : "s", run.n_points,
                m.out_dir);
     }

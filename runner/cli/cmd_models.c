@@ -1,13 +1,40 @@
 /* cmd_models.c - 'ktrial models': the model catalog as a table. */
 #include "spec/catalog.h"
 #include "cli/commands.h"
+#include "cli/options.h"
+#include "util/json.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+
+static int print_json(const kt_catalog *cat)
+{
+    static const char *const keys[] = {"hidden",   "heads",        "kv_heads",
+                                       "head_dim", "intermediate", "layers"};
+    cJSON *doc = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(doc, "models");
+    for (size_t i = 0; i < cat->n; i++) {
+        const kt_model *m = &cat->models[i];
+        const int64_t values[] = {m->hidden,   m->heads,        m->kv_heads,
+                                  m->head_dim, m->intermediate, m->layers};
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", m->name);
+        for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+            cJSON_AddNumberToObject(o, keys[k], (double)values[k]);
+        cJSON_AddItemToArray(list, o);
+    }
+    char *text = kt_json_print(doc);
+    int rc = text ? KT_EXIT_KEEP : KT_EXIT_SOFTWARE;
+    printf("%s\n", text ? text : "{}");
+    free(text);
+    cJSON_Delete(doc);
+    return rc;
+}
 
 int cmd_models(int argc, char **argv)
 {
-    if (argc > 1)
-        return kt_usage_error("models", "unexpected argument '%s'", argv[1]);
+    int json, bad = kt_opt_parse_json_only(&json, "models", argc, argv);
+    if (bad)
+        return bad;
     kt_diag diag;
     kt_diag_init(&diag);
     kt_catalog cat;
@@ -15,6 +42,12 @@ int cmd_models(int argc, char **argv)
         kt_diag_print(&diag, stderr);
         kt_diag_free(&diag);
         return KT_EXIT_SOFTWARE;
+    }
+    if (json) {
+        int rc = print_json(&cat);
+        kt_catalog_free(&cat);
+        kt_diag_free(&diag);
+        return rc;
     }
     printf("%-18s %7s %6s %9s %9s %13s %7s\n", "name", "hidden", "heads", "kv_heads", "head_dim",
            "intermediate", "layers");

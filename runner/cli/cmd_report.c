@@ -1,6 +1,7 @@
 /* cmd_report.c - 'ktrial report RESULT... [-o FILE]': the HTML report of one or more
  * archives of one experiment. */
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "report/report.h"
 #include "util/json.h"
 
@@ -43,19 +44,21 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "error: out of memory\n");
         return KT_EXIT_SOFTWARE;
     }
-    for (int i = 1; i < argc && rc == 0; i++) {
-        if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
-            if (i + 1 >= argc)
-                rc = kt_usage_error("report", "'%s' needs a file", argv[i]);
-            else
-                out = argv[++i];
-        } else if (argv[i][0] == '-') {
-            rc = kt_usage_error("report", "unknown option '%s'", argv[i]);
-        } else if (kt_report_load(&in[n++], argv[i]) < 0) {
-            fprintf(stderr, "error: '%s': %s\n", argv[i], kt_error_last());
+    kt_opt_parser p;
+    const kt_option *opt;
+    const char *v;
+    int more = 0;
+    kt_opt_init(&p, "report", argc, argv);
+    while (rc == 0 && (more = kt_opt_next(&p, &opt, &v)) > 0) {
+        if (kt_opt_is(opt, "--output")) {
+            out = v;
+        } else if (kt_report_load(&in[n++], v) < 0) {
+            fprintf(stderr, "error: '%s': %s\n", v, kt_error_last());
             rc = KT_EXIT_DATAERR;
         }
     }
+    if (rc == 0 && more < 0)
+        rc = KT_EXIT_USAGE;
     if (rc == 0 && n == 0)
         rc = kt_usage_error("report", "no result given");
     for (size_t i = 1; rc == 0 && i < n; i++) {

@@ -2,6 +2,7 @@
  * go, print the summary, exit with the verdict. */
 #include "archive/archive.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "util/json.h"
 #include "spec/matrix.h"
 #include "spec/plan.h"
@@ -119,58 +120,54 @@ static int parse_args(run_options *o, int argc, char **argv)
 {
     memset(o, 0, sizeof(*o));
     o->shard_index = o->shard_count = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (!next)
-                return kt_usage_error("run", "'%s' needs a folder", a);
-            o->out_dir = argv[++i];
-        } else if (strcmp(a, "--backend") == 0) {
-            if (!next)
-                return kt_usage_error("run", "'--backend' needs cpu, cuda, sim or auto");
-            o->backend = argv[++i];
-        } else if (strcmp(a, "--resume") == 0) {
-            if (!next)
-                return kt_usage_error("run", "'--resume' needs a run folder");
-            o->resume_dir = argv[++i];
-        } else if (strcmp(a, "--shard") == 0) {
-            int bad = next ? parse_shard(o, argv[++i]) : -1;
+    kt_opt_parser p;
+    const kt_option *opt;
+    const char *v;
+    int more;
+    kt_opt_init(&p, "run", argc, argv);
+    while ((more = kt_opt_next(&p, &opt, &v)) > 0) {
+        if (kt_opt_is(opt, "--output")) {
+            o->out_dir = v;
+        } else if (kt_opt_is(opt, "--backend")) {
+            o->backend = v;
+        } else if (kt_opt_is(opt, "--resume")) {
+            o->resume_dir = v;
+        } else if (kt_opt_is(opt, "--shard")) {
+            int bad = parse_shard(o, v);
             if (bad == -2)
                 return kt_usage_error("run", "'--shard auto' needs SLURM_ARRAY_TASK_ID and "
                                              "SLURM_ARRAY_TASK_COUNT (a task of a Slurm job "
                                              "array)");
             if (bad < 0)
                 return kt_usage_error("run", "'--shard' needs I/N with 1 <= I <= N, or auto");
-        } else if (strcmp(a, "--quick") == 0) {
+        } else if (kt_opt_is(opt, "--quick")) {
             o->quick = 1;
-        } else if (strcmp(a, "--require-clean") == 0) {
+        } else if (kt_opt_is(opt, "--require-clean")) {
             o->require_clean = 1;
-        } else if (strcmp(a, "--force") == 0) {
+        } else if (kt_opt_is(opt, "--force")) {
             o->force = 1;
-        } else if (strcmp(a, "--json") == 0) {
+        } else if (kt_opt_is(opt, "--json")) {
             o->json = 1;
-        } else if (strcmp(a, "--no-profile") == 0) {
+        } else if (kt_opt_is(opt, "--no-profile")) {
             o->no_profile = 1;
-        } else if (strcmp(a, "--report") == 0) {
+        } else if (kt_opt_is(opt, "--report")) {
             o->report = 1;
-        } else if (strcmp(a, "--junit") == 0 || strcmp(a, "--markdown") == 0) {
-            if (!next)
-                return kt_usage_error("run", "'%s' needs a file", a);
-            *(a[2] == 'j' ? &o->junit : &o->markdown) = argv[++i];
-        } else if (a[0] == '-') {
-            return kt_usage_error("run", "unknown option '%s'", a);
+        } else if (kt_opt_is(opt, "--junit")) {
+            o->junit = v;
+        } else if (kt_opt_is(opt, "--markdown")) {
+            o->markdown = v;
         } else if (!o->spec_path) {
-            o->spec_path = a;
+            o->spec_path = v;
         } else {
-            return kt_usage_error("run", "unexpected argument '%s' (one spec per run)", a);
+            return kt_usage_error("run", "unexpected argument '%s' (one spec per run)", v);
         }
     }
+    if (more < 0)
+        return KT_EXIT_USAGE;
     if (!o->spec_path)
         return kt_usage_error("run", "no spec given");
-    if (o->backend && strcmp(o->backend, "cpu") != 0 && strcmp(o->backend, "cuda") != 0 &&
-        strcmp(o->backend, "sim") != 0 && strcmp(o->backend, "auto") != 0)
-        return kt_usage_error("run", "unknown backend '%s' (cpu, cuda, sim or auto)", o->backend);
+    if (o->backend)
+        return kt_opt_check_choice("run", "--backend", o->backend, kt_backend_choices, 4);
     return 0;
 }
 
@@ -821,6 +818,30 @@ static int write_reports(const run_state *st)
     return rc;
 }
 
+/* The summary with the run's facts: its state, --quick, the shard, the points not run. */
+static void print_summary(const run_state *st, const char *status)
+{
+    kt_summary_facts f;
+    kt_summary_facts_init(&f, st->spec->baseline.name, kt_aggregate_name(st->spec->aggregate),
+                          st->spec->min_speedup, st->spec->confidence);
+    f.status = status;
+    f.quick = st->opt.quick;
+    f.quick_max_repetitions = KT_QUICK_MAX_REPETITIONS;
+    f.shard_index = st->opt.shard_index;
+    f.shard_count = st->opt.shard_count;
+    f.color = kt_summary_want_color(stdout);
+    const char **ids = calloc(st->matrix->n ? st->matrix->n : 1, sizeof(*ids));
+    for (size_t i = 0; ids && i < st->matrix->n; i++) {
+        const char *id = st->matrix->points[i].id;
+        if ((int)(i % (size_t)st->opt.shard_count) == st->opt.shard_index - 1 &&
+            already_done(st->run.points, st->run.n_points, id) < 0)
+            ids[f.n_not_run++] = id;
+    }
+    f.not_run_ids = ids;
+    kt_print_summary(stdout, &st->run, &f);
+    free(ids);
+}
+
 static int finish(run_state *st)
 {
     int changed = 0;
@@ -851,8 +872,7 @@ static int finish(run_state *st)
             free(text);
         }
     } else {
-        kt_print_summary(stdout, &st->run, st->spec->baseline.name,
-                         kt_aggregate_name(st->spec->aggregate), st->spec->min_speedup);
+        print_summary(st, status);
         kt_print_usage(stdout, &st->run);
         if (st->opt.quick)
             printf("note: --quick capped repetitions at %d; verdicts may be INCONCLUSIVE where "

@@ -1,7 +1,10 @@
 /* cmd_show.c - 'ktrial show RESULT': the summary of an archived run, as 'run' printed it,
- * and its provenance in a few lines. */
+ * with its state (status, exit code, --quick, shard) and its provenance in a few lines; with
+ * --json the same facts as one document (schemas/show.schema.json). */
 #include "archive/archive.h"
 #include "cli/commands.h"
+#include "cli/options.h"
+#include "cli/show_json.h"
 #include "util/json.h"
 #include "archive/result_json.h"
 #include "cli/summary.h"
@@ -10,22 +13,68 @@
 
 #include <libgen.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+/* What bounds a run's verdict, read from result.json. */
+typedef struct run_facts {
+    char status[32];
+    int exit_code; /* -1: no decision recorded */
+    int quick, quick_max;
+    int shard_index, shard_count;
+    size_t not_run;
+    char verdict[16]; /* decision.verdict, "" without a decision */
+} run_facts;
+
+static void read_facts(run_facts *f, const cJSON *doc)
+{
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(doc, "provenance"), "run");
+    const cJSON *decision = cJSON_GetObjectItemCaseSensitive(doc, "decision");
+    char shard[32];
+    kt_json_get_str(doc, "status", f->status, sizeof(f->status));
+    f->exit_code = (int)kt_json_get_real(decision, "exit_code", -1);
+    kt_json_get_str(decision, "verdict", f->verdict, sizeof(f->verdict));
+    f->quick = kt_json_get_bool(run, "quick", 0);
+    f->quick_max = (int)kt_json_get_real(run, "quick_max_repetitions", 0);
+    if (sscanf(kt_json_get_str(run, "shard", shard, sizeof(shard)), "%d/%d", &f->shard_index,
+               &f->shard_count) != 2)
+        f->shard_index = f->shard_count = 1;
+    f->not_run =
+        (size_t)kt_json_get_real(cJSON_GetObjectItemCaseSensitive(doc, "timing"), "not_run", 0);
+}
+
+/* "complete, exit code 0; --quick (at most 20 pairs per point); shard 3/16". */
+static void print_state(const run_facts *f)
+{
+    printf("state:   %s, ", f->status);
+    if (f->exit_code >= 0)
+        printf("exit code %d", f->exit_code);
+    else
+        printf("no exit code recorded (no decision)");
+    if (f->quick)
+        printf("; --quick (at most %d pairs per point)", f->quick_max);
+    if (f->shard_count > 1)
+        printf("; shard %d/%d, not the whole experiment", f->shard_index, f->shard_count);
+    if (f->not_run)
+        printf("; %zu point%s not run", f->not_run, f->not_run == 1 ? "" : "s");
+    putchar('\n');
+}
+
 static void print_provenance(const cJSON *doc)
 {
-    char a[256], b[256], c[256], d[64];
+    char a[256], b[256], c[256];
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(doc, "spec");
     const cJSON *prov = cJSON_GetObjectItemCaseSensitive(doc, "provenance");
     const cJSON *git = cJSON_GetObjectItemCaseSensitive(prov, "git");
     const cJSON *host = cJSON_GetObjectItemCaseSensitive(prov, "host");
     const cJSON *device = cJSON_GetObjectItemCaseSensitive(prov, "device");
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(prov, "run");
-    printf("spec:    %s (sha256 %.12s, status %s)\n", kt_json_get_str(spec, "path", a, sizeof(a)),
-           kt_json_get_str(spec, "sha256", b, sizeof(b)),
-           kt_json_get_str(doc, "status", d, sizeof(d)));
+    printf("spec:    %s (sha256 %.12s)\n", kt_json_get_str(spec, "path", a, sizeof(a)),
+           kt_json_get_str(spec, "sha256", b, sizeof(b)));
     if (kt_json_get_bool(git, "available", 0)) {
         int dirty = kt_json_get_bool(git, "dirty", 0);
         printf("git:     %s on %s%s%s\n", kt_json_get_str(git, "commit", a, sizeof(a)),
@@ -71,21 +120,25 @@ static int incomplete(const char *status, const char *path, const kt_run_result 
 
 int cmd_show(int argc, char **argv)
 {
-    const char *result = NULL, *junit = NULL, *markdown = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--junit") == 0 || strcmp(argv[i], "--markdown") == 0) {
-            if (i + 1 >= argc)
-                return kt_usage_error("show", "'%s' needs a file", argv[i]);
-            *(argv[i][2] == 'j' ? &junit : &markdown) = argv[i + 1];
-            i++;
-        } else if (argv[i][0] == '-') {
-            return kt_usage_error("show", "unknown option '%s'", argv[i]);
-        } else if (result) {
+    const char *result = NULL, *junit = NULL, *markdown = NULL, *v;
+    int json = 0, more;
+    kt_opt_parser p;
+    const kt_option *opt;
+    kt_opt_init(&p, "show", argc, argv);
+    while ((more = kt_opt_next(&p, &opt, &v)) > 0) {
+        if (kt_opt_is(opt, "--junit"))
+            junit = v;
+        else if (kt_opt_is(opt, "--markdown"))
+            markdown = v;
+        else if (kt_opt_is(opt, "--json"))
+            json = 1;
+        else if (result)
             return kt_usage_error("show", "expected one RESULT");
-        } else {
-            result = argv[i];
-        }
+        else
+            result = v;
     }
+    if (more < 0)
+        return KT_EXIT_USAGE;
     if (!result)
         return kt_usage_error("show", "no result given");
     cJSON *doc = NULL;
@@ -103,22 +156,41 @@ int cmd_show(int argc, char **argv)
     snprintf(dir, sizeof(dir), "%s", result);
     if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) /* a result.json: its folder */
         snprintf(dir, sizeof(dir), "%s", dirname(strcpy(copy, dir)));
-    if (strcmp(status, "complete") != 0 && strcmp(status, "interrupted") != 0) {
+    run_facts rf;
+    read_facts(&rf, doc);
+    int decided = strcmp(status, "complete") == 0 || strcmp(status, "interrupted") == 0 ||
+                  strcmp(status, "over_budget") == 0;
+    if (!decided && !json) {
+        print_state(&rf);
         print_provenance(doc);
         rc = incomplete(status, dir, &run, doc);
         goto done;
     }
-    char baseline[64] = "baseline", aggregate[16];
+    char baseline[64] = "baseline", aggregate[16] = "all";
     const cJSON *parsed =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "spec"), "parsed");
     kt_json_get_str(cJSON_GetObjectItemCaseSensitive(parsed, "baseline"), "name", baseline,
                     sizeof(baseline));
     const cJSON *decision = cJSON_GetObjectItemCaseSensitive(doc, "decision");
     kt_json_get_str(decision, "aggregate", aggregate, sizeof(aggregate));
-    kt_print_summary(stdout, &run, baseline, aggregate,
-                     kt_json_get_real(decision, "min_speedup", 1.0));
+    kt_summary_facts f;
+    kt_summary_facts_init(&f, baseline, aggregate, kt_json_get_real(decision, "min_speedup", 1.0),
+                          kt_json_get_real(decision, "confidence", 0.95));
+    f.status = status;
+    f.quick = rf.quick;
+    f.quick_max_repetitions = rf.quick_max;
+    f.shard_index = rf.shard_index;
+    f.shard_count = rf.shard_count;
+    f.n_not_run = rf.not_run;
+    if (json) {
+        rc = kt_show_json(stdout, dir, &run, &f, rf.exit_code, decided);
+        goto done;
+    }
+    f.color = kt_summary_want_color(stdout);
+    kt_print_summary(stdout, &run, &f);
     kt_print_usage(stdout, &run);
     printf("\n");
+    print_state(&rf);
     print_provenance(doc);
     if (junit || markdown) {
         kt_report_input in;

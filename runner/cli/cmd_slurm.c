@@ -5,6 +5,7 @@
  * The run folder holds shards.sbatch, merge.sbatch, logs/, shard-1..N/ and merged/. */
 #include "archive/archive.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "spec/matrix.h"
 #include "spec/spec.h"
 
@@ -40,42 +41,41 @@ static int parse_args(slurm_options *o, int argc, char **argv)
 {
     memset(o, 0, sizeof(*o));
     o->gpus_per_task = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--shards") == 0) {
-            if (parse_count(&o->shards, next, 1) < 0)
+    kt_opt_parser p;
+    const kt_option *opt;
+    const char *v;
+    int more;
+    kt_opt_init(&p, "slurm", argc, argv);
+    while ((more = kt_opt_next(&p, &opt, &v)) > 0) {
+        if (kt_opt_is(opt, "--shards")) {
+            if (parse_count(&o->shards, v, 1) < 0)
                 return kt_usage_error("slurm", "'--shards' needs a count >= 1");
-            i++;
-        } else if (strcmp(a, "--gpus-per-task") == 0) {
-            if (parse_count(&o->gpus_per_task, next, 0) < 0)
+        } else if (kt_opt_is(opt, "--gpus-per-task")) {
+            if (parse_count(&o->gpus_per_task, v, 0) < 0)
                 return kt_usage_error("slurm", "'--gpus-per-task' needs a count >= 0");
-            i++;
-        } else if (strcmp(a, "--cpus-per-task") == 0) {
-            if (parse_count(&o->cpus_per_task, next, 1) < 0)
+        } else if (kt_opt_is(opt, "--cpus-per-task")) {
+            if (parse_count(&o->cpus_per_task, v, 1) < 0)
                 return kt_usage_error("slurm", "'--cpus-per-task' needs a count >= 1");
-            i++;
-        } else if (strcmp(a, "--partition") == 0 || strcmp(a, "--time") == 0 ||
-                   strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 ||
-                   strcmp(a, "--ktrial") == 0) {
-            if (!next || !next[0])
-                return kt_usage_error("slurm", "'%s' needs a value", a);
-            const char **slot = a[2] == 'p'   ? &o->partition
-                                : a[2] == 't' ? &o->time_limit
-                                : a[2] == 'k' ? &o->ktrial
-                                              : &o->out_dir;
-            *slot = argv[++i];
-        } else if (strcmp(a, "--submit") == 0) {
+        } else if (opt && opt->arg) { /* --partition, --time, --ktrial, -o */
+            if (!v[0])
+                return kt_usage_error("slurm", "'%s' needs a value", opt->name);
+            const char **slot = kt_opt_is(opt, "--partition") ? &o->partition
+                                : kt_opt_is(opt, "--time")    ? &o->time_limit
+                                : kt_opt_is(opt, "--ktrial")  ? &o->ktrial
+                                                              : &o->out_dir;
+            *slot = v;
+        } else if (kt_opt_is(opt, "--submit")) {
             o->submit = 1;
-        } else if (strcmp(a, "--dry-run") == 0) {
+        } else if (kt_opt_is(opt, "--dry-run")) {
             o->dry_run = 1;
-        } else if (a[0] == '-') {
-            return kt_usage_error("slurm", "unknown option '%s'", a);
         } else if (!o->spec_path) {
-            o->spec_path = a;
+            o->spec_path = v;
         } else {
-            return kt_usage_error("slurm", "unexpected argument '%s' (one spec)", a);
+            return kt_usage_error("slurm", "unexpected argument '%s' (one spec)", v);
         }
     }
+    if (more < 0)
+        return KT_EXIT_USAGE;
     if (!o->spec_path)
         return kt_usage_error("slurm", "no spec given");
     if (o->submit && o->dry_run)

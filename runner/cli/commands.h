@@ -22,7 +22,7 @@ int kt_run_exit_code(const struct kt_run_result *run);
 typedef struct kt_command {
     const char *name;
     int (*fn)(int argc, char **argv); /* argv[0] is the command name */
-    const char *usage;                /* "SPEC... [--plan]" */
+    const char *usage;                /* the positional arguments: "SPEC..." */
     const char *help;                 /* one line */
 } kt_command;
 

@@ -1,5 +1,6 @@
 /* main.c - the command table and the dispatcher. */
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "util/suggest.h"
 #include "util/version.h"
 
@@ -9,32 +10,24 @@
 
 static int cmd_help(int argc, char **argv);
 
+/* Usage holds the positional arguments; the options come from options_table.c. */
 static const kt_command commands[] = {
-    {"run", cmd_run,
-     "SPEC [-o DIR] [--backend cpu|cuda|sim|auto] [--quick] [--resume DIR] [--shard I/N|auto] "
-     "[--require-clean] [--force] [--json] [--no-profile] [--report] [--junit FILE] [--markdown "
-     "FILE]",
-     "run an experiment, archive it, and exit with its verdict"},
-    {"validate", cmd_validate, "SPEC... [--plan] [--backend B]",
-     "check specs without running them"},
+    {"run", cmd_run, "SPEC", "run an experiment, archive it, and exit with its verdict"},
+    {"validate", cmd_validate, "SPEC...", "check specs without running them"},
     {"models", cmd_models, "", "list the model catalog"},
-    {"kernels", cmd_kernels, "[--backend B] [--plugin PATH]...",
+    {"kernels", cmd_kernels, "",
      "list ops, variants per backend, and their params (or what a plugin provides)"},
-    {"show", cmd_show, "RESULT [--junit FILE] [--markdown FILE]",
-     "print the summary of an archived run"},
-    {"compare", cmd_compare, "OLD NEW [--threshold F] [--confidence C] [--force] [--json]",
-     "compare two runs of one experiment at two code states"},
-    {"merge", cmd_merge, "SHARD_DIR... -o DIR [--force] [--json]",
+    {"show", cmd_show, "RESULT", "print the summary of an archived run"},
+    {"compare", cmd_compare, "OLD NEW", "compare two runs of one experiment at two code states"},
+    {"merge", cmd_merge, "SHARD_DIR...",
      "merge the shards of one run into one archive with one verdict"},
-    {"slurm", cmd_slurm,
-     "SPEC [--shards N] [--partition P] [--gpus-per-task G] [--time T] [-o DIR] "
-     "[--ktrial PATH] [--submit | --dry-run]",
+    {"slurm", cmd_slurm, "SPEC",
      "write (and submit) a Slurm job array that runs the shards, and a job that merges them"},
-    {"report", cmd_report, "RESULT... [-o FILE]",
+    {"report", cmd_report, "RESULT...",
      "write a self-contained HTML report (tables, forest plot, distributions) of archives"},
-    {"history", cmd_history, "[RESULTS_DIR] --experiment NAME [-o FILE] [--json]",
+    {"history", cmd_history, "[RESULTS_DIR]",
      "an experiment's speedups across commits, with the changes marked"},
-    {"env", cmd_env, "[--json]", "print the provenance a run would record"},
+    {"env", cmd_env, "", "print the provenance a run would record"},
     {"help", cmd_help, "[COMMAND]", "show help for ktrial or one command"},
 };
 
@@ -48,9 +41,23 @@ const kt_command *kt_command_find(const char *name)
     return NULL;
 }
 
+/* "usage: ktrial NAME POSITIONAL [-o DIR] [--flag]...", the options from the table. */
+static void print_usage_line(FILE *out, const kt_command *cmd)
+{
+    size_t n;
+    const kt_option *rows = kt_options_of(cmd->name, &n);
+    fprintf(out, "usage: ktrial %s%s%s", cmd->name, cmd->usage[0] ? " " : "", cmd->usage);
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, " [%s%s%s]", rows[i].alias ? rows[i].alias : rows[i].name,
+                rows[i].arg ? " " : "", rows[i].arg ? rows[i].arg : "");
+    fputc('\n', out);
+}
+
 void kt_command_print_help(const kt_command *cmd)
 {
-    printf("usage: ktrial %s %s\n\n%s\n", cmd->name, cmd->usage, cmd->help);
+    print_usage_line(stdout, cmd);
+    printf("\n%s\n", cmd->help);
+    kt_options_print(stdout, cmd->name);
 }
 
 int kt_wants_help(int argc, char **argv)
@@ -74,7 +81,7 @@ int kt_usage_error(const char *name, const char *fmt, ...)
     fprintf(stderr, "\n");
     const kt_command *cmd = kt_command_find(name);
     if (cmd)
-        fprintf(stderr, "usage: ktrial %s %s\n", cmd->name, cmd->usage);
+        print_usage_line(stderr, cmd);
     return KT_EXIT_USAGE;
 }
 

@@ -1,26 +1,58 @@
-/* summary.c - the summary table printed at the end of run and by show. */
+/* summary.c - the summary table printed at the end of run, merge and by show: labelled
+ * columns and a legend, "—" for what was not measured, the run's state (INTERRUPTED, NOT RUN,
+ * a shard, --quick) on the overall line, colour for verdicts on a terminal. */
 #include "cli/summary.h"
+#include "cli/summary_cells.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-static void format_time(char *buf, size_t len, double ns)
+#define W_TIME       11
+#define W_SPEEDUP    24
+#define W_P          8
+#define W_L2         8
+#define W_NOISY      7
+#define W_THROUGHPUT 20
+
+void kt_summary_facts_init(kt_summary_facts *f, const char *baseline_name, const char *aggregate,
+                           double min_speedup, double confidence)
 {
-    if (!isfinite(ns))
-        snprintf(buf, len, "-");
-    else if (ns < 1e3)
-        snprintf(buf, len, "%.0f ns", ns);
-    else if (ns < 1e6)
-        snprintf(buf, len, "%.2f us", ns / 1e3);
-    else if (ns < 1e9)
-        snprintf(buf, len, "%.2f ms", ns / 1e6);
+    memset(f, 0, sizeof(*f));
+    f->baseline_name = baseline_name;
+    f->aggregate = aggregate;
+    f->min_speedup = min_speedup;
+    f->confidence = confidence;
+    f->status = "complete";
+    f->shard_index = f->shard_count = 1;
+}
+
+int kt_summary_want_color(FILE *out)
+{
+    const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+    return isatty(fileno(out)) && !(no && *no) && term && *term && strcmp(term, "dumb") != 0;
+}
+
+static const char *plural(size_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
+/* 'word' (a verdict or a state) in its colour when 'color'. */
+static void put_verdict(FILE *out, const char *word, int color)
+{
+    const char *code = strcmp(word, "KEEP") == 0 ? "32" : strcmp(word, "REJECT") == 0 ? "31" : "33";
+    if (color)
+        fprintf(out, "\033[1;%sm%s\033[0m", code, word);
     else
-        snprintf(buf, len, "%.3f s", ns / 1e9);
+        fputs(word, out);
 }
 
 /* Width of the widest point id and candidate name, so the table lines up. */
-static void column_widths(const kt_run_result *run, int *point_w, int *cand_w)
+static void column_widths(const kt_run_result *run, const kt_summary_facts *f, int *point_w,
+                          int *cand_w)
 {
     *point_w = 5;
     *cand_w = 9;
@@ -32,17 +64,83 @@ static void column_widths(const kt_run_result *run, int *point_w, int *cand_w)
             if ((int)strlen(p->cands[k].arm.name) > *cand_w)
                 *cand_w = (int)strlen(p->cands[k].arm.name);
     }
+    for (size_t i = 0; f->not_run_ids && i < f->n_not_run; i++)
+        if ((int)strlen(f->not_run_ids[i]) > *point_w)
+            *point_w = (int)strlen(f->not_run_ids[i]);
 }
 
-/* Disturbed pairs and a coarse timer, where they could move the verdict. */
+/* The columns after point and candidate: their widths and alignment (1: right). */
+#define N_CELLS 7
+static const int cell_width[N_CELLS] = {W_TIME, W_TIME,  W_SPEEDUP,   W_P,
+                                        W_L2,   W_NOISY, W_THROUGHPUT};
+static const int cell_right[N_CELLS] = {1, 1, 0, 1, 1, 1, 0};
+
+/* One line of the table up to the verdict: point, candidate and the cells, 2 spaces apart. */
+static void put_cells(FILE *out, const char *point, int pw, const char *cand, int cw,
+                      const char *const *cells)
+{
+    kt_cell_put(out, point, pw, 0);
+    fputs("  ", out);
+    kt_cell_put(out, cand, cw, 0);
+    for (int k = 0; k < N_CELLS; k++) {
+        fputs("  ", out);
+        kt_cell_put(out, cells[k], cell_width[k], cell_right[k]);
+    }
+    fputs("  ", out);
+}
+
+static void header(FILE *out, int pw, int cw, const kt_summary_facts *f)
+{
+    static const char *const labels[N_CELLS] = {
+        "base median", "cand median", "speedup (HL) [CI]", "p (adj.)",
+        "rel_l2",      "noisy",       "cand throughput"};
+    put_cells(out, "point", pw, "candidate", cw, labels);
+    fputs("verdict\n", out);
+    fprintf(out,
+            "(medians per call over the pairs; 'base' is %s; speedup = base/cand time, "
+            "Hodges-Lehmann, %.0f%% CI; p: signed-rank, adjusted for the looks and points; noisy: "
+            "disturbed "
+            "pairs; %s: not measured)\n",
+            f->baseline_name, 100 * f->confidence, kt_cell_none);
+}
+
+/* One row: the candidate's cells, "—" for each one it has no measurement for. */
+static void row(FILE *out, const kt_point_result *p, const kt_candidate_result *c, int pw, int cw,
+                const kt_summary_facts *f, const kt_roofline *roof)
+{
+    char tb[32], tc[32], sp[64], pv[16], l2[16], noisy[24], tp[48];
+    int timed = c->n_pairs > 0;
+    kt_cell_time(tb, sizeof(tb), timed ? c->base_time.median : NAN);
+    kt_cell_time(tc, sizeof(tc), timed ? c->cand_time.median : NAN);
+    if (timed && isfinite(c->speedup))
+        snprintf(sp, sizeof(sp), "%.3f [%.3f, %.3f]", c->speedup, c->ci_low, c->ci_high);
+    else
+        snprintf(sp, sizeof(sp), "%s", kt_cell_none);
+    kt_cell_p(pv, sizeof(pv),
+              timed ? kt_p_adjusted(c->shift.p_value, f->confidence, c->confidence_used) : NAN);
+    if (isfinite(c->worst_rel_l2) && !c->arm.failed && !p->error[0])
+        snprintf(l2, sizeof(l2), "%.2g", c->worst_rel_l2);
+    else
+        snprintf(l2, sizeof(l2), "%s", kt_cell_none);
+    if (timed)
+        snprintf(noisy, sizeof(noisy), "%d/%zu", c->noisy_pairs, c->n_pairs);
+    else
+        snprintf(noisy, sizeof(noisy), "%s", kt_cell_none);
+    kt_cell_throughput(tp, sizeof(tp), p->flops, p->bytes, timed ? c->cand_time.median : NAN, roof);
+    const char *cells[N_CELLS] = {tb, tc, sp, pv, l2, noisy, tp};
+    put_cells(out, p->point.id, pw, c->arm.name, cw, cells);
+    put_verdict(out, kt_verdict_name(c->verdict), f->color);
+    fputs(c->order_warning ? " (order effect!)\n" : "\n", out);
+}
+
+/* A disturbed majority and a coarse timer, where they could move the verdict. */
 static void print_noise(FILE *out, const kt_point_result *p, const kt_candidate_result *c)
 {
-    if (c->n_pairs && c->noisy_pairs > 0)
-        fprintf(out, "    noise: %d of %zu pairs disturbed (context switches or throttling)%s\n",
-                c->noisy_pairs, c->n_pairs,
-                c->noisy_pairs > KT_NOISY_SHARE_WARN * (double)c->n_pairs
-                    ? "; warning: more than a quarter, the machine was busy"
-                    : "");
+    if (c->n_pairs && c->noisy_pairs > KT_NOISY_SHARE_WARN * (double)c->n_pairs)
+        fprintf(out,
+                "    warning: %d of %zu pairs disturbed (context switches or throttling), more "
+                "than a quarter: the machine was busy\n",
+                c->noisy_pairs, c->n_pairs);
     double fastest = fmin(c->base_time.median, c->cand_time.median);
     if (p->timer_tick_ns > 0 && fastest > 0 && p->timer_tick_ns > 0.01 * fastest)
         fprintf(out,
@@ -51,50 +149,116 @@ static void print_noise(FILE *out, const kt_point_result *p, const kt_candidate_
                 p->timer_tick_ns, 100 * p->timer_tick_ns / fastest);
 }
 
-void kt_print_summary(FILE *out, const kt_run_result *run, const char *baseline_name,
-                      const char *aggregate, double min_speedup)
+/* Rows of the points this run never started, so the table shows the whole run. */
+static void not_run_rows(FILE *out, const kt_summary_facts *f, int pw, int cw)
+{
+    const char *why = strcmp(f->status, "interrupted") == 0 ? "interrupted" : "budget";
+    for (size_t i = 0; f->not_run_ids && i < f->n_not_run; i++) {
+        const char *none[N_CELLS];
+        for (int k = 0; k < N_CELLS; k++)
+            none[k] = kt_cell_none;
+        put_cells(out, f->not_run_ids[i], pw, kt_cell_none, cw, none);
+        put_verdict(out, "NOT RUN", f->color);
+        fprintf(out, " (%s)\n", why);
+    }
+}
+
+/* Points where candidate 'k' has a finite interval: what a geometric mean is taken over. */
+static size_t measured_points(const kt_run_result *run, size_t k)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < run->n_points; i++)
+        if (k < run->points[i].n_cands) {
+            const kt_candidate_result *c = &run->points[i].cands[k];
+            n += c->n_pairs > 0 && c->speedup > 0 && c->ci_low > 0 && isfinite(c->ci_high);
+        }
+    return n;
+}
+
+static void candidate_lines(FILE *out, const kt_run_result *run, const kt_summary_facts *f, int cw)
+{
+    for (size_t k = 0; k < run->n_cands; k++) {
+        const kt_candidate_verdict *cv = &run->cands[k];
+        fprintf(out, "candidate %-*s  ", cw, cv->name);
+        const char *word = kt_verdict_name(cv->verdict);
+        put_verdict(out, word, f->color);
+        fprintf(out, "%*s  %s", 12 - (int)strlen(word), "", cv->reason);
+        if (isfinite(cv->geomean_speedup) && strcmp(f->aggregate, "geomean") != 0)
+            fprintf(out, "; geomean speedup %.3f over %zu of %zu point%s", cv->geomean_speedup,
+                    measured_points(run, k), run->n_points, plural(run->n_points));
+        fputc('\n', out);
+    }
+}
+
+const char *kt_summary_overall(const kt_run_result *run, const kt_summary_facts *f)
+{
+    if (strcmp(f->status, "interrupted") == 0)
+        return "INTERRUPTED";
+    if (f->n_not_run && run->verdict == KT_VERDICT_KEEP)
+        return "INCONCLUSIVE"; /* the points not run could still reject */
+    return kt_verdict_name(run->verdict);
+}
+
+/* The last line: the run's verdict, or its state when it has none, with the facts that bound
+ * what the verdict covers (a shard, --quick, points not run). */
+static void overall_line(FILE *out, const kt_run_result *run, const kt_summary_facts *f)
+{
+    size_t measured = run->n_points, total = run->n_points + f->n_not_run;
+    fputs("overall: ", out);
+    if (strcmp(f->status, "interrupted") == 0) {
+        put_verdict(out, "INTERRUPTED", f->color);
+        fprintf(out, " after %zu of %zu point%s; no verdict for the experiment", measured, total,
+                plural(total));
+    } else if (f->shard_count > 1) {
+        fprintf(out, "shard %d/%d only, ", f->shard_index, f->shard_count);
+        put_verdict(out, kt_verdict_name(run->verdict), f->color);
+        fprintf(out,
+                " over its %zu point%s; not the experiment's verdict ('ktrial merge' forms "
+                "it)",
+                measured, plural(measured));
+    } else {
+        put_verdict(out, kt_summary_overall(run, f), f->color);
+        fprintf(out, " over %zu point%s", measured, plural(measured));
+        if (f->n_not_run)
+            fprintf(out, ", %zu of %zu NOT RUN (budget)", f->n_not_run, total);
+    }
+    fprintf(out, " (min_speedup %.3g, aggregate %s", f->min_speedup, f->aggregate);
+    if (f->quick)
+        fprintf(out, "; --quick: at most %d pairs per point", f->quick_max_repetitions);
+    fputs(")\n", out);
+}
+
+void kt_print_summary(FILE *out, const kt_run_result *run, const kt_summary_facts *f)
 {
     int pw, cw;
-    column_widths(run, &pw, &cw);
-    fprintf(out, "%-*s  %-*s  %10.10s  %10s  %-24s %9s %9s  %s\n", pw, "point", cw, "candidate",
-            baseline_name, "candidate", "speedup [CI]", "p", "rel_l2", "verdict");
+    kt_roofline roof;
+    int have_roof = kt_roofline_parse(&roof, getenv("KT_ROOFLINE")) == 0;
+    column_widths(run, f, &pw, &cw);
+    header(out, pw, cw, f);
     for (size_t i = 0; i < run->n_points; i++) {
         const kt_point_result *p = &run->points[i];
         for (size_t k = 0; k < p->n_cands; k++) {
             const kt_candidate_result *c = &p->cands[k];
-            char tb[24], tc[24], sp[48];
-            format_time(tb, sizeof(tb), c->base_time.median);
-            format_time(tc, sizeof(tc), c->cand_time.median);
-            if (isfinite(c->speedup))
-                snprintf(sp, sizeof(sp), "%.3f [%.3f, %.3f]", c->speedup, c->ci_low, c->ci_high);
-            else
-                snprintf(sp, sizeof(sp), "-");
-            fprintf(out, "%-*s  %-*s  %10s  %10s  %-24s %9.3g %9.3g  %s%s\n", pw, p->point.id, cw,
-                    c->arm.name, tb, tc, sp, c->shift.p_value, c->worst_rel_l2,
-                    kt_verdict_name(c->verdict), c->order_warning ? " (order effect!)" : "");
+            row(out, p, c, pw, cw, f, have_roof ? &roof : NULL);
             if (c->verdict != KT_VERDICT_KEEP)
                 for (int r = 0; r < c->n_reasons; r++)
                     fprintf(out, "    %s\n", c->reasons[r]);
-            kt_stage_print(out, &p->baseline.stages, baseline_name, &c->arm.stages, c->arm.name);
+            kt_stage_print(out, &p->baseline.stages, f->baseline_name, &c->arm.stages, c->arm.name);
             print_noise(out, p, c);
         }
         if (p->error[0])
             fprintf(out, "    error: %s\n", p->error);
     }
+    not_run_rows(out, f, pw, cw);
+    if (have_roof)
+        fprintf(out, "(throughput %% of the roofline KT_ROOFLINE=%.6g GFLOP/s : %.6g GB/s)\n",
+                roof.gflops, roof.gbps);
     fprintf(out, "\n");
-    for (size_t k = 0; k < run->n_cands; k++) {
-        const kt_candidate_verdict *cv = &run->cands[k];
-        fprintf(out, "candidate %-*s  %-12s %s", cw, cv->name, kt_verdict_name(cv->verdict),
-                cv->reason);
-        if (isfinite(cv->geomean_speedup) && strcmp(aggregate, "geomean") != 0)
-            fprintf(out, "; geomean speedup %.3f", cv->geomean_speedup);
-        fprintf(out, "\n");
-    }
-    fprintf(out, "overall: %s (min_speedup %.3g, aggregate %s)\n", kt_verdict_name(run->verdict),
-            min_speedup, aggregate);
+    candidate_lines(out, run, f, cw);
+    overall_line(out, run, f);
     if (run->order_warnings)
         fprintf(out,
-                "warning: %d point(s) show an order effect (candidate-first pairs differ "
-                "from baseline-first pairs, p < 0.01)\n",
-                run->order_warnings);
+                "warning: %d %s an order effect (candidate-first pairs differ from "
+                "baseline-first pairs, p < 0.01)\n",
+                run->order_warnings, run->order_warnings == 1 ? "point shows" : "points show");
 }

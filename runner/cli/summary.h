@@ -1,5 +1,5 @@
 /* summary.h - the summary table: per point and candidate, then a line per candidate, then
- * the overall verdict. */
+ * the overall state of the run, in words a newcomer reads right. */
 #ifndef KT_SUMMARY_H
 #define KT_SUMMARY_H
 
@@ -7,8 +7,35 @@
 
 #include <stdio.h>
 
-void kt_print_summary(FILE *out, const kt_run_result *run, const char *baseline_name,
-                      const char *aggregate, double min_speedup);
+/* What the summary says beside the results: how they were decided and how whole the run is. */
+typedef struct kt_summary_facts {
+    const char *baseline_name;
+    const char *aggregate; /* "all" | "geomean" */
+    double min_speedup;
+    double confidence;  /* the run's, for p (adj.) and the legend */
+    const char *status; /* result.json's: "complete", "interrupted", "over_budget" */
+    int quick;          /* --quick capped repetitions at quick_max_repetitions */
+    int quick_max_repetitions;
+    int shard_index, shard_count;   /* 1/1 for a whole run */
+    const char *const *not_run_ids; /* points of this run never started (may be NULL) */
+    size_t n_not_run;               /* their number, also when the ids are unknown */
+    int color;                      /* colour the verdicts (kt_summary_want_color) */
+} kt_summary_facts;
+
+/* Facts for a complete whole run decided by 'aggregate' at 'min_speedup' and 'confidence'. */
+void kt_summary_facts_init(kt_summary_facts *f, const char *baseline_name, const char *aggregate,
+                           double min_speedup, double confidence);
+
+/* Whether verdicts written to 'out' get colour: a terminal, NO_COLOR unset or empty, and TERM
+ * set and not "dumb". */
+int kt_summary_want_color(FILE *out);
+
+/* The word of the overall line: INTERRUPTED for an interrupted run, else the verdict over the
+ * measured points, INCONCLUSIVE rather than KEEP while some points were not run. A shard's
+ * is its own, not the experiment's ('whole' facts tell them apart). */
+const char *kt_summary_overall(const kt_run_result *run, const kt_summary_facts *facts);
+
+void kt_print_summary(FILE *out, const kt_run_result *run, const kt_summary_facts *facts);
 
 /* The usage lines: per point and arm, what the profiling pass measured; costs per million
  * tokens; and once, the counters this machine cannot give with the reason. */

@@ -77,15 +77,15 @@ int kt_run_aggregate(kt_run_result *run, const kt_spec *spec)
             if (quality_reject) {
                 cv->verdict = KT_VERDICT_REJECT;
                 snprintf(cv->reason, sizeof(cv->reason),
-                         "numerics, memory or a failure rejected it at %d point(s)",
-                         quality_reject);
+                         "numerics, memory or a failure rejected it at %d point%s", quality_reject,
+                         quality_reject == 1 ? "" : "s");
             } else if (!all_measured) {
                 /* a point without an interval could change the mean either way */
                 cv->verdict = KT_VERDICT_INCONCLUSIVE;
                 snprintf(cv->reason, sizeof(cv->reason),
-                         "geometric mean over %zu of %zu points: no verdict while a point has "
-                         "no finite interval or was timed with order: grouped",
-                         measured, run->n_points);
+                         "geometric mean over %zu of %zu point%s: no verdict while a point "
+                         "has no finite interval or was timed with order: grouped",
+                         measured, run->n_points, run->n_points == 1 ? "" : "s");
             } else if (cv->geomean_high < spec->min_speedup) {
                 cv->verdict = KT_VERDICT_REJECT;
             } else if (cv->geomean_low > spec->min_speedup) {
@@ -95,16 +95,17 @@ int kt_run_aggregate(kt_run_result *run, const kt_spec *spec)
             }
             if (!cv->reason[0])
                 snprintf(cv->reason, sizeof(cv->reason),
-                         "geometric mean speedup %.3f [%.3f, %.3f] against %.3g over %zu points",
+                         "geometric mean speedup %.3f [%.3f, %.3f] against %.3g over %zu point%s",
                          cv->geomean_speedup, cv->geomean_low, cv->geomean_high, spec->min_speedup,
-                         run->n_points);
+                         run->n_points, run->n_points == 1 ? "" : "s");
         } else {
             cv->verdict = cv->reject         ? KT_VERDICT_REJECT
                           : cv->inconclusive ? KT_VERDICT_INCONCLUSIVE
                                              : KT_VERDICT_KEEP;
             snprintf(cv->reason, sizeof(cv->reason),
-                     "%d keep, %d reject, %d inconclusive of %zu points (aggregate: all)", cv->keep,
-                     cv->reject, cv->inconclusive, run->n_points);
+                     "%d keep, %d reject, %d inconclusive of %zu point%s (aggregate: all)",
+                     cv->keep, cv->reject, cv->inconclusive, run->n_points,
+                     run->n_points == 1 ? "" : "s");
         }
         any_reject |= cv->verdict == KT_VERDICT_REJECT;
         any_inconclusive |= cv->verdict == KT_VERDICT_INCONCLUSIVE;

@@ -156,9 +156,13 @@ static void describe(char *buf, size_t cap, const kt_node *n)
     snprintf(buf, cap, "%s %s", names[t], value);
 }
 
-/* The shortest text that reads back as 'x'. */
+/* The shortest text that reads back as 'x'; an integer as one (16777216, never 1.6777216e+07). */
 static void format_number(char *buf, size_t cap, double x)
 {
+    if (x == floor(x) && fabs(x) < 1e15) {
+        snprintf(buf, cap, "%.0f", x);
+        return;
+    }
     for (int prec = 1; prec <= 17; prec++) {
         snprintf(buf, cap, "%.*g", prec, x);
         if (strtod(buf, NULL) == x)

@@ -18,6 +18,8 @@
 
 typedef enum { KT_ORDER_RANDOM = 0, KT_ORDER_ALTERNATE, KT_ORDER_GROUPED } kt_order;
 typedef enum { KT_AGGREGATE_ALL = 0, KT_AGGREGATE_GEOMEAN } kt_aggregate;
+/* threads_affinity: none (the scheduler places threads) or compact (one per CPU, in order). */
+typedef enum { KT_SPEC_AFFINITY_NONE = 0, KT_SPEC_AFFINITY_COMPACT } kt_spec_affinity;
 
 const char *kt_order_name(kt_order o);
 const char *kt_aggregate_name(kt_aggregate a);
@@ -72,7 +74,8 @@ typedef struct kt_spec {
     char backend_requested[16]; /* as written: auto | cpu | cuda | sim (or the override) */
     char backend[16];           /* resolved: cpu | cuda | sim */
     kt_dtype dtype;
-    int threads; /* 0 = all cores */
+    int threads;                       /* 0 = all cores */
+    kt_spec_affinity threads_affinity; /* how the CPU kernels' threads are placed */
 
     kt_model *models; /* resolved from the catalog or inline */
     size_t n_models;

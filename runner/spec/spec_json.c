@@ -63,6 +63,9 @@ cJSON *kt_spec_to_json(const kt_spec *spec)
     cJSON_AddStringToObject(o, "backend", spec->backend);
     cJSON_AddStringToObject(o, "dtype", kt_dtype_name(spec->dtype));
     cJSON_AddNumberToObject(o, "threads", spec->threads);
+    cJSON_AddStringToObject(o, "threads_affinity",
+                            spec->threads_affinity == KT_SPEC_AFFINITY_COMPACT ? "compact"
+                                                                               : "none");
     if (axes & KT_AXIS_MODEL) {
         cJSON *models = cJSON_AddArrayToObject(o, "models");
         for (size_t i = 0; i < spec->n_models; i++) {

@@ -947,6 +947,10 @@ int kt_spec_check_meaning(kt_spec *spec, const kt_spec_options *opts, kt_diag *d
     const kt_node *tnode = kt_node_get(c.root, "threads");
     if (tnode && get_int(&c, tnode, "threads", 0, KT_LIMIT_THREADS, &threads) == 0)
         spec->threads = (int)threads;
+    /* the schema has already reported any other value */
+    const char *affinity = kt_node_str(kt_node_get(c.root, "threads_affinity"));
+    spec->threads_affinity = affinity && strcmp(affinity, "compact") == 0 ? KT_SPEC_AFFINITY_COMPACT
+                                                                          : KT_SPEC_AFFINITY_NONE;
 
     if (kt_spec_load_plugins(spec, diag) != 0)
         goto done; /* names cannot be resolved without them */

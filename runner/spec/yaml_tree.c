@@ -433,8 +433,31 @@ static int on_event(loader *ld, const yaml_event_t *ev)
     }
 }
 
+/* The first tab in the indentation of lines 1..'last_line' of 'text' (1-based line and
+ * column in *line, *col), or 0 when there is none. */
+static int indentation_tab(int *line, int *col, const char *text, size_t len, int last_line)
+{
+    int l = 1, c = 1, leading = 1;
+    for (size_t i = 0; i < len && l <= last_line; i++, c++) {
+        if (text[i] == '\n') {
+            l++;
+            c = 0;
+            leading = 1;
+        } else if (leading && text[i] == '\t') {
+            *line = l;
+            *col = c;
+            return 1;
+        } else if (text[i] != ' ') {
+            leading = 0;
+        }
+    }
+    return 0;
+}
+
 /* Reports libyaml's error with its place: the problem mark for scanner and parser errors,
- * the byte offset for reader errors (bad encoding, control characters). */
+ * the byte offset for reader errors (bad encoding, control characters). A tab in the
+ * indentation at or before the problem is named as the cause, since libyaml's own words for
+ * it vary with what follows the tab. */
 static int syntax_error(loader *ld, const yaml_parser_t *p, const char *text, size_t len)
 {
     if (p->error == YAML_MEMORY_ERROR)
@@ -453,6 +476,10 @@ static int syntax_error(loader *ld, const yaml_parser_t *p, const char *text, si
         return kt_diag_error(ld->diag, ld->file, line, col, "syntax error: %s", problem);
     }
     int line = (int)p->problem_mark.line + 1, col = (int)p->problem_mark.column + 1;
+    int tab_line, tab_col;
+    if (indentation_tab(&tab_line, &tab_col, text, len, line))
+        return kt_diag_error(ld->diag, ld->file, tab_line, tab_col,
+                             "tabs are not allowed in YAML indentation (libyaml: %s)", problem);
     if (p->context)
         return kt_diag_error(ld->diag, ld->file, line, col, "syntax error: %s (%s at line %d)",
                              problem, p->context, (int)p->context_mark.line + 1);

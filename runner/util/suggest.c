@@ -35,6 +35,41 @@ size_t kt_edit_distance(const char *a, const char *b)
     return result;
 }
 
+/* Whether the '_'- or '-'-separated part of 'word' starting at 'w' (length 'wn') abbreviates
+ * the part of 'name' at 'c' (length 'cn'): same first letter, the rest in order (a
+ * subsequence), as "reps" abbreviates "repetitions". */
+static int part_abbreviates(const char *w, size_t wn, const char *c, size_t cn)
+{
+    if (wn == 0 || cn == 0 || wn > cn || w[0] != c[0])
+        return 0;
+    size_t j = 1;
+    for (size_t i = 1; i < wn; i++) {
+        while (j < cn && c[j] != w[i])
+            j++;
+        if (j++ >= cn)
+            return 0;
+    }
+    return 1;
+}
+
+/* Whether 'word' abbreviates 'name' part by part ("min_reps" of "min_repetitions"), or is a
+ * prefix of it of at least three letters ("swiglu" of "swiglu_mlp"). */
+static int abbreviates(const char *word, const char *name)
+{
+    size_t wl = strlen(word);
+    if (wl >= 3 && wl < strlen(name) && strncmp(word, name, wl) == 0)
+        return 1;
+    const char *w = word, *c = name;
+    while (*w && *c) {
+        size_t wn = strcspn(w, "_-"), cn = strcspn(c, "_-");
+        if (!part_abbreviates(w, wn, c, cn))
+            return 0;
+        w += wn + (w[wn] != '\0');
+        c += cn + (c[cn] != '\0');
+    }
+    return *w == '\0' && *c == '\0' && strcmp(word, name) != 0 && wl >= 3;
+}
+
 const char *kt_suggest(const char *word, const char *const *candidates, size_t n)
 {
     size_t len = strlen(word);
@@ -48,5 +83,14 @@ const char *kt_suggest(const char *word, const char *const *candidates, size_t n
             best = candidates[i];
         }
     }
-    return best && best_d <= limit && best_d > 0 ? best : NULL;
+    if (best && best_d <= limit && best_d > 0)
+        return best;
+    const char *abbrev = NULL; /* only when exactly one name fits */
+    for (size_t i = 0; i < n; i++)
+        if (abbreviates(word, candidates[i])) {
+            if (abbrev)
+                return NULL;
+            abbrev = candidates[i];
+        }
+    return abbrev;
 }

@@ -5,9 +5,11 @@
  *
  * usage: bench_attention [THREADS] [--quick] [--contention] [NAME=VALUE...]
  *   THREADS default 2; --quick: 4K and 8K only; NAME=VALUE sets an llm input param;
- *   --contention: only the co-runner table (see contention() below);
+ *   --contention: only the co-runner table (see contention() below; --quick: 1 round);
  *   --models[=CONTEXT]: only the catalog table (every model's heads at CONTEXT, default 32K);
- *   --fp8-keys: FFD in that table with keys: fp8 instead of the default stored keys
+ *   --fp8-keys: FFD in that table with keys: fp8 instead of the default stored keys;
+ *   --dense: only dense on every catalog model at 16K and 32K in bf16 and fp32 (with --quick:
+ *   16K, 3 rounds) against the read and copy ceilings
  * Dense and the FFD arms of a point run in rotating order within each round (see time_arms);
  * the variants run with isa auto (AVX-512 where the CPU has it), and dense and FFD at delta 5
  * also with isa avx2, in the same rounds, for the AVX2-to-AVX-512 comparison.
@@ -151,10 +153,12 @@ static int time_dense(kt_backend *b, kt_instance *inst, int threads, int reps, d
 }
 
 /* A 2-thread dense bf16 decode (llama-3.1-8b heads, 4K) quiet, then with a process spinning
- * on one core: the pool's waits back off to futexes and nobody waits for a thread that has
+ * on the last core: the pool's waits back off to futexes and nobody waits for a thread that has
  * not started, so a co-runner should cost about one core's share, not a scheduler slice per
- * call. Rounds alternate quiet and contended so machine load falls on both alike. */
-static int contention(int threads)
+ * call. Rounds alternate quiet and contended so machine load falls on both alike, once with
+ * threads_affinity none and once compact; the summary gives, per affinity, the median over
+ * rounds of the contended / quiet ratios of the median and of the p90 call time. */
+static int contention(int threads, int rounds)
 {
     const kt_op *op = kt_op_find("attention_decode");
     kt_param_value in[KT_MAX_PARAMS];
@@ -167,34 +171,52 @@ static int contention(int threads)
         fprintf(stderr, "bench_attention: %s\n", kt_error_last());
         return 1;
     }
-    printf("| round | co-runner | median ms | p90 ms | run-queue wait per call, us | slowdown |\n");
-    printf("|---:|---|---:|---:|---:|---:|\n");
-    double quiet = 0;
-    for (int round = 0; round < 3; round++) {
-        for (int busy = 0; busy < 2; busy++) {
-            pid_t co = busy ? start_co_runner() : 0;
-            if (busy && co < 0) {
-                fprintf(stderr, "bench_attention: fork: cannot start the co-runner\n");
-                return 1;
+    printf("| affinity | round | co-runner | median ms | p90 ms | run-queue wait per call, us | "
+           "median / quiet | p90 / quiet |\n");
+    printf("|---|---:|---|---:|---:|---:|---:|---:|\n");
+    double ratio_med[2][16], ratio_p90[2][16];
+    if (rounds > 16)
+        rounds = 16;
+    for (int aff = 0; aff < 2; aff++) {
+        kt_pool_set_affinity(aff ? KT_POOL_AFFINITY_COMPACT : KT_POOL_AFFINITY_NONE);
+        for (int round = 0; round < rounds; round++) {
+            double quiet = 0, quiet_p90 = 0;
+            for (int busy = 0; busy < 2; busy++) {
+                pid_t co = busy ? start_co_runner() : 0;
+                if (busy && co < 0) {
+                    fprintf(stderr, "bench_attention: fork: cannot start the co-runner\n");
+                    return 1;
+                }
+                if (busy)
+                    usleep(100000); /* let the scheduler place it */
+                double ms, p90, wait;
+                int err = time_dense(b, inst, threads, 101, &ms, &p90, &wait);
+                if (busy) {
+                    kill(co, SIGKILL);
+                    waitpid(co, NULL, 0);
+                }
+                if (err < 0) {
+                    fprintf(stderr, "bench_attention: %s\n", kt_error_last());
+                    return 1;
+                }
+                if (!busy)
+                    quiet = ms, quiet_p90 = p90;
+                ratio_med[aff][round] = ms / quiet;
+                ratio_p90[aff][round] = p90 / quiet_p90;
+                printf("| %s | %d | %s | %.3f | %.3f | %.0f | %.2fx | %.2fx |\n",
+                       aff ? "compact" : "none", round + 1, busy ? "1 spinning process" : "none",
+                       ms, p90, wait, ms / quiet, p90 / quiet_p90);
+                fflush(stdout);
             }
-            if (busy)
-                usleep(100000); /* let the scheduler place it */
-            double ms, p90, wait;
-            int err = time_dense(b, inst, threads, 101, &ms, &p90, &wait);
-            if (busy) {
-                kill(co, SIGKILL);
-                waitpid(co, NULL, 0);
-            }
-            if (err < 0) {
-                fprintf(stderr, "bench_attention: %s\n", kt_error_last());
-                return 1;
-            }
-            if (!busy)
-                quiet = ms;
-            printf("| %d | %s | %.3f | %.3f | %.0f | %.2fx |\n", round + 1,
-                   busy ? "1 spinning process" : "none", ms, p90, wait, ms / quiet);
-            fflush(stdout);
         }
+    }
+    kt_pool_set_affinity(KT_POOL_AFFINITY_NONE);
+    printf("\n");
+    for (int aff = 0; aff < 2; aff++) {
+        double med = median(ratio_med[aff], rounds), p90 = median(ratio_p90[aff], rounds);
+        printf("co-runner on one core, %d threads, threads_affinity %s: median %.2fx quiet, p90 "
+               "%.2fx quiet; target about 2x or less: %s\n",
+               threads, aff ? "compact" : "none", med, p90, med <= 2.2 ? "met" : "not met");
     }
     kt_instance_free(inst, b);
     kt_backend_close(b);
@@ -287,9 +309,120 @@ static int models_table(int threads, int64_t context, const kt_param_value *in, 
     return 0;
 }
 
+/* prepare_arms, then time_arms over 'reps' rounds, then releases every prepared arm. */
+static int measure_arms(arm *arms, int n, kt_backend *b, kt_instance *inst, int threads, int reps)
+{
+    int err = prepare_arms(arms, n, b, inst, threads);
+    if (err == KT_OK)
+        err = time_arms(arms, n, b, reps);
+    for (int a = 0; a < n; a++)
+        if (arms[a].st)
+            arms[a].v->release(arms[a].st, b);
+    return err;
+}
+
+/* The K and V bytes a decode call of 'inst' reads. */
+static double kv_bytes(const kt_instance *inst)
+{
+    return (double)(kt_tensor_bytes(&inst->problem.tensors[1]) +
+                    kt_tensor_bytes(&inst->problem.tensors[2]));
+}
+
+/* Loads the model catalog and opens the cpu backend on 'threads' threads; -1 (said) if not. */
+static int open_catalog_backend(kt_catalog *cat, kt_backend **b, int threads)
+{
+    kt_diag diag;
+    kt_diag_init(&diag);
+    int err = kt_catalog_load(cat, &diag);
+    kt_diag_free(&diag);
+    if (err < 0 || kt_backend_open(b, "cpu", threads, 1) < 0) {
+        fprintf(stderr, "bench_attention: cannot load the catalog or open the cpu backend\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* Dense decode on every catalog model's heads, batch 1, llm inputs, in bf16 and fp32 at each of
+ * 'contexts': K+V bytes per second as a fraction of the read-only and copy ceilings, and the
+ * lowest fraction of read bandwidth per dtype against the 85% target. bf16 runs twice in the
+ * same rounds, with bf16_dot auto (AVX-512 BF16 scores where the CPU has them) and off. */
+static int dense_table(int threads, const int64_t *contexts, int n_ctx, int reps,
+                       const kt_param_value *in, double copy_gbs, double read_gbs)
+{
+    const kt_op *op = kt_op_find("attention_decode");
+    const kt_variant *dense = kt_variant_find("attention_decode", "cpu", "dense");
+    int bf16_dot = kt_param_index(dense->params, dense->n_params, "bf16_dot");
+    kt_catalog cat;
+    kt_backend *b = NULL;
+    if (open_catalog_backend(&cat, &b, threads) < 0)
+        return 1;
+    printf(
+        "\n| model | d | heads / kv | dtype | context | dense ms | K+V GB/s | of read bw | of copy "
+        "bw | dense rel_l2 | bf16_dot off ms | off of read bw |\n");
+    printf("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    const kt_dtype dtypes[] = {KT_DTYPE_BF16, KT_DTYPE_FP32};
+    double lowest[2] = {1e9, 1e9};
+    for (size_t mi = 0; mi < cat.n; mi++) {
+        const kt_model *md = &cat.models[mi];
+        for (int di = 0; di < 2; di++) {
+            for (int ci = 0; ci < n_ctx; ci++) {
+                kt_point pt;
+                memset(&pt, 0, sizeof(pt));
+                pt.model = *md;
+                pt.batch_size = 1;
+                pt.context_length = contexts[ci];
+                snprintf(pt.id, sizeof(pt.id), "%s/b1/t%lld", md->name, (long long)contexts[ci]);
+                kt_instance *inst = NULL;
+                if (kt_instance_create(&inst, b, op, &pt, dtypes[di], KT_DIST_LLM, in, 7) < 0) {
+                    printf("| %s | %s |\n", md->name, kt_error_last());
+                    continue;
+                }
+                arm arms[2];
+                memset(arms, 0, sizeof(arms));
+                int n_arms = dtypes[di] == KT_DTYPE_BF16 ? 2 : 1;
+                for (int a = 0; a < n_arms; a++) {
+                    arms[a].v = dense;
+                    kt_param_defaults(arms[a].params, dense->params, dense->n_params);
+                    arms[a].params[bf16_dot].num = a; /* auto, then off */
+                }
+                if (measure_arms(arms, n_arms, b, inst, threads, reps) < 0) {
+                    printf("| %s | %s |\n", md->name, kt_error_last());
+                    kt_instance_free(inst, b);
+                    continue;
+                }
+                double kv = kv_bytes(inst), gbs = kv / (arms[0].ms * 1e-3) / 1e9;
+                char off[64] = "| - | - |";
+                if (n_arms == 2)
+                    snprintf(off, sizeof(off), "| %.3f | %.0f%% |", arms[1].ms,
+                             100 * kv / (arms[1].ms * 1e-3) / 1e9 / read_gbs);
+                printf("| %s | %lld | %lld / %lld | %s | %lld | %.3f | %.1f | %.0f%% | %.0f%% | "
+                       "%.2g %s\n",
+                       md->name, (long long)md->head_dim, (long long)md->heads,
+                       (long long)md->kv_heads, kt_dtype_name(dtypes[di]), (long long)contexts[ci],
+                       arms[0].ms, gbs, 100 * gbs / read_gbs, 100 * gbs / copy_gbs,
+                       arms[0].num.rel_l2, off);
+                fflush(stdout);
+                if (contexts[ci] >= 16384 && gbs / read_gbs < lowest[di])
+                    lowest[di] = gbs / read_gbs;
+                kt_instance_free(inst, b);
+            }
+        }
+    }
+    for (int di = 0; di < 2; di++)
+        if (lowest[di] < 1e9)
+            printf(
+                "\ndense %s at contexts >= 16K: lowest %.0f%% of read bandwidth (%.0f%% of copy); "
+                "target 85%% of read: %s\n",
+                kt_dtype_name(dtypes[di]), 100 * lowest[di], 100 * lowest[di] * read_gbs / copy_gbs,
+                lowest[di] >= 0.85 ? "met" : "not met");
+    kt_catalog_free(&cat);
+    kt_backend_close(b);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int threads = 2, quick = 0, contended = 0, models_only = 0;
+    int threads = 2, quick = 0, contended = 0, models_only = 0, dense_only = 0;
     int64_t models_context = 32768;
     const kt_op *op = kt_op_find("attention_decode");
     kt_param_value in[KT_MAX_PARAMS];
@@ -301,6 +434,8 @@ int main(int argc, char **argv)
             quick = 1;
         } else if (strcmp(argv[i], "--contention") == 0) {
             contended = 1;
+        } else if (strcmp(argv[i], "--dense") == 0) {
+            dense_only = 1;
         } else if (strcmp(argv[i], "--fp8-keys") == 0) {
             fp8_keys = 1;
         } else if (strncmp(argv[i], "--models", 8) == 0) {
@@ -319,8 +454,16 @@ int main(int argc, char **argv)
         }
     }
     if (contended)
-        return contention(threads);
+        return contention(threads, quick ? 1 : 3);
     double copy_gbs = copy_bandwidth_gbs(threads), read_gbs = read_bandwidth_gbs(threads);
+    if (dense_only) {
+        const int64_t contexts[] = {16384, 32768};
+        printf("threads: %d; copy bandwidth (bytes read + written): %.1f GB/s; read bandwidth: "
+               "%.1f GB/s\n",
+               threads, copy_gbs, read_gbs);
+        return dense_table(threads, contexts, quick ? 1 : 2, quick ? 3 : 11, in, copy_gbs,
+                           read_gbs);
+    }
     if (models_only) {
         printf("threads: %d; copy bandwidth (bytes read + written): %.1f GB/s; read bandwidth: "
                "%.1f GB/s\n",

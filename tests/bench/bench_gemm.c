@@ -2,7 +2,9 @@
  * sgemm rate, oneDNN's version and ISA), then every CPU gemm and swiglu_mlp variant per
  * storage type against OpenBLAS ('vs blas') and oneDNN ('vs onednn'), as one markdown report.
  *
- * usage: bench_gemm [threads]   (default 2)
+ * usage: bench_gemm [threads] [--catalog [--quick]]   (threads default 2)
+ *   --catalog: instead of the fixed shapes, every distinct gemm shape of the catalog's models
+ *   at M = 64 and 256 (see catalog_table); --quick: llama-3.2-1b's shapes only
  *
  * Each figure is the median of repeated calls (at least 5 rounds and 0.5 s; the variants of
  * one shape take turns, one call each per round) with the backend's cache flush before
@@ -12,6 +14,7 @@
 #include "cpu/baselines.h"
 #include "measure/check.h"
 #include "kernel.h"
+#include "spec/catalog.h"
 
 #include <cblas.h>
 #include <omp.h>
@@ -153,11 +156,115 @@ static kt_point point_of(const kt_model *md, int64_t m, kt_role role)
     return p;
 }
 
+/* --catalog: every distinct gemm shape of the catalog's models (roles qkv, o, gate_up, down) at
+ * M = 64 and 256 ('quick': llama-3.2-1b only), fp32 with blas, tiled and onednn, bf16 with
+ * onednn and tiled, each as a fraction of the OpenBLAS fp32 rate ('of blas') and of oneDNN's
+ * rate in the same storage type ('of onednn'), then the lowest tiled fp32 fraction of OpenBLAS
+ * against the 0.9x target. */
+static void catalog_table(int threads, int quick)
+{
+    kt_catalog cat;
+    kt_diag diag;
+    kt_diag_init(&diag);
+    if (kt_catalog_load(&cat, &diag) < 0) {
+        fprintf(stderr, "bench_gemm: cannot load the catalog\n");
+        kt_diag_free(&diag);
+        return;
+    }
+    kt_diag_free(&diag);
+    static const kt_role roles[] = {KT_ROLE_QKV, KT_ROLE_O, KT_ROLE_GATE_UP, KT_ROLE_DOWN};
+    static const int ms[] = {64, 256};
+    const bench_case fp32_cases[] = {
+        {"gemm", "blas", "blas", {{0}}, 0},
+        {"gemm", "tiled", "tiled", {{0}}, 0},
+        {"gemm", "onednn", "onednn", {{0}}, 0},
+    };
+    const bench_case bf16_cases[] = {
+        {"gemm", "onednn", "onednn", {{0}}, 0},
+        {"gemm", "tiled", "tiled", {{0}}, 0},
+    };
+    printf(
+        "\n| model | role | M | N | K | dtype | blas GFLOP/s | tiled GFLOP/s | onednn GFLOP/s | "
+        "tiled of blas | tiled of onednn |\n|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"
+        "\n");
+    int64_t seen[64][3];
+    int n_seen = 0;
+    double lowest = 1e9;
+    for (size_t mi = 0; mi < cat.n; mi++) {
+        const kt_model *md = &cat.models[mi];
+        if (quick && strcmp(md->name, "llama-3.2-1b") != 0)
+            continue;
+        for (int r = 0; r < 4; r++) {
+            for (int mj = 0; mj < 2; mj++) {
+                kt_point pt = point_of(md, ms[mj], roles[r]);
+                kt_backend *b = NULL;
+                kt_instance *inst = NULL;
+                const kt_op *op = kt_op_find("gemm");
+                kt_problem p;
+                if (op->shape(&p, &pt, KT_DTYPE_FP32, NULL) < 0)
+                    continue;
+                int dup = 0;
+                for (int i = 0; i < n_seen; i++)
+                    dup |= seen[i][0] == p.m && seen[i][1] == p.n && seen[i][2] == p.k;
+                if (dup || n_seen == 64)
+                    continue;
+                seen[n_seen][0] = p.m, seen[n_seen][1] = p.n, seen[n_seen++][2] = p.k;
+                for (int bf16 = 0; bf16 < 2; bf16++) {
+                    kt_dtype dt = bf16 ? KT_DTYPE_BF16 : KT_DTYPE_FP32;
+                    if (kt_backend_open(&b, "cpu", threads, 1) < 0 ||
+                        kt_instance_create(&inst, b, op, &pt, dt, KT_DIST_NORMAL, NULL, 1) < 0) {
+                        fprintf(stderr, "bench_gemm: %s: %s\n", pt.id, kt_error_last());
+                        kt_backend_close(b);
+                        continue;
+                    }
+                    double sec[3] = {-1, -1, -1}, blas, tiled, onednn;
+                    if (bf16) {
+                        time_cases(sec, bf16_cases, 2, inst, b, threads);
+                        blas = -1, onednn = sec[0], tiled = sec[1];
+                    } else {
+                        time_cases(sec, fp32_cases, 3, inst, b, threads);
+                        blas = sec[0], tiled = sec[1], onednn = sec[2];
+                    }
+                    double f = inst->problem.flops * 1e-9;
+                    char c_blas[24] = "-", c_onednn[24] = "-", f_blas[16] = "-", f_dnn[16] = "-";
+                    if (blas > 0)
+                        snprintf(c_blas, sizeof(c_blas), "%.1f", f / blas);
+                    if (onednn > 0)
+                        snprintf(c_onednn, sizeof(c_onednn), "%.1f", f / onednn);
+                    if (blas > 0 && tiled > 0)
+                        snprintf(f_blas, sizeof(f_blas), "%.2fx", blas / tiled);
+                    if (onednn > 0 && tiled > 0)
+                        snprintf(f_dnn, sizeof(f_dnn), "%.2fx", onednn / tiled);
+                    printf("| %s | %s | %lld | %lld | %lld | %s | %s | %.1f | %s | %s | %s |\n",
+                           md->name, kt_role_name(roles[r]), (long long)p.m, (long long)p.n,
+                           (long long)p.k, kt_dtype_name(dt), c_blas, tiled > 0 ? f / tiled : 0.0,
+                           c_onednn, f_blas, f_dnn);
+                    fflush(stdout);
+                    if (blas > 0 && tiled > 0 && blas / tiled < lowest)
+                        lowest = blas / tiled;
+                    kt_instance_free(inst, b);
+                    kt_backend_close(b);
+                }
+            }
+        }
+    }
+    if (lowest < 1e9)
+        printf("\ntiled fp32 at M >= 64: lowest %.2fx OpenBLAS; target 0.9x: %s\n", lowest,
+               lowest >= 0.9 ? "met" : "not met");
+    kt_catalog_free(&cat);
+}
+
 int main(int argc, char **argv)
 {
-    int threads = argc > 1 ? atoi(argv[1]) : 2;
-    if (threads < 1)
-        threads = 1;
+    int threads = 2, catalog = 0, quick = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--catalog") == 0)
+            catalog = 1;
+        else if (strcmp(argv[i], "--quick") == 0)
+            quick = 1;
+        else
+            threads = atoi(argv[i]) > 0 ? atoi(argv[i]) : 1;
+    }
     kt_device_info info;
     memset(&info, 0, sizeof(info));
     kt_baselines_describe(&info);
@@ -167,9 +274,13 @@ int main(int argc, char **argv)
         printf("| %s | %s |\n", info.items[i].key, info.items[i].value);
     printf("| memcpy bandwidth, 512 MiB, read+write | %.1f GB/s |\n", copy_bandwidth_gbs(threads));
     static const int ms[] = {1, 16, 64, 256};
-    for (int i = 0; i < 4; i++)
+    for (int i = catalog ? 2 : 0; i < 4; i++)
         printf("| OpenBLAS sgemm M=%d N=K=4096 | %.1f GFLOP/s |\n", ms[i],
                sgemm_gflops(ms[i], 4096, 4096, threads));
+    if (catalog) {
+        catalog_table(threads, quick);
+        return 0;
+    }
     printf("\n| op | variant | dtype | shape | median ms | GFLOP/s | GB/s | vs blas | vs onednn |\n"
            "|---|---|---|---|---|---|---|---|---|\n");
 

@@ -219,7 +219,7 @@ class Command(unittest.TestCase):
             with self.subTest(args=args):
                 r = ktrial("validate", *args)
                 self.assertEqual(r.returncode, 64, r.stderr)
-                self.assertIn("usage: ktrial validate SPEC... [--plan] [--backend B]", r.stderr)
+                self.assertIn("usage: ktrial validate SPEC... [--plan] [--backend NAME] [--json]", r.stderr)
                 self.assertEqual(r.stdout, "")
         r = ktrial("validate", "--help")
         self.assertEqual(r.returncode, 0)

@@ -146,7 +146,7 @@ static void test_dense_matches_reference(void **state)
 static void test_dense_small_split(void **state)
 {
     (void)state;
-    kt_param_value split[1] = {{16}}; /* many splits: exercises the log-sum-exp merge */
+    kt_param_value split[2] = {{16}, {0}}; /* many splits: exercises the log-sum-exp merge */
     check_variant("dense", split, 0, KT_DIST_LLM);
 }
 
@@ -175,8 +175,10 @@ static void test_ffd_short_context_is_dense(void **state)
 }
 
 /* Runs 'variant' on 'pt' (llm inputs, fp32) and returns a malloc'd copy of the output. */
-static float *run_output(const char *variant, const kt_point *pt, const kt_param_value *params,
-                         int threads, size_t *n_out)
+/* The output of one call of 'variant' on llm inputs in storage type 'dtype', as floats. */
+static float *run_output_dtype(const char *variant, const kt_point *pt,
+                               const kt_param_value *params, int threads, kt_dtype dtype,
+                               size_t *n_out)
 {
     const kt_op *op = kt_op_find("attention_decode");
     const kt_variant *v = kt_variant_find("attention_decode", "cpu", variant);
@@ -189,8 +191,7 @@ static float *run_output(const char *variant, const kt_point *pt, const kt_param
     kt_instance *inst = NULL;
     void *st = NULL;
     assert_int_equal(kt_backend_open(&b, "cpu", threads, 1), KT_OK);
-    assert_int_equal(kt_instance_create(&inst, b, op, pt, KT_DTYPE_FP32, KT_DIST_LLM, in, 99),
-                     KT_OK);
+    assert_int_equal(kt_instance_create(&inst, b, op, pt, dtype, KT_DIST_LLM, in, 99), KT_OK);
     kt_call call = kt_instance_call(inst, b, params ? params : defaults, threads);
     assert_int_equal(v->prepare(&st, &call), KT_OK);
     kt_numerics num;
@@ -199,11 +200,51 @@ static float *run_output(const char *variant, const kt_point *pt, const kt_param
     *n_out = (size_t)kt_tensor_elems(t);
     float *out = malloc(*n_out * sizeof(float));
     assert_non_null(out);
-    memcpy(out, inst->host_outputs[0], *n_out * sizeof(float));
+    for (size_t i = 0; i < *n_out; i++)
+        out[i] = kt_dtype_load(inst->host_outputs[0], dtype, i);
     v->release(st, b);
     kt_instance_free(inst, b);
     kt_backend_close(b);
     return out;
+}
+
+static float *run_output(const char *variant, const kt_point *pt, const kt_param_value *params,
+                         int threads, size_t *n_out)
+{
+    return run_output_dtype(variant, pt, params, threads, KT_DTYPE_FP32, n_out);
+}
+
+/* bf16_dot auto (AVX-512 BF16 scores against a bf16 query) and off (keys widened to fp32) both
+ * match the float64 reference on every shape, and on a CPU with AVX-512 BF16 they are different
+ * paths: their bf16 outputs differ somewhere, by far less than the tolerance. */
+static void test_dense_bf16_dot(void **state)
+{
+    (void)state;
+    kt_param_value on[2] = {{1024}, {0}}, off[2] = {{1024}, {1}};
+    check_variant("dense", on, 0, KT_DIST_LLM);
+    check_variant("dense", off, 0, KT_DIST_LLM);
+    if (!cpu_has_avx512() || !__builtin_cpu_supports("avx512bf16")) {
+        print_message("bf16_dot comparison skipped: this CPU has no AVX-512 BF16\n");
+        return;
+    }
+    shape s = {32, 8, 128, 1, 3000};
+    kt_point pt = make_point(&s);
+    kt_param_value pa[KT_MAX_PARAMS], pb[KT_MAX_PARAMS];
+    variant_params(pa, "dense", on, ISA_AVX512);
+    variant_params(pb, "dense", off, ISA_AVX512);
+    size_t na, nb;
+    float *a = run_output_dtype("dense", &pt, pa, 2, KT_DTYPE_BF16, &na);
+    float *b = run_output_dtype("dense", &pt, pb, 2, KT_DTYPE_BF16, &nb);
+    assert_int_equal(na, nb);
+    double e2 = 0, r2 = 0;
+    for (size_t j = 0; j < na; j++) {
+        e2 += ((double)a[j] - b[j]) * ((double)a[j] - b[j]);
+        r2 += (double)b[j] * b[j];
+    }
+    assert_true(e2 > 0);
+    assert_true(sqrt(e2 / r2) < tolerance(KT_DTYPE_BF16));
+    free(a);
+    free(b);
 }
 
 /* Fixed splits and a fixed merge order: for each isa the same bits for 1 and 2 threads, and
@@ -342,6 +383,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dense_matches_reference),
         cmocka_unit_test(test_dense_small_split),
+        cmocka_unit_test(test_dense_bf16_dot),
         cmocka_unit_test(test_ffd_all_blocks_matches_reference),
         cmocka_unit_test(test_ffd_short_context_is_dense),
         cmocka_unit_test(test_independent_of_threads_and_batch),

@@ -10,6 +10,7 @@
 #include "cpu/pool.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,66 @@ static void test_fork_child(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* Per slot: how many CPUs the thread that ran an item may run on, and which CPU that was. */
+typedef struct affinity_seen {
+    _Atomic int cpus[64];
+    _Atomic int allowed[64];
+} affinity_seen;
+
+static void record_affinity(void *ctx, int64_t i, int slot)
+{
+    affinity_seen *s = ctx;
+    cpu_set_t set;
+    (void)i;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+        atomic_store(&s->allowed[slot], CPU_COUNT(&set));
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            if (CPU_ISSET(c, &set))
+                atomic_store(&s->cpus[slot], c);
+    }
+    for (volatile int k = 0; k < 20000; k++) /* long enough for every worker to take a slot */
+        ;
+}
+
+/* threads_affinity compact: every participant is pinned to one CPU, the caller and the workers
+ * to different CPUs while there are CPUs enough; none gives them back the whole allowed set.
+ * Run in a fork child so that pinning the caller does not outlive the test. */
+static void test_affinity_compact_and_none(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int n_cpus = kt_pool_set_affinity(KT_POOL_AFFINITY_COMPACT);
+        if (n_cpus <= 0)
+            _exit(2);
+        int threads = n_cpus < 4 ? n_cpus : 4;
+        affinity_seen s;
+        memset(&s, 0, sizeof(s));
+        kt_pool_for(threads, 4000, record_affinity, &s);
+        for (int a = 0; a < threads; a++) {
+            if (s.allowed[a] == 0)
+                continue; /* that slot ran nothing */
+            if (s.allowed[a] != 1)
+                _exit(3);
+            for (int b = 0; b < a; b++)
+                if (s.allowed[b] == 1 && s.cpus[a] == s.cpus[b] && threads > 1)
+                    _exit(4);
+        }
+        kt_pool_set_affinity(KT_POOL_AFFINITY_NONE);
+        memset(&s, 0, sizeof(s));
+        kt_pool_for(threads, 4000, record_affinity, &s);
+        for (int a = 0; a < threads; a++)
+            if (s.allowed[a] != 0 && s.allowed[a] != n_cpus)
+                _exit(5);
+        _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void test_runq_wait(void **state)
 {
     (void)state;
@@ -128,6 +189,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_callers),
         cmocka_unit_test(test_fork_child),
         cmocka_unit_test(test_runq_wait),
+        cmocka_unit_test(test_affinity_compact_and_none),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

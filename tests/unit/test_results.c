@@ -496,7 +496,7 @@ static void test_aggregate_geomean(void **state)
     assert_int_equal(kt_run_aggregate(&run, &spec), 0);
     assert_int_equal(run.cands[0].verdict, KT_VERDICT_REJECT);
     assert_string_equal(run.cands[0].reason,
-                        "numerics, memory or a failure rejected it at 1 point(s)");
+                        "numerics, memory or a failure rejected it at 1 point");
     assert_int_equal(run.cands[1].verdict, KT_VERDICT_KEEP);
     assert_int_equal(run.verdict, KT_VERDICT_REJECT);
 
@@ -530,6 +530,20 @@ static void test_candidate_verdicts_json(void **state)
     free(run.cands);
 }
 
+/* The summary of 'run' with 'f' (NULL: a complete whole run), in a string to free. */
+static char *summary_text(const kt_run_result *run, const kt_summary_facts *f)
+{
+    kt_summary_facts whole;
+    kt_summary_facts_init(&whole, "baseline", "all", 1.05, 0.95);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    kt_print_summary(out, run, f ? f : &whole);
+    fclose(out);
+    return text;
+}
+
 static void test_print_summary(void **state)
 {
     (void)state;
@@ -538,26 +552,78 @@ static void test_print_summary(void **state)
     kt_run_result run = make_run(2, v, s);
     cands[0][1].worst_rel_l2 = 0.25;
     cands[1][0].order_warning = 1;
+    cands[0][0].n_pairs = 40;
+    cands[0][0].noisy_pairs = 3;
     cands[0][0].base_time.median = 123456;
     cands[0][0].cand_time.median = 2.5e9;
+    cands[0][0].shift.p_value = 0.004;
+    cands[0][0].confidence_used = 0.99;
     strcpy(points[1].error, "baseline 'baseline' failed in warmup");
     assert_int_equal(kt_run_aggregate(&run, &spec), 0);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
-    assert_non_null(out);
-    kt_print_summary(out, &run, "baseline", "all", 1.05);
-    fclose(out);
+    char *text = summary_text(&run, NULL);
+    assert_non_null(strstr(text, "base median  cand median  speedup (HL) [CI]"));
+    assert_non_null(strstr(text, "\n(medians per call over the pairs;"));
     assert_non_null(strstr(text, "b1/t64"));
     assert_non_null(strstr(text, "123.46 us"));
     assert_non_null(strstr(text, "2.500 s"));
     assert_non_null(strstr(text, "1.500 [1.471, 1.530]"));
+    assert_non_null(strstr(text, " 0.020 ")); /* p 0.004 at a look that spent 0.01 of 0.05 */
+    assert_non_null(strstr(text, " 3/40 "));  /* noisy pairs */
     assert_non_null(strstr(text, "\n    speedup 0.500 [...] below\n")); /* reasons of non-KEEP */
     assert_non_null(strstr(text, "KEEP (order effect!)"));
     assert_non_null(strstr(text, "    error: baseline 'baseline' failed in warmup\n"));
     assert_non_null(strstr(text, "candidate beta       REJECT")); /* names padded to 9 */
-    assert_non_null(strstr(text, "overall: REJECT (min_speedup 1.05, aggregate all)\n"));
-    assert_non_null(strstr(text, "warning: 1 point(s) show an order effect"));
+    assert_non_null(strstr(text, "overall: REJECT over 2 points (min_speedup 1.05, aggregate "
+                                 "all)\n"));
+    assert_non_null(strstr(text, "warning: 1 point shows an order effect"));
+    /* the point with no pairs: — in every measured cell, never 0 ns or nan */
+    const char *row = strstr(text, "\nb2/t64  alpha");
+    assert_non_null(row);
+    assert_null(strstr(text, "0 ns"));
+    assert_null(strstr(text, "nan"));
+    assert_non_null(strstr(row, "\xe2\x80\x94"));
+    free(text);
+    free(run.cands);
+}
+
+/* The overall line never reads as a whole run's verdict when the run was not whole. */
+static void test_summary_states(void **state)
+{
+    (void)state;
+    const kt_verdict v[1][2] = {{K, K}};
+    const double s[1][2] = {{1.5, 1.4}};
+    kt_run_result run = make_run(1, v, s);
+    assert_int_equal(kt_run_aggregate(&run, &spec), 0);
+    kt_summary_facts f;
+    kt_summary_facts_init(&f, "baseline", "all", 1.05, 0.95);
+    const char *ids[] = {"b2/t64", "b3/t64"};
+    f.status = "interrupted";
+    f.not_run_ids = ids;
+    f.n_not_run = 2;
+    char *text = summary_text(&run, &f);
+    assert_non_null(strstr(text, "overall: INTERRUPTED after 1 of 3 points; no verdict"));
+    assert_non_null(strstr(text, "NOT RUN (interrupted)"));
+    assert_null(strstr(text, "overall: KEEP"));
+    free(text);
+    f.status = "over_budget";
+    text = summary_text(&run, &f);
+    assert_non_null(strstr(text, "overall: INCONCLUSIVE over 1 point, 2 of 3 NOT RUN (budget)"));
+    assert_non_null(strstr(text, "NOT RUN (budget)"));
+    free(text);
+    kt_summary_facts_init(&f, "baseline", "all", 1.05, 0.95);
+    f.shard_index = 3;
+    f.shard_count = 16;
+    f.quick = 1;
+    f.quick_max_repetitions = 20;
+    text = summary_text(&run, &f);
+    assert_non_null(strstr(text, "overall: shard 3/16 only, KEEP over its 1 point; not the "
+                                 "experiment's verdict"));
+    assert_non_null(strstr(text, "--quick: at most 20 pairs per point"));
+    assert_null(strstr(text, "overall: KEEP"));
+    free(text);
+    f.color = 1;
+    text = summary_text(&run, &f);
+    assert_non_null(strstr(text, "\033[1;32mKEEP\033[0m"));
     free(text);
     free(run.cands);
 }
@@ -568,7 +634,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),        cmocka_unit_test(test_failure_only_when_failed),
         cmocka_unit_test(test_malformed),         cmocka_unit_test(test_aggregate_all),
         cmocka_unit_test(test_aggregate_geomean), cmocka_unit_test(test_candidate_verdicts_json),
-        cmocka_unit_test(test_print_summary),
+        cmocka_unit_test(test_print_summary),     cmocka_unit_test(test_summary_states),
     };
     return cmocka_run_group_tests(tests, setup_spec, NULL);
 }

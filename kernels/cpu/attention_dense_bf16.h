@@ -1,0 +1,21 @@
+/* attention_dense_bf16.h - private to the CPU attention variants: dense decode over bf16 keys
+ * with AVX-512 BF16 dot products (attention_dense_bf16.c). */
+#ifndef KT_ATTENTION_DENSE_BF16_H
+#define KT_ATTENTION_DENSE_BF16_H
+
+#include "attention_common.h"
+
+/* Whether this CPU has AVX-512 BF16 (vdpbf16ps, vcvtne2ps2bf16). */
+int kt_attn_bf16_dot_supported(void);
+
+/* Bytes of kt_attn_task.extra kt_attn_dense_range_bf16_dot needs for groups of 'g' heads of
+ * dimension 'd'. */
+size_t kt_attn_bf16_dot_extra_bytes(int64_t g, int64_t d);
+
+/* kt_attn_dense_range for bf16 'k' and 'v' with scores from vdpbf16ps against the task's query
+ * rounded to bf16. Needs t->wide (AVX-512, d % 32 == 0), kt_attn_bf16_dot_supported() and
+ * kt_attn_bf16_dot_extra_bytes of t->extra. */
+void kt_attn_dense_range_bf16_dot(kt_attn_task *t, const uint16_t *k, const uint16_t *v, int64_t t0,
+                                  int64_t t1);
+
+#endif

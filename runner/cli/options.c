@@ -1,0 +1,131 @@
+/* options.c - parsing argv and printing help from the table in options_table.c. */
+#include "cli/options.h"
+
+#include "cli/commands.h"
+#include "util/suggest.h"
+
+#include <string.h>
+
+void kt_options_print(FILE *out, const char *command)
+{
+    size_t n;
+    const kt_option *rows = kt_options_of(command, &n);
+    char left[64];
+    fprintf(out, "\noptions:\n");
+    for (size_t i = 0; i < n; i++) {
+        const kt_option *o = &rows[i];
+        snprintf(left, sizeof(left), "%s%s%s%s%s", o->alias ? o->alias : "", o->alias ? ", " : "",
+                 o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+        fprintf(out, "  %-24s %s\n", left, o->help);
+    }
+    fprintf(out, "  %-24s %s\n", "-h, --help", "show this help and exit");
+}
+
+void kt_opt_init(kt_opt_parser *p, const char *command, int argc, char **argv)
+{
+    p->command = command;
+    p->argc = argc;
+    p->argv = argv;
+    p->i = 1;
+    p->options_done = 0;
+}
+
+int kt_opt_is(const kt_option *o, const char *name)
+{
+    return o && strcmp(o->name, name) == 0;
+}
+
+/* The row whose name or alias is the first 'len' bytes of 'word'. */
+static const kt_option *find(const kt_option *rows, size_t n, const char *word, size_t len)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((strlen(rows[i].name) == len && strncmp(rows[i].name, word, len) == 0) ||
+            (rows[i].alias && strlen(rows[i].alias) == len &&
+             strncmp(rows[i].alias, word, len) == 0))
+            return &rows[i];
+    return NULL;
+}
+
+static int unknown(const kt_opt_parser *p, const kt_option *rows, size_t n, const char *word)
+{
+    const char *names[64];
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < 64; i++)
+        names[k++] = rows[i].name;
+    char key[64];
+    snprintf(key, sizeof(key), "%.*s", (int)strcspn(word, "="), word);
+    const char *guess = kt_suggest(key, names, k);
+    if (guess)
+        return kt_usage_error(p->command, "unknown option '%s'; did you mean '%s'?", word, guess);
+    return kt_usage_error(p->command, "unknown option '%s'", word);
+}
+
+int kt_opt_next(kt_opt_parser *p, const kt_option **opt, const char **value)
+{
+    *opt = NULL;
+    *value = NULL;
+    if (p->i >= p->argc)
+        return 0;
+    const char *word = p->argv[p->i++];
+    if (!p->options_done && strcmp(word, "--") == 0) {
+        p->options_done = 1;
+        return kt_opt_next(p, opt, value);
+    }
+    if (p->options_done || word[0] != '-' || word[1] == '\0') {
+        *value = word;
+        return 1;
+    }
+    size_t n;
+    const kt_option *rows = kt_options_of(p->command, &n);
+    const char *eq = strncmp(word, "--", 2) == 0 ? strchr(word, '=') : NULL;
+    const kt_option *o = find(rows, n, word, eq ? (size_t)(eq - word) : strlen(word));
+    if (!o) {
+        unknown(p, rows, n, word);
+        return -1;
+    }
+    if (!o->arg && eq) {
+        kt_usage_error(p->command, "'%s' takes no value", o->name);
+        return -1;
+    }
+    if (o->arg && !eq && p->i >= p->argc) {
+        kt_usage_error(p->command, "'%s' needs %s", o->name, o->arg);
+        return -1;
+    }
+    *opt = o;
+    if (o->arg)
+        *value = eq ? eq + 1 : p->argv[p->i++];
+    return 1;
+}
+
+int kt_opt_check_choice(const char *command, const char *option, const char *value,
+                        const char *const *choices, size_t n)
+{
+    char list[256] = "";
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(value, choices[i]) == 0)
+            return 0;
+        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
+                 choices[i]);
+    }
+    const char *guess = kt_suggest(value, choices, n);
+    if (guess)
+        return kt_usage_error(command, "unknown value '%s' for '%s'; did you mean '%s'? (%s)",
+                              value, option, guess, list);
+    return kt_usage_error(command, "unknown value '%s' for '%s' (%s)", value, option, list);
+}
+
+int kt_opt_parse_json_only(int *json, const char *command, int argc, char **argv)
+{
+    kt_opt_parser p;
+    const kt_option *opt;
+    const char *v;
+    int more;
+    *json = 0;
+    kt_opt_init(&p, command, argc, argv);
+    while ((more = kt_opt_next(&p, &opt, &v)) > 0) {
+        if (!kt_opt_is(opt, "--json"))
+            return kt_usage_error(command, "unexpected argument '%s'", v);
+        *json = 1;
+    }
+    return more < 0 ? KT_EXIT_USAGE : 0;
+}

@@ -1,0 +1,109 @@
+"""Every command's --help comes from the one table of options (runner/cli/options_table.c):
+each row of the table appears in its command's help with its explanation, the parser accepts
+every row (as --name VALUE and --name=VALUE), and nothing outside the table is accepted."""
+import os
+import re
+import shutil
+import tempfile
+import unittest
+
+from ktrial_cli import SOURCE, run
+
+COMMANDS = ["run", "validate", "models", "kernels", "show", "compare", "merge", "slurm",
+            "report", "history", "env"]
+
+# A value each kind of argument accepts, so that parsing succeeds and the command fails later
+# (on the missing files) with something other than a usage error.
+VALUES = {"DIR": "{tmp}/dir", "NAME": "cpu", "I/N|auto": "1/2", "FILE": "{tmp}/file",
+          "PATH": "{tmp}/lib.so", "F": "0.02", "C": "0.9", "N": "2", "GPUS": "0", "CPUS": "2", "P": "debug",
+          "T": "01:00:00"}
+# Positional arguments (and required options) that make each command complete.
+POSITIONAL = {"run": ["{tmp}/none.yaml"], "validate": ["{tmp}/none.yaml"], "models": [],
+              "kernels": [], "show": ["{tmp}/none"], "compare": ["{tmp}/a", "{tmp}/b"],
+              "merge": ["{tmp}/s1", "-o", "{tmp}/m"], "slurm": ["{tmp}/none.yaml"],
+              "report": ["{tmp}/none"], "history": ["{tmp}", "--experiment", "x"],
+              "env": []}
+
+
+def table():
+    """(command, name, alias, arg, help) of every row of options_table.c."""
+    with open(os.path.join(SOURCE, "runner", "cli", "options_table.c")) as f:
+        text = f.read()
+    body = text[text.index("table[] = {"):]
+    rows = []
+    for m in re.finditer(r'\{"(\w+)",\s*"(--[\w-]+)",\s*(NULL|"-\w")\s*,\s*(NULL|"[^"]*")\s*,'
+                         r'((?:\s*"(?:[^"\\]|\\.)*")+)\s*\}', body):
+        alias = None if m.group(3) == "NULL" else m.group(3).strip('"')
+        arg = None if m.group(4) == "NULL" else m.group(4).strip('"')
+        help_text = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(5)))
+        rows.append((m.group(1), m.group(2), alias, arg, help_text))
+    return rows
+
+
+class HelpTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="kt_help.")
+        self.rows = table()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def fill(self, words):
+        return [w.format(tmp=self.tmp) for w in words]
+
+    def test_the_table_covers_every_command(self):
+        self.assertGreater(len(self.rows), 30)
+        commands = {r[0] for r in self.rows}
+        self.assertEqual(commands, set(COMMANDS))
+
+    def test_every_help_lists_and_explains_every_option_of_its_command(self):
+        for command in COMMANDS:
+            with self.subTest(command=command):
+                p = run([command, "--help"])
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertIn("\noptions:\n", p.stdout)
+                usage = p.stdout.splitlines()[0]
+                for c, name, alias, arg, help_text in self.rows:
+                    if c != command:
+                        continue
+                    left = (f"{alias}, " if alias else "") + name + (f" {arg}" if arg else "")
+                    self.assertRegex(p.stdout, rf"\n  {re.escape(left)} +{re.escape(help_text)}\n")
+                    self.assertIn(f"[{alias or name}{' ' + arg if arg else ''}]", usage)
+                self.assertIn("-h, --help", p.stdout)
+
+    def test_the_parser_accepts_every_option_of_the_table(self):
+        for command, name, alias, arg, _ in self.rows:
+            if (command, name) in {("slurm", "--submit")}:
+                continue  # would call sbatch after the spec check; the spec is missing anyway
+            forms = [[name] + ([VALUES[arg]] if arg else [])]
+            if arg:
+                forms.append([f"{name}={VALUES[arg]}"])
+            if alias:
+                forms.append([alias, VALUES[arg]])
+            for form in forms:
+                with self.subTest(command=command, option=form):
+                    p = run([command] + self.fill(POSITIONAL[command] + form))
+                    self.assertNotEqual(p.returncode, 64, p.stderr)
+                    self.assertNotIn("unknown option", p.stderr)
+
+    def test_an_option_not_in_the_table_is_a_usage_error_with_a_suggestion(self):
+        for command in COMMANDS:
+            names = [r[1] for r in self.rows if r[0] == command]
+            wrong = names[0][:-1] + "x" + names[0][-1]  # one letter added
+            with self.subTest(command=command, option=wrong):
+                p = run([command, wrong] + self.fill(POSITIONAL[command]))
+                self.assertEqual(p.returncode, 64, p.stderr)
+                self.assertIn(f"unknown option '{wrong}'; did you mean '{names[0]}'?", p.stderr)
+                self.assertIn(f"usage: ktrial {command}", p.stderr)
+
+    def test_a_missing_value_is_named(self):
+        p = run(["run", "x.yaml", "--resume"])
+        self.assertEqual(p.returncode, 64)
+        self.assertIn("'--resume' needs DIR", p.stderr)
+        p = run(["env", "--json=yes"])
+        self.assertEqual(p.returncode, 64)
+        self.assertIn("'--json' takes no value", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
