@@ -8,6 +8,7 @@
  * Selection runs on int8 dot products where the CPU has VNNI (ffd_scan_int8.h), falling back
  * to the float scan below for the blocks its error bound cannot decide. */
 #include "attention_common.h"
+#include "attention_dense_bf16.h"
 #include "cpu.h"
 #include "ffd_quant.h"
 #include "ffd_scan_int8.h"
@@ -52,6 +53,7 @@ typedef struct ffd_state {
     int64_t split_blocks;
     int stored_keys; /* kept blocks use the stored K instead of the fp8 refinement */
     int int8;        /* selection by kt_ffd_block_int8 */
+    int bf16_dot;    /* kept blocks attended by kt_attn_dense_range_bf16_dot, as dense does */
     int phases;      /* phase_times */
     double delta;
     int64_t blocks_kept, blocks_rescanned, blocks_total;
@@ -67,11 +69,12 @@ typedef struct ffd_ctx {
 /* The variant's per-thread scratch: per head weights q_c * scale_c of the current block
  * [g][d], the task's queries in scan order [g][d], the block's scales in scan order [d], per
  * head code offsets [g], then 8 bounds of a head tile (32-byte aligned), the int8 scan's
- * scratch (64-byte aligned), then the kept block indices of a split [split_blocks]. */
+ * scratch (64-byte aligned), then the kept block indices of a split [split_blocks], then the
+ * scratch of kt_attn_dense_range_bf16_dot (64-byte aligned; extra_bf16). */
 static size_t extra_bytes(int64_t g, int64_t d, int64_t split_blocks)
 {
     return sizeof(float) * (size_t)(3 * g * d + d + g + 16) + 64 + kt_ffd_int8_scratch_bytes(g, d) +
-           sizeof(int64_t) * (size_t)split_blocks + 8;
+           sizeof(int64_t) * (size_t)split_blocks + 8 + kt_attn_bf16_dot_extra_bytes(g, d) + 64;
 }
 
 static float *extra_queries(kt_attn_task *t)
@@ -105,6 +108,12 @@ static int64_t *extra_kept_list(kt_attn_task *t)
 {
     uintptr_t at = (uintptr_t)((char *)extra_int8(t) + kt_ffd_int8_scratch_bytes(t->g, t->d));
     return (int64_t *)((at + 7) & ~(uintptr_t)7);
+}
+
+static void *extra_bf16(kt_attn_task *t, int64_t split_blocks)
+{
+    uintptr_t at = (uintptr_t)(extra_kept_list(t) + split_blocks);
+    return (void *)((at + 63) & ~(uintptr_t)63);
 }
 
 /* The scan evaluates S_h = sum_c w[h][c] x_c per token and head, with w[h][c] = qs[h][c] * scale_c
@@ -578,8 +587,32 @@ static void attend_stored(kt_attn_task *t, const int64_t *list, int64_t kept, in
     }
 }
 
+/* attend_stored on bf16 with kt_attn_dense_range_bf16_dot (dense's bf16 score path), a block
+ * at a time, prefetching the first chunks of the next kept block; 'scratch' is its extra. */
+static void attend_stored_bf16(kt_attn_task *t, const int64_t *list, int64_t kept, int64_t block,
+                               const uint16_t *k, const uint16_t *v, void *scratch)
+{
+    size_t row_bytes = (size_t)t->d * sizeof(uint16_t);
+    size_t ahead = (size_t)(block < KT_ATTN_PREFETCH_CHUNKS * KT_ATTN_CHUNK
+                                ? block
+                                : KT_ATTN_PREFETCH_CHUNKS * KT_ATTN_CHUNK) *
+                   row_bytes;
+    void *own = t->extra;
+    t->extra = scratch;
+    for (int64_t i = 0; i < kept; i++) {
+        if (i + 1 < kept) {
+            size_t next = (size_t)(list[i + 1] * block * t->d);
+            kt_attn_prefetch(k + next, ahead);
+            kt_attn_prefetch(v + next, ahead);
+        }
+        kt_attn_dense_range_bf16_dot(t, k, v, list[i] * block, (list[i] + 1) * block);
+    }
+    t->extra = own;
+}
+
 /* One split: first selects its blocks (the scan streams the codes alone), then attends the
- * kept ones as one prefetched stream (attend_stored), or refined from fp8 (attend_refined). */
+ * kept ones as one prefetched stream (attend_stored, or attend_stored_bf16 where dense takes
+ * its bf16 score path), or refined from fp8 (attend_refined). */
 static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t split)
 {
     const ffd_ctx *x = ctx;
@@ -606,7 +639,10 @@ static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t 
             list[kept++] = blk;
     }
     double t1 = st->phases ? now_ns() : 0;
-    if (st->stored_keys)
+    if (st->stored_keys && st->bf16_dot && t->wide)
+        attend_stored_bf16(t, list, kept, c->block, (const uint16_t *)k, (const uint16_t *)v,
+                           extra_bf16(t, st->split_blocks));
+    else if (st->stored_keys)
         attend_stored(t, list, kept, c->block, k, v, p->dtype);
     else
         for (int64_t i = 0; i < kept; i++)
@@ -674,6 +710,8 @@ static int ffd_prepare(void **out, const kt_call *call)
         (err = kt_attn_isa_resolve(&st->work.avx512, (int)call->params[P_ISA].num)) < 0 ||
         (err = resolve_scan(&st->int8, (int)call->params[P_SCAN].num, st->work.avx512, c)) < 0)
         return err;
+    st->bf16_dot = p->dtype == KT_DTYPE_BF16 && st->stored_keys && st->work.avx512 &&
+                   kt_attn_bf16_dot_supported();
     if (st->blocks_total > 0) {
         if ((err = kt_backend_alloc(be, (void **)&c->codes, kt_ffd_codes_bytes(c))) < 0 ||
             (err = kt_backend_alloc(be, (void **)&c->scales, kt_ffd_scales_bytes(c))) < 0 ||
