@@ -3,6 +3,7 @@
 #include "decoder_layer.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,14 +174,22 @@ static int plant_block(void *ctx, int64_t l, const double *q)
     const plant_ctx *c = ctx;
     kt_dl_dims m;
     kt_dl_dims_of(&m, c->p);
-    double *units = malloc(sizeof(double) * (size_t)((m.g + 1) * m.d));
-    if (!units)
-        return kt_error_code(KT_ENOMEM, "out of memory");
-    for (int64_t b = 0; b < m.b; b++)
-        for (int64_t kh = 0; kh < m.hkv; kh++)
-            plant_head(c, &m, l, b, kh, q, units);
-    free(units);
-    return KT_OK;
+    int failed = 0;
+    /* every head has its own stream and rows: the cache does not depend on the threads */
+#pragma omp parallel num_threads(omp_get_num_procs())
+    {
+        double *units = malloc(sizeof(double) * (size_t)((m.g + 1) * m.d));
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t head = 0; head < m.b * m.hkv; head++)
+            if (units)
+                plant_head(c, &m, l, head / m.hkv, head % m.hkv, q, units);
+        if (!units) {
+#pragma omp atomic write
+            failed = 1;
+        }
+        free(units);
+    }
+    return failed ? kt_error_code(KT_ENOMEM, "out of memory") : KT_OK;
 }
 
 static int dl_generate(const kt_problem *p, void *const *inputs, const kt_input_config *cfg)
@@ -196,22 +205,28 @@ static int dl_generate(const kt_problem *p, void *const *inputs, const kt_input_
     kt_rng_seed(&rng, kt_seed_mix(cfg->seed, 2));
     for (int64_t e = 0; e < m.l * 2 * m.h; e++)
         store_nonzero(inputs[KT_DL_NORMS], p->dtype, (size_t)e, 1.0 + 0.1 * kt_rng_normal(&rng));
+    /* the weights and caches are most of the start-up: all cores fill them (untimed) */
+    int threads = omp_get_num_procs();
+    size_t size = kt_dtype_size(p->dtype);
     for (int64_t l = 0; l < m.l; l++) {
-        size_t size = kt_dtype_size(p->dtype);
         uint64_t s = kt_seed_mix(cfg->seed, (uint64_t)(16 + l));
-        kt_op_fill_weights((char *)inputs[KT_DL_WQKV] + kt_dl_off_wqkv(&m, l) * size, p->dtype,
-                           m.qkv, m.h, cfg->distribution, kt_seed_mix(s, 1));
-        kt_op_fill_weights((char *)inputs[KT_DL_WO] + kt_dl_off_wo(&m, l) * size, p->dtype, m.h,
-                           m.hq * m.d, cfg->distribution, kt_seed_mix(s, 2));
-        kt_op_fill_weights((char *)inputs[KT_DL_WGU] + kt_dl_off_wgu(&m, l) * size, p->dtype,
-                           2 * m.i, m.h, cfg->distribution, kt_seed_mix(s, 3));
-        kt_op_fill_weights((char *)inputs[KT_DL_WDOWN] + kt_dl_off_wdown(&m, l) * size, p->dtype,
-                           m.h, m.i, cfg->distribution, kt_seed_mix(s, 4));
+        const struct {
+            int input;
+            size_t off;
+            int64_t rows, fan_in;
+        } w[] = {{KT_DL_WQKV, kt_dl_off_wqkv(&m, l), m.qkv, m.h},
+                 {KT_DL_WO, kt_dl_off_wo(&m, l), m.h, m.hq * m.d},
+                 {KT_DL_WGU, kt_dl_off_wgu(&m, l), 2 * m.i, m.h},
+                 {KT_DL_WDOWN, kt_dl_off_wdown(&m, l), m.h, m.i}};
+        for (int i = 0; i < 4; i++) /* N(0, 1 / fan_in), or U of that std */
+            kt_dl_fill((char *)inputs[w[i].input] + w[i].off * size, p->dtype,
+                       (size_t)(w[i].rows * w[i].fan_in), cfg->distribution,
+                       1.0 / sqrt((double)w[i].fan_in), kt_seed_mix(s, (uint64_t)(1 + i)), threads);
     }
     if (cfg->distribution != KT_DIST_LLM) {
         for (int i = KT_DL_KCACHE; i <= KT_DL_VCACHE; i++)
-            kt_op_fill_random(inputs[i], p->dtype, (size_t)kt_tensor_elems(&p->tensors[i]),
-                              cfg->distribution, kt_seed_mix(cfg->seed, (uint64_t)i), 1.0);
+            kt_dl_fill(inputs[i], p->dtype, (size_t)kt_tensor_elems(&p->tensors[i]),
+                       cfg->distribution, 1.0, kt_seed_mix(cfg->seed, (uint64_t)i), threads);
         return KT_OK;
     }
     plant_ctx c = {p, inputs, cfg->params, kt_seed_mix(cfg->seed, 3)};

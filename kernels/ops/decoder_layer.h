@@ -95,6 +95,12 @@ static inline size_t kt_dl_off_new(const kt_dl_dims *m, int64_t l)
 }
 
 /* cos and sin of RoPE's angle for pair c < d/2 at position 'pos', in double. */
+/* Fills n elements of 'dst' with std * N(0, 1) (U(-a, a) of that std for KT_DIST_UNIFORM),
+ * rounded to 'dtype'; a value that rounds to zero becomes +-1e-3. Chunks of the elements have
+ * their own streams of 'seed', spread over 'threads': the values do not depend on 'threads'. */
+void kt_dl_fill(void *dst, kt_dtype dtype, size_t n, kt_distribution dist, double std,
+                uint64_t seed, int threads);
+
 void kt_dl_rope_angles(double *cos_out, double *sin_out, int64_t d, int64_t pos);
 
 /* Called by kt_dl_forward before block 'l' attends, with q[B][H][d] (after RoPE, float64). */

@@ -62,6 +62,9 @@ static cJSON *profile_json(const kt_counter_values *v)
         kt_json_add_real(e, "package_j_per_call", v->energy_j[0]);
         kt_json_add_real(e, "dram_j_per_call", v->energy_j[1]);
     }
+    kt_gpu_energy_to_json(e, &v->gpu);
+    if (v->gpu.counters_done || v->gpu.counters_unavailable[0])
+        cJSON_AddItemToObject(o, "gpu_counters", kt_gpu_counters_to_json(&v->gpu));
     return o;
 }
 
@@ -87,6 +90,7 @@ static void profile_from_json(kt_counter_values *v, const cJSON *o)
     kt_json_get_str(e, "unavailable", v->energy_unavailable, sizeof(v->energy_unavailable));
     v->energy_j[0] = kt_json_get_real(e, "package_j_per_call", NAN);
     v->energy_j[1] = kt_json_get_real(e, "dram_j_per_call", NAN);
+    kt_gpu_counters_from_json(&v->gpu, cJSON_GetObjectItemCaseSensitive(o, "gpu_counters"), e);
 }
 
 static cJSON *arm_json(const kt_arm_result *a, const kt_arm *spec_arm)

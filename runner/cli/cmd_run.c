@@ -35,7 +35,7 @@ typedef struct run_options {
     const char *out_dir;
     const char *backend;
     const char *resume_dir;
-    int quick, require_clean, force, json, report, no_profile;
+    int quick, require_clean, force, json, report, no_profile, profile;
     const char *junit, *markdown; /* CI outputs, written at the end */
     int shard_index, shard_count; /* 1-based index of count */
 } run_options;
@@ -150,6 +150,8 @@ static int parse_args(run_options *o, int argc, char **argv)
             o->json = 1;
         } else if (kt_opt_is(opt, "--no-profile")) {
             o->no_profile = 1;
+        } else if (kt_opt_is(opt, "--profile")) {
+            o->profile = 1;
         } else if (kt_opt_is(opt, "--report")) {
             o->report = 1;
         } else if (kt_opt_is(opt, "--junit")) {
@@ -166,6 +168,8 @@ static int parse_args(run_options *o, int argc, char **argv)
         return KT_EXIT_USAGE;
     if (!o->spec_path)
         return kt_usage_error("run", "no spec given");
+    if (o->profile && o->no_profile)
+        return kt_usage_error("run", "'--profile' and '--no-profile' contradict each other");
     if (o->backend)
         return kt_opt_check_choice("run", "--backend", o->backend, kt_backend_choices, 4);
     return 0;
@@ -928,6 +932,8 @@ int cmd_run(int argc, char **argv)
     }
     if ((rc = check_backend(st.spec)) != 0)
         goto done;
+    if (st.opt.profile)
+        st.spec->profile = 1; /* trials.profile is false by default on cuda */
     st.matrix = st.spec->matrix;
     flush_diag(&diag); /* warnings, the matrix's among them, once */
 

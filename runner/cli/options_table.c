@@ -25,6 +25,9 @@ static const kt_option table[] = {
     {"run", "--force", NULL, NULL,
      "run a plan over budget.max_minutes, go on past it, and resume a changed spec"},
     {"run", "--json", NULL, NULL, "print result.json to stdout instead of the summary"},
+    {"run", "--profile", NULL, NULL,
+     "run the profiling pass even where trials.profile is off (cuda: CUPTI counters, NVML "
+     "energy)"},
     {"run", "--no-profile", NULL, NULL,
      "skip the profiling pass (counters, energy) after the pairs"},
     {"run", "--report", NULL, NULL, "write report.html into the archive"},

@@ -34,6 +34,7 @@ static void arm_line(FILE *out, const char *point, const kt_arm_result *a, int w
         fprintf(out, "  energy %.3g J",
                 v->energy_j[0] + (isnan(v->energy_j[1]) ? 0 : v->energy_j[1]));
     fputc('\n', out);
+    kt_gpu_print_line(out, &v->gpu);
 }
 
 void kt_print_usage(FILE *out, const kt_run_result *run)

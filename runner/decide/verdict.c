@@ -90,12 +90,20 @@ static double worst_rel_l2(const kt_arm_result *a)
     return worst;
 }
 
-/* Energy per call of an arm from its profiling pass: package + DRAM, NAN without a meter. */
+/* Energy per call of an arm from its profiling pass: package + DRAM + GPU (each where its
+ * meter reads), NAN without any meter. */
 static double energy_per_call(const kt_arm_result *a)
 {
-    if (!a->profiled || a->profile.energy_unavailable[0])
+    if (!a->profiled)
         return NAN;
-    return a->profile.energy_j[0] + (isnan(a->profile.energy_j[1]) ? 0 : a->profile.energy_j[1]);
+    const kt_counter_values *v = &a->profile;
+    double cpu = v->energy_unavailable[0]
+                     ? NAN
+                     : v->energy_j[0] + (isnan(v->energy_j[1]) ? 0 : v->energy_j[1]);
+    double gpu = v->gpu.energy_tried && !v->gpu.energy_unavailable[0] ? v->gpu.energy_j : NAN;
+    if (isnan(cpu) || isnan(gpu))
+        return isnan(cpu) ? gpu : cpu;
+    return cpu + gpu;
 }
 
 /* thresholds.setup (the candidate's one-time costs) and thresholds.energy. */

@@ -4,6 +4,8 @@
 #ifndef KT_COUNTERS_H
 #define KT_COUNTERS_H
 
+#include "measure/usage_gpu.h"
+
 #include <stdint.h>
 
 #define KT_COUNTER_MAX 10
@@ -24,6 +26,7 @@ typedef struct kt_counter_values {
     double energy_j[2];           /* RAPL package, DRAM: joules per call; NAN when unavailable */
     char energy_unavailable[160]; /* why there is no energy figure, "" when there is */
     int threads;                  /* threads the counters were opened on */
+    kt_gpu_usage gpu;             /* GPU energy and counters (cuda backend; zero elsewhere) */
 } kt_counter_values;
 
 /* The names of the counters, in the order kt_counters_start opens them; NULL past the end. */

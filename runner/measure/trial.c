@@ -1,6 +1,8 @@
 /* trial.c - one matrix point: correctness, warmup, paired repetitions, looks, verdicts. */
 #include "measure/trial.h"
+
 #include "decide/sequential.h"
+#include "measure/usage_gpu_pass.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -495,9 +497,23 @@ static void apply_skips(point_run *r)
     }
 }
 
+/* One call of an arm, finished on the device: what the GPU half of the profiling pass runs. */
+typedef struct gpu_call {
+    point_run *r;
+    int arm;
+    kt_call call;
+} gpu_call;
+
+static int gpu_call_once(void *arg)
+{
+    gpu_call *g = arg;
+    int err = spec_arm(g->r, g->arm)->variant->run(g->r->state[g->arm][0], &g->call);
+    return err < 0 ? err : kt_backend_synchronize(g->r->backend);
+}
+
 /* The profiling pass: a few more calls of each arm that still runs, on input set 0, under
- * CPU counters and energy meters. Nothing here enters the pairs, so the timed samples are
- * the same with and without it. */
+ * CPU counters and energy meters, and on the cuda backend NVML energy and CUPTI counters.
+ * Nothing here enters the pairs, so the timed samples are the same with and without it. */
 static void profile_arms(point_run *r)
 {
     for (size_t arm = 0; arm <= r->out->n_cands; arm++) {
@@ -521,6 +537,10 @@ static void profile_arms(point_run *r)
         res->profile = cs.v;
         res->profile.wall_ns = wall * 1e9 / calls;
         res->profiled = 1;
+        if (strcmp(r->backend->iface->name, "cuda") == 0) {
+            gpu_call g = {r, (int)arm, call};
+            kt_usage_gpu_pass(&res->profile.gpu, gpu_call_once, &g);
+        }
     }
 }
 

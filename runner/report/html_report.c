@@ -2,6 +2,7 @@
  * script, no font or file fetched) for one or more archives of an experiment. */
 #include "archive/archive.h"
 #include "archive/run_archive.h"
+#include "report/gpu_table.h"
 #include "report/report.h"
 #include "report/svg.h"
 #include "util/json.h"
@@ -536,6 +537,7 @@ void kt_report_html(FILE *f, const kt_report_input *in, size_t n)
             fputs("<h3>Numerics per input set (against the float64 reference)</h3>\n", f);
             numerics_table(f, &in[a], pt);
             extras(f, &in[a], pt);
+            kt_report_gpu_table(f, pt);
             fputs("</section>\n", f);
         }
     }

@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ktrial_cli import run, sim_spec, validate_result  # noqa: E402
+from ktrial_cli import SOURCE, run, sim_spec, validate_result  # noqa: E402
 
 
 class UsageTest(unittest.TestCase):
@@ -46,6 +46,71 @@ class UsageTest(unittest.TestCase):
         self.assertIn("usage per call", p.stdout)
         nodoc = validate_result(self, b)
         self.assertNotIn("usage", nodoc["points"][0]["baseline"])
+
+    def test_profile_flag(self):
+        # '--profile' turns the pass on where the spec has it off; with '--no-profile' it is a
+        # usage error; no GPU figures on a backend that is not cuda
+        spec = sim_spec(os.path.join(self.tmp, "s.yaml"), trials={"profile": False})
+        p = run(["run", spec, "-o", os.path.join(self.tmp, "x"), "--profile", "--no-profile"])
+        self.assertEqual(p.returncode, 64, p.stderr)
+        self.assertIn("'--profile' and '--no-profile'", p.stderr)
+        off, on = os.path.join(self.tmp, "off"), os.path.join(self.tmp, "on")
+        self.assertEqual(run(["run", spec, "-o", off]).returncode, 0)
+        self.assertNotIn("usage", validate_result(self, off)["points"][0]["baseline"])
+        p = run(["run", spec, "-o", on, "--profile"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        usage = validate_result(self, on)["points"][0]["baseline"]["usage"]
+        self.assertIn("task_clock_ns", usage["counters"])
+        self.assertNotIn("gpu_counters", usage)
+        self.assertFalse({"gpu_j_per_call", "gpu_unavailable"} & set(usage["energy"]))
+        self.assertNotIn("gpu:", p.stdout)
+
+    def test_profile_on_cuda_without_a_device(self):
+        # like any CUDA run on a machine without a GPU (or a build without CUDA): 69, and why
+        path = os.path.join(SOURCE, "tests", "gpu", "profile.yaml")  # run.sh's profile step
+        p = run(["run", path, "-o", os.path.join(self.tmp, "c"), "--profile"])
+        if p.returncode == 0:
+            self.skipTest("this machine has a GPU: tests/gpu/run.sh checks the profile there")
+        if "not built into this ktrial" in p.stderr:  # a -DKT_CUDA=OFF build: a spec error
+            self.assertEqual(p.returncode, 65, p.stderr)
+        else:
+            self.assertEqual(p.returncode, 69, p.stderr)
+            self.assertIn("backend 'cuda' is unavailable", p.stderr)
+
+    def test_gpu_profile_checker(self):
+        # tests/gpu/check_profile.py judges a lent GPU's run; here it must pass a consistent
+        # record and fail a wrong device SOL, a missing view, and treat refused privileges apart
+        import json
+        import subprocess
+        kernel = {"range": "0", "duration_ns": 12500, "sm_throughput_pct": 80,
+                  "device_sol_pct": 40, "dram_throughput_pct": 35.5,
+                  "occupancy_limit_registers": 2, "occupancy_limit_shared_mem": 3,
+                  "occupancy_limit_warps": 8, "occupancy_limit_blocks": 32,
+                  "achieved_occupancy_pct": 12.4, "waves_per_sm": 0.25, "grid_blocks": 66,
+                  "sms": 132, "stalls": {"long_scoreboard": 4.5}}
+
+        def check(gpu_counters, energy):
+            usage = {"calls": 5, "threads": 1, "wall_ns_per_call": 1, "counters": {},
+                     "energy": energy, "gpu_counters": gpu_counters}
+            arm = {"name": "a", "usage": usage}
+            path = os.path.join(self.tmp, "r.json")
+            with open(path, "w") as f:
+                json.dump({"points": [{"id": "p", "baseline": arm, "candidates": []}]}, f)
+            script = os.path.join(SOURCE, "tests", "gpu", "check_profile.py")
+            return subprocess.run([sys.executable, script, path], capture_output=True,
+                                  text=True).returncode
+
+        good = {"ranges": 1, "kernels": [kernel]}
+        self.assertEqual(check(good, {"gpu_j_per_call": 0.01, "gpu_calls": 100}), 0)
+        self.assertEqual(check(good, {}), 1)  # neither energy nor its reason
+        self.assertEqual(check({"ranges": 1, "kernels": [dict(kernel, device_sol_pct=80)]},
+                               {"gpu_unavailable": "x"}), 1)
+        self.assertEqual(check({"ranges": 1, "kernels": [dict(kernel, stalls={})]},
+                               {"gpu_unavailable": "x"}), 1)
+        self.assertEqual(check({"ranges": 0, "kernels": []}, {"gpu_unavailable": "x"}), 1)
+        refused = {"unavailable": "cuptiRangeProfilerEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"}
+        self.assertEqual(check(refused, {"gpu_unavailable": "x"}), 3)
+        self.assertEqual(check({"unavailable": "no device"}, {"gpu_unavailable": "x"}), 1)
 
     def test_cpu_run_records_counters_per_arm(self):
         path = os.path.join(self.tmp, "gemm.yaml")

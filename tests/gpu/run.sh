@@ -2,11 +2,13 @@
 # tests/gpu/run.sh - the one script to run on a lent GPU machine (H200, sm_90), bounded to
 # 8 minutes in all: builds for sm_90 only, runs the GPU tests (a skip or a missing device is
 # a failure here, never a pass), compute-sanitizer memcheck and racecheck on a small case,
-# bench_cuda, and the three experiments/gpu specs. Writes into $OUT (default ./gpu-results):
+# bench_cuda, the three experiments/gpu specs, and tests/gpu/profile.yaml under --profile
+# (CUPTI counters, NVML energy; tests/gpu/check_profile.py). Writes into $OUT (default ./gpu-results):
 #   summary.json          every check (name, status, seconds, detail) and bench_cuda's figures
 #   run.log               everything printed
 #   bench_cuda.json       bench_cuda's figures alone
 #   <spec>.result.json    the result of each experiments/gpu spec
+#   profile.result.json   the result of tests/gpu/profile.yaml
 # A machine without a registry: run tests/gpu/fetch-deps.sh here first and carry .gpu-deps;
 # the .deb files are unpacked into a private root (tests/gpu/private-root.sh), never into /.
 # Exit: 0 every check passed; 1 some check failed; 69 no GPU (nothing built or run).
@@ -172,6 +174,27 @@ if [ $built -eq 1 ]; then
         *) check "experiment/$name" fail $((SECONDS - t0)) "exit $rc" ;;
         esac
     done
+
+    # ---- 8. the GPU half of the profiling pass (CUPTI counters, NVML energy) ------------
+    t0=$SECONDS
+    if have_time profile; then
+        rm -rf "$build/gpu-runs/profile"
+        echo "== ktrial run tests/gpu/profile.yaml --profile"
+        timeout "$(step_timeout 60)" "$build/ktrial" run tests/gpu/profile.yaml --profile \
+            -o "$build/gpu-runs/profile" 2>&1 | tail -12
+        rc=${PIPESTATUS[0]}
+        cp "$build/gpu-runs/profile/result.json" "$OUT/profile.result.json" 2>/dev/null
+        if [ "$rc" -gt 2 ]; then
+            check profile fail $((SECONDS - t0)) "ktrial run exit $rc"
+        else
+            pout=$(python3 tests/gpu/check_profile.py "$OUT/profile.result.json" 2>&1)
+            case $? in
+            0) check profile pass $((SECONDS - t0)) "$(printf '%s' "$pout" | tail -2)" ;;
+            3) check profile unavailable $((SECONDS - t0)) "$(printf '%s' "$pout" | tail -2)" ;;
+            *) check profile fail $((SECONDS - t0)) "$(printf '%s' "$pout" | tail -8)" ;;
+            esac
+        fi
+    fi
 fi
 
 status=pass

@@ -238,6 +238,47 @@ static void test_param_errors(void **unused)
     assert_non_null(strstr(kt_error_last(), "fusion 'layer'"));
 }
 
+/* A pass-through param left unset must give the stage variant its own default: every
+ * '<stage>.<name>' default of 'layer' equals '<name>''s default in each stage variant that has
+ * it (a copied constant that drifts, like FFD's delta, fails here). */
+static void test_pass_through_defaults(void **state)
+{
+    (void)state;
+    static const char *const stage_ops[][2] = {
+        {"attention", "attention_decode"}, {"mlp", "swiglu_mlp"}, {"gemm", "gemm"}};
+    const kt_variant *layer = kt_variant_find("decoder_layer", "cpu", "layer");
+    assert_non_null(layer);
+    int checked = 0;
+    for (int i = 0; i < layer->n_params; i++) {
+        const kt_param_def *pd = &layer->params[i];
+        const char *dot = strchr(pd->name, '.');
+        if (!dot)
+            continue;
+        for (size_t s = 0; s < sizeof(stage_ops) / sizeof(stage_ops[0]); s++) {
+            size_t len = strlen(stage_ops[s][0]);
+            if ((size_t)(dot - pd->name) != len || strncmp(pd->name, stage_ops[s][0], len) != 0)
+                continue;
+            int choice = kt_param_index(layer->params, layer->n_params, stage_ops[s][0]);
+            assert_true(choice >= 0);
+            char name[64];
+            for (int c = 0;
+                 kt_param_choice_name(name, sizeof(name), layer->params[choice].choices, c)[0];
+                 c++) {
+                const kt_variant *v = kt_variant_find(stage_ops[s][1], "cpu", name);
+                assert_non_null(v);
+                int at = kt_param_index(v->params, v->n_params, dot + 1);
+                if (at < 0)
+                    continue;
+                if (v->params[at].def != pd->def)
+                    fail_msg("%s defaults to %g, %s variant '%s' to %g", pd->name, pd->def,
+                             stage_ops[s][1], name, v->params[at].def);
+                checked++;
+            }
+        }
+    }
+    assert_true(checked >= 6); /* delta, block, 2 splits, 2 isas at least */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -245,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_stage_variants),
         cmocka_unit_test(test_ffd_stage),
         cmocka_unit_test(test_param_errors),
+        cmocka_unit_test(test_pass_through_defaults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
