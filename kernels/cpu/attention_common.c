@@ -477,13 +477,20 @@ static void work_item(void *arg, int64_t i, int slot)
     kt_attn_task_store(&t, c->w->part, b, p->heads, kh * g, ns, s);
 }
 
-void kt_attn_work_run(kt_attn_work *w, const kt_call *call, kt_attn_task_fn fn, void *ctx)
+void kt_attn_work_tasks(kt_attn_work *w, const kt_call *call, kt_attn_task_fn fn, void *ctx)
 {
     const kt_problem *p = call->problem;
     int64_t n_tasks = p->batch * p->kv_heads * w->n_splits;
     int threads = call->threads < w->threads ? call->threads : w->threads;
     work_ctx c = {w, call, fn, ctx};
     kt_pool_for(threads, n_tasks, work_item, &c);
+}
+
+void kt_attn_work_run(kt_attn_work *w, const kt_call *call, kt_attn_task_fn fn, void *ctx)
+{
+    const kt_problem *p = call->problem;
+    int threads = call->threads < w->threads ? call->threads : w->threads;
+    kt_attn_work_tasks(w, call, fn, ctx);
     kt_attn_merge(call->outputs[0], p->dtype, w->part, p->batch * p->heads, w->n_splits,
                   p->head_dim, threads);
 }

@@ -190,6 +190,8 @@ void kt_attn_work_free(kt_attn_work *w, kt_backend *backend);
 /* Runs 'fn' for every (b, kv head, split) on min(call->threads, w->threads) OpenMP threads,
  * then merges the partials into call->outputs[0]. */
 void kt_attn_work_run(kt_attn_work *w, const kt_call *call, kt_attn_task_fn fn, void *ctx);
+/* The task part of kt_attn_work_run alone (the caller merges with kt_attn_merge). */
+void kt_attn_work_tasks(kt_attn_work *w, const kt_call *call, kt_attn_task_fn fn, void *ctx);
 
 /* Checks the shape constraints the CPU attention kernels share: head_dim a multiple of 8 and
  * at most KT_ATTN_MAX_HEAD_DIM (KT_EUNSUPPORTED), heads a multiple of kv_heads (KT_EINVAL). */

@@ -2,42 +2,62 @@
  * prepare quantises K per block (ffd_quant.h); run computes each query head's pseudo-max
  * from the approximate scores of block 0 and the last full block, scans every full block with
  * approximate scores (2-bit codes times per-channel scales; see code_dot for the decoding),
- * keeps a block when any head of the group reaches pseudo-max - delta, refines the kept
- * blocks' keys with the fp8 residual and attends them (and the unquantised tail) with the
- * same online softmax as 'dense'. The scan reads d/4 bytes per token instead of d*size. */
+ * keeps a block when any head of the group reaches pseudo-max - delta, and attends the kept
+ * blocks (with the stored keys, or refined from the fp8 residual) and the unquantised tail with
+ * the same online softmax as 'dense'. The scan reads d/4 bytes per token instead of d*size.
+ * Selection runs on int8 dot products where the CPU has VNNI (ffd_scan_int8.h), falling back
+ * to the float scan below for the blocks its error bound cannot decide. */
 #include "attention_common.h"
+#include "attention_dense_bf16.h"
 #include "cpu.h"
 #include "ffd_quant.h"
+#include "ffd_scan_int8.h"
 #include "pool.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-enum { P_DELTA, P_BLOCK, P_SPLIT, P_KEYS, P_ISA, P_COUNT };
+/* isa stays the last param, as in dense (test_attention and bench_attention rely on it) */
+enum { P_DELTA, P_BLOCK, P_SPLIT, P_KEYS, P_SCAN, P_PHASES, P_ISA, P_COUNT };
 enum { KEYS_FP8, KEYS_STORED };
+enum { SCAN_AUTO, SCAN_FLOAT, SCAN_INT8 };
 
 static const kt_param_def ffd_params[P_COUNT] = {
     {"delta", KT_PARAM_FLOAT, KT_FFD_DEFAULT_DELTA, 0, 1e6, NULL,
-     "keep a block when a score reaches pseudo-max - delta (log2 units; 5 aggressive, 7 safe)"},
+     "keep a block when a score reaches pseudo-max - delta (log2 units; the paper: 5 aggressive, "
+     "7 safe; default 9, see docs/cpu-kernels.md)"},
     {"block", KT_PARAM_INT, 128, 16, 8192, NULL, "tokens per quantisation block"},
     {"split", KT_PARAM_INT, 1024, 16, 1 << 24, NULL,
      "tokens per split-KV task, rounded up to whole blocks"},
     {"keys", KT_PARAM_ENUM, KEYS_STORED, 0, 0, "fp8|stored",
      "keys of kept blocks: stored (exact; the fp8 residual alone costs rel_l2 ~0.02) or fp8"},
+    {"scan", KT_PARAM_ENUM, SCAN_AUTO, 0, 0, "auto|float|int8",
+     "block selection: int8 dot products (AVX-512 VNNI) with an exact bound, ambiguous blocks "
+     "rescanned in float (auto: int8 where the CPU has VNNI and isa is not avx2), or float only"},
+    {"phase_times", KT_PARAM_INT, 0, 0, 1, NULL,
+     "1: time the phases (pseudo-max, select, attend, merge) and report them as metrics"},
     KT_ATTN_ISA_PARAM,
 };
 
 typedef struct ffd_state {
     kt_attn_work work;
     kt_ffd_cache cache;
-    float *thr;    /* [B][H] pseudo-max - delta, log2 units */
-    int64_t *kept; /* [task] kept blocks of the last run */
-    size_t thr_bytes, kept_bytes;
+    float *thr;         /* [B][H] pseudo-max - delta, log2 units */
+    int64_t *kept;      /* [task] kept blocks of the last run */
+    int64_t *rescanned; /* [task] blocks the int8 bound left to the float scan */
+    double *task_ns;    /* [task][2] select and attend times (phase_times) */
+    uint32_t *codes_t;  /* the int8 scan's code layout (kt_ffd_codes_transpose), or NULL */
+    size_t thr_bytes, kept_bytes, task_ns_bytes;
     int64_t split_blocks;
     int stored_keys; /* kept blocks use the stored K instead of the fp8 refinement */
+    int int8;        /* selection by kt_ffd_block_int8 */
+    int bf16_dot;    /* kept blocks attended by kt_attn_dense_range_bf16_dot, as dense does */
+    int phases;      /* phase_times */
     double delta;
-    int64_t blocks_kept, blocks_total;
+    int64_t blocks_kept, blocks_rescanned, blocks_total;
+    double phase_us[4]; /* pseudo-max (wall), select, attend (summed over tasks), merge (wall) */
 } ffd_state;
 
 typedef struct ffd_ctx {
@@ -48,10 +68,13 @@ typedef struct ffd_ctx {
 
 /* The variant's per-thread scratch: per head weights q_c * scale_c of the current block
  * [g][d], the task's queries in scan order [g][d], the block's scales in scan order [d], per
- * head code offsets [g], then 8 bounds of a head tile (32-byte aligned). */
-static size_t extra_bytes(int64_t g, int64_t d)
+ * head code offsets [g], then 8 bounds of a head tile (32-byte aligned), the int8 scan's
+ * scratch (64-byte aligned), then the kept block indices of a split [split_blocks], then the
+ * scratch of kt_attn_dense_range_bf16_dot (64-byte aligned; extra_bf16). */
+static size_t extra_bytes(int64_t g, int64_t d, int64_t split_blocks)
 {
-    return sizeof(float) * (size_t)(3 * g * d + d + g + 16);
+    return sizeof(float) * (size_t)(3 * g * d + d + g + 16) + 64 + kt_ffd_int8_scratch_bytes(g, d) +
+           sizeof(int64_t) * (size_t)split_blocks + 8 + kt_attn_bf16_dot_extra_bytes(g, d) + 64;
 }
 
 static float *extra_queries(kt_attn_task *t)
@@ -73,6 +96,24 @@ static float *extra_bound(kt_attn_task *t)
 {
     uintptr_t at = (uintptr_t)(extra_offsets(t) + t->g);
     return (float *)((at + 31) & ~(uintptr_t)31);
+}
+
+static void *extra_int8(kt_attn_task *t)
+{
+    uintptr_t at = (uintptr_t)(extra_bound(t) + 8);
+    return (void *)((at + 63) & ~(uintptr_t)63);
+}
+
+static int64_t *extra_kept_list(kt_attn_task *t)
+{
+    uintptr_t at = (uintptr_t)((char *)extra_int8(t) + kt_ffd_int8_scratch_bytes(t->g, t->d));
+    return (int64_t *)((at + 7) & ~(uintptr_t)7);
+}
+
+static void *extra_bf16(kt_attn_task *t, int64_t split_blocks)
+{
+    uintptr_t at = (uintptr_t)(extra_kept_list(t) + split_blocks);
+    return (void *)((at + 63) & ~(uintptr_t)63);
 }
 
 /* The scan evaluates S_h = sum_c w[h][c] x_c per token and head, with w[h][c] = qs[h][c] * scale_c
@@ -477,6 +518,101 @@ static int block_kept(kt_attn_task *t, const kt_ffd_cache *c, int64_t blk, const
     return 0;
 }
 
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* Whether block 'blk' (global index) is kept: by the int8 bound where it decides, else by the
+ * float scan (counted in *rescanned when the int8 scan ran first). */
+static int select_block(kt_attn_task *t, const ffd_state *st, int64_t blk, const float *thr,
+                        int64_t *rescanned)
+{
+    if (st->int8) {
+        int r = kt_ffd_block_int8(st->codes_t, &st->cache, blk, t->qs, thr, t->g, extra_int8(t));
+        if (r >= 0)
+            return r;
+        (*rescanned)++;
+    }
+    return block_kept(t, &st->cache, blk, thr);
+}
+
+/* Attends kept block 'blk' (index within its (b, kv head)) with the fp8-refined keys. */
+static void attend_refined(kt_attn_task *t, const kt_ffd_cache *c, int64_t first, int64_t blk,
+                           const char *v, size_t row_bytes, kt_dtype dtype)
+{
+    for (int64_t r = 0; r < c->block; r += KT_ATTN_CHUNK) {
+        int n = c->block - r < KT_ATTN_CHUNK ? (int)(c->block - r) : KT_ATTN_CHUNK;
+        int64_t ahead = r + KT_ATTN_CHUNK;
+        if (ahead < c->block) {
+            int64_t rows = c->block - ahead < KT_ATTN_CHUNK ? c->block - ahead : KT_ATTN_CHUNK;
+            int64_t row = (first + blk) * c->block + ahead;
+            kt_attn_prefetch(c->residual + (size_t)(row * c->head_dim),
+                             (size_t)(rows * c->head_dim));
+            kt_attn_prefetch(v + (size_t)(blk * c->block + ahead) * row_bytes,
+                             (size_t)rows * row_bytes);
+        }
+        if (t->wide)
+            refine_rows512(t, c, first + blk, r, n);
+        else
+            refine_rows(t, c, first + blk, r, n);
+        const char *vs = v + (size_t)(blk * c->block + r) * row_bytes;
+        kt_attn_step(t, t->kbuf, 0, vs, dtype, n);
+    }
+}
+
+/* Attends the stored keys and values of the 'kept' blocks in 'list' (indices within the (b, kv
+ * head) whose token 0 'k' and 'v' point at), chunk by chunk, prefetching the chunk
+ * KT_ATTN_PREFETCH_CHUNKS ahead in the kept stream, across block boundaries (each kept block
+ * starts on pages no prefetcher has seen); as far as dense does, since deeper was slower. */
+static void attend_stored(kt_attn_task *t, const int64_t *list, int64_t kept, int64_t block,
+                          const char *k, const char *v, kt_dtype dtype)
+{
+    size_t row_bytes = (size_t)t->d * kt_dtype_size(dtype);
+    int64_t per_block = (block + KT_ATTN_CHUNK - 1) / KT_ATTN_CHUNK, n = kept * per_block;
+    for (int64_t j = 0; j < n; j++) {
+        int64_t a = j + KT_ATTN_PREFETCH_CHUNKS;
+        if (a < n) {
+            int64_t off = a % per_block * KT_ATTN_CHUNK;
+            int64_t rows = block - off < KT_ATTN_CHUNK ? block - off : KT_ATTN_CHUNK;
+            size_t at = (size_t)(list[a / per_block] * block + off) * row_bytes;
+            kt_attn_prefetch(k + at, (size_t)rows * row_bytes);
+            kt_attn_prefetch(v + at, (size_t)rows * row_bytes);
+        }
+        int64_t s0 = list[j / per_block] * block + j % per_block * KT_ATTN_CHUNK;
+        int64_t s1 = s0 + KT_ATTN_CHUNK, end = (list[j / per_block] + 1) * block;
+        kt_attn_dense_range(t, k, v, dtype, s0, s1 < end ? s1 : end);
+    }
+}
+
+/* attend_stored on bf16 with kt_attn_dense_range_bf16_dot (dense's bf16 score path), a block
+ * at a time, prefetching the first chunks of the next kept block; 'scratch' is its extra. */
+static void attend_stored_bf16(kt_attn_task *t, const int64_t *list, int64_t kept, int64_t block,
+                               const uint16_t *k, const uint16_t *v, void *scratch)
+{
+    size_t row_bytes = (size_t)t->d * sizeof(uint16_t);
+    size_t ahead = (size_t)(block < KT_ATTN_PREFETCH_CHUNKS * KT_ATTN_CHUNK
+                                ? block
+                                : KT_ATTN_PREFETCH_CHUNKS * KT_ATTN_CHUNK) *
+                   row_bytes;
+    void *own = t->extra;
+    t->extra = scratch;
+    for (int64_t i = 0; i < kept; i++) {
+        if (i + 1 < kept) {
+            size_t next = (size_t)(list[i + 1] * block * t->d);
+            kt_attn_prefetch(k + next, ahead);
+            kt_attn_prefetch(v + next, ahead);
+        }
+        kt_attn_dense_range_bf16_dot(t, k, v, list[i] * block, (list[i] + 1) * block);
+    }
+    t->extra = own;
+}
+
+/* One split: first selects its blocks (the scan streams the codes alone), then attends the
+ * kept ones as one prefetched stream (attend_stored, or attend_stored_bf16 where dense takes
+ * its bf16 score path), or refined from fp8 (attend_refined). */
 static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t split)
 {
     const ffd_ctx *x = ctx;
@@ -490,45 +626,55 @@ static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t 
     int64_t b0 = split * st->split_blocks;
     int64_t b1 = b0 + st->split_blocks < c->n_full ? b0 + st->split_blocks : c->n_full;
     const float *thr = st->thr + b * p->heads + kh * t->g;
-    int64_t kept = 0;
+    int64_t kept = 0, rescanned = 0, *list = extra_kept_list(t);
+    double t0 = st->phases ? now_ns() : 0;
     scan_queries(t);
     size_t code_row = (size_t)(c->head_dim / 4), block_codes = (size_t)c->block * code_row;
+    const uint8_t *codes = st->int8 ? (const uint8_t *)st->codes_t : c->codes;
     for (int64_t blk = b0; blk < b1; blk++) {
         /* each block's codes are a fresh page for the hardware prefetcher: fetch the next */
         if (blk + 1 < b1)
-            kt_attn_prefetch(c->codes + (size_t)(first + blk + 1) * block_codes, block_codes);
-        if (!block_kept(t, c, first + blk, thr))
-            continue;
-        kept++;
-        if (st->stored_keys) { /* the block's stored keys, read like dense reads them */
-            kt_attn_dense_range(t, k, v, p->dtype, blk * c->block, (blk + 1) * c->block);
-            continue;
-        }
-        for (int64_t r = 0; r < c->block; r += KT_ATTN_CHUNK) {
-            int n = c->block - r < KT_ATTN_CHUNK ? (int)(c->block - r) : KT_ATTN_CHUNK;
-            int64_t ahead = r + KT_ATTN_CHUNK;
-            if (ahead < c->block) {
-                int64_t rows = c->block - ahead < KT_ATTN_CHUNK ? c->block - ahead : KT_ATTN_CHUNK;
-                int64_t row = (first + blk) * c->block + ahead;
-                kt_attn_prefetch(c->residual + (size_t)(row * c->head_dim),
-                                 (size_t)(rows * c->head_dim));
-                kt_attn_prefetch(v + (size_t)(blk * c->block + ahead) * row_bytes,
-                                 (size_t)rows * row_bytes);
-            }
-            if (t->wide)
-                refine_rows512(t, c, first + blk, r, n);
-            else
-                refine_rows(t, c, first + blk, r, n);
-            const char *vs = v + (size_t)(blk * c->block + r) * row_bytes;
-            kt_attn_step(t, t->kbuf, 0, vs, p->dtype, n);
-        }
+            kt_attn_prefetch(codes + (size_t)(first + blk + 1) * block_codes, block_codes);
+        if (select_block(t, st, first + blk, thr, &rescanned))
+            list[kept++] = blk;
     }
+    double t1 = st->phases ? now_ns() : 0;
+    if (st->stored_keys && st->bf16_dot && t->wide)
+        attend_stored_bf16(t, list, kept, c->block, (const uint16_t *)k, (const uint16_t *)v,
+                           extra_bf16(t, st->split_blocks));
+    else if (st->stored_keys)
+        attend_stored(t, list, kept, c->block, k, v, p->dtype);
+    else
+        for (int64_t i = 0; i < kept; i++)
+            attend_refined(t, c, first, list[i], v, row_bytes, p->dtype);
     if (split == n_splits - 1)
         kt_attn_dense_range(t, k, v, p->dtype, c->n_full * c->block, p->context);
-    st->kept[(b * p->kv_heads + kh) * n_splits + split] = kept;
+    int64_t task = (b * p->kv_heads + kh) * n_splits + split;
+    st->kept[task] = kept;
+    st->rescanned[task] = rescanned;
+    if (st->phases) {
+        st->task_ns[2 * task] = t1 - t0;
+        st->task_ns[2 * task + 1] = now_ns() - t1;
+    }
 }
 
 static void ffd_release(void *state, kt_backend *backend);
+
+/* Sets *int8 from the 'scan' param: int8 selection where the CPU has VNNI and the shape
+ * allows (auto also requires that the attention runs its AVX-512 paths), float otherwise;
+ * KT_EUNSUPPORTED when int8 is asked where it cannot run. */
+static int resolve_scan(int *int8, int scan, int avx512, const kt_ffd_cache *c)
+{
+    int can = kt_ffd_int8_supported() && kt_ffd_int8_shape_ok(c);
+    if (scan == SCAN_INT8 && !can)
+        return kt_error_code(KT_EUNSUPPORTED,
+                             "scan 'int8' needs AVX-512 VNNI and head_dim and block multiples of "
+                             "16 (head_dim %lld, block %lld%s)",
+                             (long long)c->head_dim, (long long)c->block,
+                             kt_ffd_int8_supported() ? "" : ", no VNNI on this CPU");
+    *int8 = scan == SCAN_INT8 || (scan == SCAN_AUTO && can && avx512);
+    return KT_OK;
+}
 
 static int ffd_prepare(void **out, const kt_call *call)
 {
@@ -550,21 +696,32 @@ static int ffd_prepare(void **out, const kt_call *call)
     int64_t n_splits = c->n_full > 0 ? (c->n_full + st->split_blocks - 1) / st->split_blocks : 1;
     st->thr_bytes = sizeof(float) * (size_t)(p->batch * p->heads);
     st->kept_bytes = sizeof(int64_t) * (size_t)(p->batch * p->kv_heads * n_splits);
+    st->task_ns_bytes = 2 * sizeof(double) * (size_t)(p->batch * p->kv_heads * n_splits);
     st->blocks_total = p->batch * p->kv_heads * c->n_full;
+    st->phases = (int)call->params[P_PHASES].num;
     kt_backend *be = call->backend;
     int64_t g = p->heads / p->kv_heads;
     if ((err = kt_attn_work_alloc(&st->work, be, p, n_splits, call->threads,
-                                  extra_bytes(g, p->head_dim))) < 0 ||
+                                  extra_bytes(g, p->head_dim, st->split_blocks))) < 0 ||
         (err = kt_backend_alloc(be, (void **)&st->thr, st->thr_bytes)) < 0 ||
         (err = kt_backend_alloc(be, (void **)&st->kept, st->kept_bytes)) < 0 ||
-        (err = kt_attn_isa_resolve(&st->work.avx512, (int)call->params[P_ISA].num)) < 0)
+        (err = kt_backend_alloc(be, (void **)&st->rescanned, st->kept_bytes)) < 0 ||
+        (err = kt_backend_alloc(be, (void **)&st->task_ns, st->task_ns_bytes)) < 0 ||
+        (err = kt_attn_isa_resolve(&st->work.avx512, (int)call->params[P_ISA].num)) < 0 ||
+        (err = resolve_scan(&st->int8, (int)call->params[P_SCAN].num, st->work.avx512, c)) < 0)
         return err;
+    st->bf16_dot = p->dtype == KT_DTYPE_BF16 && st->stored_keys && st->work.avx512 &&
+                   kt_attn_bf16_dot_supported();
     if (st->blocks_total > 0) {
         if ((err = kt_backend_alloc(be, (void **)&c->codes, kt_ffd_codes_bytes(c))) < 0 ||
             (err = kt_backend_alloc(be, (void **)&c->scales, kt_ffd_scales_bytes(c))) < 0 ||
-            (err = kt_backend_alloc(be, (void **)&c->residual, kt_ffd_residual_bytes(c))) < 0)
+            (err = kt_backend_alloc(be, (void **)&c->residual, kt_ffd_residual_bytes(c))) < 0 ||
+            (st->int8 &&
+             (err = kt_backend_alloc(be, (void **)&st->codes_t, kt_ffd_codes_bytes(c))) < 0))
             return err;
         kt_ffd_quantize_cache(c, call->inputs[1], p->dtype);
+        if (st->int8)
+            kt_ffd_codes_transpose(st->codes_t, c);
     }
     return KT_OK;
 }
@@ -596,15 +753,32 @@ static int ffd_run(void *state, const kt_call *call)
     kt_attn_work *w = &st->work;
     int64_t n_bg = p->batch * p->kv_heads;
     int threads = call->threads < w->threads ? call->threads : w->threads;
+    double t0 = st->phases ? now_ns() : 0;
     if (st->cache.n_full > 0) {
         scan_ctx sc = {st, call};
         kt_pool_for(threads, n_bg, scan_item, &sc);
     }
+    double t1 = st->phases ? now_ns() : 0;
     ffd_ctx ctx = {st, p, call->inputs[1], call->inputs[2]};
-    kt_attn_work_run(w, call, ffd_task, &ctx);
-    st->blocks_kept = 0;
-    for (int64_t i = 0; i < n_bg * w->n_splits; i++)
+    kt_attn_work_tasks(w, call, ffd_task, &ctx);
+    double t2 = st->phases ? now_ns() : 0;
+    kt_attn_merge(call->outputs[0], p->dtype, w->part, p->batch * p->heads, w->n_splits,
+                  p->head_dim, threads);
+    st->blocks_kept = st->blocks_rescanned = 0;
+    double select = 0, attend = 0;
+    for (int64_t i = 0; i < n_bg * w->n_splits; i++) {
         st->blocks_kept += st->kept[i];
+        st->blocks_rescanned += st->rescanned[i];
+        if (st->phases) {
+            select += st->task_ns[2 * i];
+            attend += st->task_ns[2 * i + 1];
+        }
+    }
+    if (st->phases) {
+        double phase_ns[4] = {t1 - t0, select, attend, now_ns() - t2};
+        for (int i = 0; i < 4; i++)
+            st->phase_us[i] = phase_ns[i] / 1e3;
+    }
     return KT_OK;
 }
 
@@ -625,18 +799,36 @@ static void ffd_release(void *state, kt_backend *backend)
         kt_backend_free(backend, st->thr, st->thr_bytes);
     if (st->kept)
         kt_backend_free(backend, st->kept, st->kept_bytes);
+    if (st->rescanned)
+        kt_backend_free(backend, st->rescanned, st->kept_bytes);
+    if (st->task_ns)
+        kt_backend_free(backend, st->task_ns, st->task_ns_bytes);
+    if (st->codes_t)
+        kt_backend_free(backend, st->codes_t, kt_ffd_codes_bytes(c));
     free(st);
 }
 
+/* kept_fraction, blocks_total, rescanned_fraction (blocks the int8 bound left to the float
+ * scan, of all blocks; 0 with scan float) and scan_int8 (1 when the int8 scan ran, 0 for
+ * float), then with phase_times the phase times of the last call in microseconds: pseudo-max
+ * and merge as wall time, select and attend summed over the split-KV tasks (equal to wall
+ * time on one thread). */
 static int ffd_metrics(void *state, kt_metric *out, int max)
 {
     const ffd_state *st = state;
-    kt_metric m[2] = {
-        {"kept_fraction",
-         st->blocks_total > 0 ? (double)st->blocks_kept / (double)st->blocks_total : 1.0, ""},
-        {"blocks_total", (double)st->blocks_total, "blocks"},
+    double total = (double)st->blocks_total;
+    kt_metric m[8] = {
+        {"kept_fraction", total > 0 ? (double)st->blocks_kept / total : 1.0, ""},
+        {"blocks_total", total, "blocks"},
+        {"rescanned_fraction", total > 0 ? (double)st->blocks_rescanned / total : 0.0, ""},
+        {"scan_int8", (double)st->int8, ""},
+        {"phase_pseudomax_us", st->phase_us[0], "us"},
+        {"phase_select_us", st->phase_us[1], "us"},
+        {"phase_attend_us", st->phase_us[2], "us"},
+        {"phase_merge_us", st->phase_us[3], "us"},
     };
-    int n = max < 2 ? max : 2;
+    int n = st->phases ? 8 : 4;
+    n = max < n ? max : n;
     for (int i = 0; i < n; i++)
         out[i] = m[i];
     return n;
@@ -646,7 +838,9 @@ const kt_variant kt_variant_cpu_attention_ffd = {
     /* .op = */ "attention_decode",
     /* .name = */ "ffd",
     /* .backend = */ "cpu",
-    /* .doc = */ "FFD: 2-bit key scan picks blocks within delta of a pseudo-max, fp8-refined keys",
+    /* .doc = */
+    "FFD: 2-bit key scan (int8 VNNI or float) picks blocks within delta of a "
+    "pseudo-max; kept blocks attended with stored or fp8-refined keys",
     /* .params = */ ffd_params,
     /* .n_params = */ P_COUNT,
     /* .prepare = */ ffd_prepare,

@@ -3,6 +3,7 @@
 #include "attn_plan.h"
 #include "cuda_backend.h"
 #include "cuda_private.h"
+#include "cpu/ffd_quant.h"
 
 #include <stdlib.h>
 
@@ -159,7 +160,7 @@ const kt_variant kt_variant_cuda_attention_dense = {
 enum { P_DELTA, P_BLOCK, P_SPLIT_BLOCKS, P_SCAN, P_FFD_COUNT };
 
 static const kt_param_def ffd_params[P_FFD_COUNT] = {
-    {"delta", KT_PARAM_FLOAT, 5, 0, 1e30, NULL,
+    {"delta", KT_PARAM_FLOAT, KT_FFD_DEFAULT_DELTA, 0, 1e30, NULL,
      "keep a block when a head's approximate score >= pseudo-max - delta (log2 units)"},
     {"block", KT_PARAM_INT, 128, 16, 4096, NULL, "tokens per quantization block"},
     {"split_blocks", KT_PARAM_INT, 4, 1, 1 << 20, NULL, "full blocks per attend split"},

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 #include "bench_common.h"
+#include "bench_ffd_model.h"
 
 #define MAX_ARMS 6
 #define MAX_REPS 32
@@ -105,17 +106,6 @@ static kt_point llama8b_point(int64_t context)
     pt.context_length = context;
     snprintf(pt.id, sizeof(pt.id), "llama-3.1-8b/decode/b1/t%lld", (long long)context);
     return pt;
-}
-
-/* FFD's bytes per token and KV head relative to dense: the scan reads d/4 code bytes and the
- * block's scales (4d bytes per block); a kept block adds V and its keys: the stored ones
- * (keys: stored, the default) or the fp8 residual (d bytes, keys: fp8). */
-static double ffd_byte_bound(double kept, int64_t d, size_t size, int64_t block)
-{
-    double dense = 2.0 * (double)d * (double)size;
-    double ffd =
-        (double)d / 4 + 4.0 * (double)d / (double)block + kept * (2.0 * (double)d * (double)size);
-    return dense / ffd;
 }
 
 /* Starts a process that spins on the last online CPU; returns its pid (or -1). */

@@ -62,7 +62,7 @@ class MainTest(unittest.TestCase):
             self.assertIn(f"op {op}:", p.stdout)
             for v in variants:
                 self.assertIn(f"  cpu/{v}:", p.stdout)
-        self.assertRegex(p.stdout, r"delta +float default 5 +\[")
+        self.assertRegex(p.stdout, r"delta +float default 9 +\[")  # KT_FFD_DEFAULT_DELTA
         self.assertNotIn("sim/", p.stdout)
         self.assertEqual(run(["kernels", "--backend", "tpu"]).returncode, 64)
 

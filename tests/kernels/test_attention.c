@@ -169,7 +169,7 @@ static void test_ffd_short_context_is_dense(void **state)
                                    KT_DIST_LLM, NULL, NULL, 3, 1);
     assert_clean(&r, "ffd short");
     assert_true(r.numerics.rel_l2 < 1e-5);
-    assert_int_equal(r.n_metrics, 2);
+    assert_int_equal(r.n_metrics, 4);
     assert_string_equal(r.metrics[1].name, "blocks_total");
     assert_true(r.metrics[1].value == 0);
 }

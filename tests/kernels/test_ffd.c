@@ -9,6 +9,7 @@
 
 #include "measure/check.h"
 #include "cpu/ffd_quant.h"
+#include "cpu/ffd_scan_int8.h"
 #include "kernel.h"
 
 #include <math.h>
@@ -87,7 +88,20 @@ typedef struct policy_case {
     double delta, max_rel_l2; /* against the same-policy reference */
     int isa;                  /* the variant's 'isa' param: 1 avx2, 2 avx512 */
     int keys;                 /* the variant's 'keys' param: 0 fp8 (the reference's), 1 stored */
+    int scan;                 /* the variant's 'scan' param: 0 auto, 1 float, 2 int8 */
 } policy_case;
+
+/* The scan values to test: float (1), then int8 (2) when the CPU has AVX-512 VNNI. */
+static int test_scans(int *scans)
+{
+    scans[0] = 1;
+    if (kt_ffd_int8_supported()) {
+        scans[1] = 2;
+        return 2;
+    }
+    print_message("scan int8 skipped: this CPU has no AVX-512 VNNI\n");
+    return 1;
+}
 
 /* The isa values to test: avx2 (1), then avx512 (2) when the CPU has it (else says so). */
 static int test_isas(int *isas)
@@ -119,10 +133,12 @@ static void check_policy(const policy_case *pc, double *kept_fraction, double *r
     pt.batch_size = pc->batch;
     pt.context_length = pc->context;
     kt_param_value in[KT_MAX_PARAMS],
-        params[5] = {{pc->delta}, {128}, {512}, {pc->keys}, {pc->isa}};
-    assert_int_equal(v->n_params, 5);
+        params[7] = {{pc->delta}, {128}, {512}, {pc->keys}, {pc->scan}, {1}, {pc->isa}};
+    assert_int_equal(v->n_params, 7);
     assert_int_equal(kt_param_index(v->params, v->n_params, "keys"), 3);
-    assert_int_equal(kt_param_index(v->params, v->n_params, "isa"), 4);
+    assert_int_equal(kt_param_index(v->params, v->n_params, "scan"), 4);
+    assert_int_equal(kt_param_index(v->params, v->n_params, "phase_times"), 5);
+    assert_int_equal(kt_param_index(v->params, v->n_params, "isa"), 6);
     kt_param_defaults(in, op->input_params, op->n_input_params);
     kt_backend *b = NULL;
     kt_instance *inst = NULL;
@@ -137,7 +153,15 @@ static void check_policy(const policy_case *pc, double *kept_fraction, double *r
     assert_int_equal(num.nonfinite, 0);
     assert_int_equal(num.inputs_modified, 0);
     kt_metric m[KT_MAX_METRICS];
-    assert_int_equal(v->metrics(st, m, KT_MAX_METRICS), 2);
+    assert_int_equal(v->metrics(st, m, KT_MAX_METRICS), 8);
+    assert_string_equal(m[2].name, "rescanned_fraction");
+    assert_true(m[2].value >= 0.0 && m[2].value <= 1.0);
+    assert_string_equal(m[3].name, "scan_int8");
+    assert_true(m[3].value == (pc->scan == 2 ? 1.0 : pc->scan == 1 ? 0.0 : m[3].value));
+    if (pc->scan == 1)
+        assert_true(m[2].value == 0.0);
+    for (int i = 4; i < 8; i++) /* the phase times of the call kt_check_call made */
+        assert_true(m[i].value > 0.0 && m[i].value < 60e6);
 
     kt_ffd_cache c;
     assert_int_equal(
@@ -180,23 +204,27 @@ static void test_matches_same_policy_reference(void **state)
     (void)state;
     /* the output rounding of fp16 and bf16 bounds their agreement (2^-11, 2^-8) */
     policy_case cases[] = {
-        {32, 8, 64, 1, 4096 + 37, KT_DTYPE_FP32, 5, 1e-5, 0, 0},
-        {14, 2, 128, 2, 2000, KT_DTYPE_FP32, 5, 1e-5, 0, 0},
-        {16, 2, 128, 1, 1024, KT_DTYPE_FP32, 7, 1e-5, 0, 0},
-        {8, 1, 256, 1, 1500, KT_DTYPE_FP32, 5, 1e-5, 0, 0},
-        {6, 2, 96, 1, 1000, KT_DTYPE_FP32, 5, 1e-5, 0,
+        {32, 8, 64, 1, 4096 + 37, KT_DTYPE_FP32, 5, 1e-5, 0, 0, 0},
+        {14, 2, 64, 1, 4096 + 37, KT_DTYPE_FP32, 5, 1e-5, 0, 0, 0}, /* qwen2.5-0.5b: GQA 7 */
+        {14, 2, 128, 2, 2000, KT_DTYPE_FP32, 5, 1e-5, 0, 0, 0},
+        {16, 2, 128, 1, 1024, KT_DTYPE_FP32, 7, 1e-5, 0, 0, 0},
+        {8, 1, 256, 1, 1500, KT_DTYPE_FP32, 5, 1e-5, 0, 0, 0},
+        {6, 2, 96, 1, 1000, KT_DTYPE_FP32, 5, 1e-5, 0, 0,
          0}, /* head_dim % 64 != 0: variable-shift scan */
-        {32, 8, 64, 1, 3000, KT_DTYPE_FP16, 5, 1e-3, 0, 0},
-        {32, 8, 64, 1, 3000, KT_DTYPE_BF16, 5, 5e-3, 0, 0},
+        {32, 8, 64, 1, 3000, KT_DTYPE_FP16, 5, 1e-3, 0, 0, 0},
+        {32, 8, 64, 1, 3000, KT_DTYPE_BF16, 5, 5e-3, 0, 0, 0},
     };
-    int isas[2], n_isas = test_isas(isas);
+    int isas[2], n_isas = test_isas(isas), scans[2], n_scans = test_scans(scans);
     for (int k = 0; k < n_isas; k++) {
-        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-            double kept, err;
-            cases[i].isa = isas[k];
-            check_policy(&cases[i], &kept, &err);
-            /* llm inputs: sparse selection, neither nothing nor everything */
-            assert_true(kept > 0.0 && kept < 0.9);
+        for (int j = 0; j < n_scans; j++) {
+            for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                double kept, err;
+                cases[i].isa = isas[k];
+                cases[i].scan = scans[j];
+                check_policy(&cases[i], &kept, &err);
+                /* llm inputs: sparse selection, neither nothing nor everything */
+                assert_true(kept > 0.0 && kept < 0.9);
+            }
         }
     }
 }
@@ -206,7 +234,7 @@ static void test_huge_delta_keeps_everything(void **state)
     (void)state;
     int isas[2], n_isas = test_isas(isas);
     for (int k = 0; k < n_isas; k++) {
-        policy_case pc = {14, 2, 128, 1, 2000, KT_DTYPE_FP32, 1000, 1e-5, isas[k], 0};
+        policy_case pc = {14, 2, 128, 1, 2000, KT_DTYPE_FP32, 1000, 1e-5, isas[k], 0, 0};
         double kept, err;
         check_policy(&pc, &kept, &err);
         assert_true(kept == 1.0);
@@ -221,10 +249,10 @@ static void test_stored_keys(void **state)
 {
     (void)state;
     policy_case cases[] = {
-        {32, 8, 64, 1, 8192, KT_DTYPE_BF16, 5, 5e-3, 0, 0},
-        {14, 2, 64, 1, 8192, KT_DTYPE_BF16, 5, 5e-3, 0, 0},
-        {16, 8, 256, 1, 4096 + 77, KT_DTYPE_BF16, 5, 5e-3, 0, 0},
-        {28, 4, 128, 2, 3000, KT_DTYPE_FP32, 5, 1e-5, 0, 0},
+        {32, 8, 64, 1, 8192, KT_DTYPE_BF16, 5, 5e-3, 0, 0, 0},
+        {14, 2, 64, 1, 8192, KT_DTYPE_BF16, 5, 5e-3, 0, 0, 0},
+        {16, 8, 256, 1, 4096 + 77, KT_DTYPE_BF16, 5, 5e-3, 0, 0, 0},
+        {28, 4, 128, 2, 3000, KT_DTYPE_FP32, 5, 1e-5, 0, 0, 0},
     };
     int isas[2], n_isas = test_isas(isas);
     for (int k = 0; k < n_isas; k++) {
@@ -246,6 +274,131 @@ static void test_stored_keys(void **state)
     }
 }
 
+/* Prepares the cpu ffd variant with 'params' on 'inst', runs it through kt_check_call and
+ * copies its output into 'out' and its metrics into 'm'; returns prepare's code. */
+static int run_ffd(void *out, kt_metric *m, kt_instance *inst, kt_backend *b,
+                   const kt_param_value *params)
+{
+    const kt_variant *v = kt_variant_find("attention_decode", "cpu", "ffd");
+    void *st = NULL;
+    kt_call call = kt_instance_call(inst, b, params, 2);
+    int err = v->prepare(&st, &call);
+    if (err == KT_OK) {
+        kt_numerics num;
+        assert_int_equal(kt_check_call(&num, inst, v, st, &call), KT_OK);
+        assert_int_equal(num.nonfinite, 0);
+        memcpy(out, inst->host_outputs[0],
+               (size_t)(inst->problem.batch * inst->problem.heads * inst->problem.head_dim) *
+                   kt_dtype_size(inst->problem.dtype));
+        assert_int_equal(v->metrics(st, m, KT_MAX_METRICS), 4);
+    }
+    v->release(st, b);
+    return err;
+}
+
+/* The int8 scan with its exact bound keeps exactly the blocks the float scan keeps, so the
+ * outputs are bit-identical, on the catalog's awkward shapes (GQA 7, head_dim 64 and 256, odd
+ * contexts) and from very tight to loose deltas; and its bound decides most blocks itself. */
+static void test_int8_selects_as_float(void **state)
+{
+    (void)state;
+    int scans[2];
+    if (test_scans(scans) < 2)
+        return;
+    struct {
+        int64_t heads, kv_heads, head_dim, context;
+    } shapes[] = {{32, 8, 64, 4096 + 37},
+                  {14, 2, 64, 4096 + 129},
+                  {16, 8, 256, 3000 + 1},
+                  {28, 4, 128, 5000},
+                  {8, 1, 128, 2048}};
+    double deltas[] = {0.25, 2, 5, 9, 14};
+    const kt_op *op = kt_op_find("attention_decode");
+    kt_backend *b = NULL;
+    assert_int_equal(kt_backend_open(&b, "cpu", 2, 1), KT_OK);
+    double rescanned = 0, blocks = 0;
+    for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+        kt_point pt;
+        memset(&pt, 0, sizeof(pt));
+        pt.model.heads = shapes[i].heads;
+        pt.model.kv_heads = shapes[i].kv_heads;
+        pt.model.head_dim = shapes[i].head_dim;
+        pt.batch_size = 1;
+        pt.context_length = shapes[i].context;
+        kt_param_value in[KT_MAX_PARAMS];
+        kt_param_defaults(in, op->input_params, op->n_input_params);
+        kt_instance *inst = NULL;
+        assert_int_equal(
+            kt_instance_create(&inst, b, op, &pt, KT_DTYPE_BF16, KT_DIST_LLM, in, 33 + i), KT_OK);
+        size_t bytes = (size_t)(shapes[i].heads * shapes[i].head_dim) * 2;
+        void *out_f = malloc(bytes), *out_i = malloc(bytes);
+        for (size_t k = 0; k < sizeof(deltas) / sizeof(deltas[0]); k++) {
+            kt_param_value pf[7] = {{deltas[k]}, {128}, {1024}, {1}, {1}, {0}, {0}}, pi[7];
+            memcpy(pi, pf, sizeof(pf));
+            pi[4].num = 2;
+            kt_metric mf[KT_MAX_METRICS], mi[KT_MAX_METRICS];
+            assert_int_equal(run_ffd(out_f, mf, inst, b, pf), KT_OK);
+            assert_int_equal(run_ffd(out_i, mi, inst, b, pi), KT_OK);
+            if (getenv("KT_TEST_VERBOSE"))
+                print_message("d %lld g %lld delta %g: kept %.3f, rescanned %.3f\n",
+                              (long long)shapes[i].head_dim,
+                              (long long)(shapes[i].heads / shapes[i].kv_heads), deltas[k],
+                              mi[0].value, mi[2].value);
+            assert_true(mi[0].value == mf[0].value);
+            assert_true(mf[3].value == 0.0 && mi[3].value == 1.0); /* the scan that ran */
+            assert_int_equal(memcmp(out_f, out_i, bytes), 0);
+            rescanned += mi[2].value * mi[1].value;
+            blocks += mi[1].value;
+        }
+        free(out_f);
+        free(out_i);
+        kt_instance_free(inst, b);
+    }
+    assert_true(rescanned < 0.25 * blocks);
+    kt_backend_close(b);
+}
+
+/* Which scan runs: scan int8 where the int8 layout cannot hold the block (block % 16 != 0) is
+ * refused and auto then takes the float scan; on a shape it can hold, auto takes int8 exactly
+ * where the CPU has AVX-512 VNNI and the isa is not forced to avx2. */
+static void test_int8_refused_shapes(void **state)
+{
+    (void)state;
+    const kt_op *op = kt_op_find("attention_decode");
+    kt_backend *b = NULL;
+    assert_int_equal(kt_backend_open(&b, "cpu", 1, 1), KT_OK);
+    kt_point pt;
+    memset(&pt, 0, sizeof(pt));
+    pt.model.heads = 4;
+    pt.model.kv_heads = 2;
+    pt.model.head_dim = 64;
+    pt.batch_size = 1;
+    pt.context_length = 1000;
+    kt_param_value in[KT_MAX_PARAMS];
+    kt_param_defaults(in, op->input_params, op->n_input_params);
+    kt_instance *inst = NULL;
+    assert_int_equal(kt_instance_create(&inst, b, op, &pt, KT_DTYPE_FP32, KT_DIST_LLM, in, 5),
+                     KT_OK);
+    char out[4 * 64 * 4];
+    kt_metric m[KT_MAX_METRICS];
+    kt_param_value p[7] = {{5}, {24}, {1024}, {1}, {2}, {0}, {0}}; /* scan int8, isa auto */
+    assert_int_equal(run_ffd(out, m, inst, b, p), KT_EUNSUPPORTED);
+    p[4].num = 0;
+    assert_int_equal(run_ffd(out, m, inst, b, p), KT_OK);
+    assert_true(m[2].value == 0.0 && m[3].value == 0.0);
+    p[1].num = 128;
+    assert_int_equal(run_ffd(out, m, inst, b, p), KT_OK);
+    assert_true(m[3].value == (kt_ffd_int8_supported() ? 1.0 : 0.0));
+    p[6].num = 1; /* isa avx2 */
+    assert_int_equal(run_ffd(out, m, inst, b, p), KT_OK);
+    assert_true(m[3].value == 0.0);
+    p[4].num = 1; /* scan float on any CPU */
+    assert_int_equal(run_ffd(out, m, inst, b, p), KT_OK);
+    assert_true(m[3].value == 0.0);
+    kt_instance_free(inst, b);
+    kt_backend_close(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -255,6 +408,8 @@ int main(void)
         cmocka_unit_test(test_matches_same_policy_reference),
         cmocka_unit_test(test_huge_delta_keeps_everything),
         cmocka_unit_test(test_stored_keys),
+        cmocka_unit_test(test_int8_selects_as_float),
+        cmocka_unit_test(test_int8_refused_shapes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
