@@ -2,6 +2,7 @@
  * (CPU time, context switches, page faults, IPC where the PMU allows, energy), the costs per
  * million tokens, and once, what this machine cannot measure and why. */
 #include "cli/summary.h"
+#include "cli/summary_cells.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -21,13 +22,16 @@ static void arm_line(FILE *out, const char *point, const kt_arm_result *a, int w
     const kt_counter *tc = counter(v, "task_clock_ns"), *cs = counter(v, "context_switches");
     const kt_counter *pf = counter(v, "page_faults"), *cyc = counter(v, "cycles");
     const kt_counter *ins = counter(v, "instructions");
-    fprintf(out, "  %-*s  %-16s wall %9.3g us", w, point, a->name, v->wall_ns / 1e3);
+    char wall[32], cpu[32];
+    fprintf(out, "  %-*s  %-16s wall %10s", w, point, a->name,
+            kt_cell_time(wall, sizeof(wall), v->wall_ns));
     if (tc && tc->supported)
-        fprintf(out, "  cpu %9.3g us", tc->value / 1e3);
+        fprintf(out, "  cpu %10s", kt_cell_time(cpu, sizeof(cpu), tc->value));
+    /* counts per call are means over the pass: whole when every call agreed */
     if (cs && cs->supported)
-        fprintf(out, "  ctx-sw %.3g", cs->value);
+        fprintf(out, "  ctx-sw %.*f", cs->value == floor(cs->value) ? 0 : 2, cs->value);
     if (pf && pf->supported)
-        fprintf(out, "  faults %.3g", pf->value);
+        fprintf(out, "  faults %.*f", pf->value == floor(pf->value) ? 0 : 2, pf->value);
     if (cyc && ins && cyc->supported && ins->supported && cyc->value > 0)
         fprintf(out, "  IPC %.2f", ins->value / cyc->value);
     if (!v->energy_unavailable[0])
