@@ -82,6 +82,13 @@ class CommandTrials(unittest.TestCase):
         self.assertGreaterEqual(m["wall_ms"]["value"], 60)
         self.assertGreater(point["baseline"]["bytes"], 0)  # peak RSS: the memory gate's figure
 
+    def assert_not_rejected_but_on_time(self, c):
+        """An arm whose outputs and runs are right: only timing may judge it. Its speed verdict
+        is a statistical one (arms that sleep alike are an A/A pair, wrongly REJECTed a few
+        percent of the time by design), so it is not asserted; no other reason may appear."""
+        self.assertLessEqual(set(c["reason_codes"]), {"slower", "faster", "undecided"},
+                             c["reasons"])
+
     def assert_rejected(self, doc, name, code, *texts):
         c = self.candidate(doc, name)[0]
         self.assertEqual("REJECT", c["verdict"])
@@ -92,7 +99,10 @@ class CommandTrials(unittest.TestCase):
 
     def test_exit_crash_hang_and_a_failure_inside_the_pairs_reject_only_that_candidate(self):
         path = self.spec(
-            f"baseline: {{run: {engine('--sleep-ms', '1')}}}\n"
+            # the baseline is 20x slower than 'fine', so a REJECT of 'fine' could only come from
+            # the others' failures leaking into it, never from timing noise (an A/A pair here
+            # would be a wrong REJECT a few percent of the time by design)
+            f"baseline: {{run: {engine('--sleep-ms', '20')}}}\n"
             "candidates:\n"
             f"  - {{name: exits, run: {engine('--exit', '3')}}}\n"
             f"  - {{name: crashes, run: {engine('--segv')}}}\n"
@@ -138,7 +148,7 @@ class CommandTrials(unittest.TestCase):
             "thresholds: {numerics: {max_rel_l2: 1.0e-3, min_cosine: 0.999}}\n")
         r, out = self.run_spec(path)
         doc = kc.validate_result(self, out)
-        self.assertNotEqual("REJECT", self.candidate(doc, "close")[0]["verdict"])
+        self.assert_not_rejected_but_on_time(self.candidate(doc, "close")[0])
         wrong = self.candidate(doc, "wrong")[0]
         self.assertEqual("REJECT", wrong["verdict"])
         self.assertIn("rel_l2", wrong["reason_codes"])
@@ -158,7 +168,7 @@ class CommandTrials(unittest.TestCase):
         r, out = self.run_spec(path)
         doc = kc.validate_result(self, out)
         same = self.candidate(doc, "same")[0]
-        self.assertNotEqual("REJECT", same["verdict"], same["reasons"])
+        self.assert_not_rejected_but_on_time(same)
         self.assertEqual(9, same["numerics"][0]["elems"])  # "tokens": 8, then 8 logits
         self.assertEqual(0, same["numerics"][0]["rel_l2"])
         self.assertIn("rel_l2", self.candidate(doc, "wrong")[0]["reason_codes"])
@@ -176,7 +186,7 @@ class CommandTrials(unittest.TestCase):
             "outputs: {format: text, compare_to: expect}\n")
         r, out = self.run_spec(path)
         doc = kc.validate_result(self, out)
-        self.assertNotEqual("REJECT", self.candidate(doc, "same")[0]["verdict"])
+        self.assert_not_rejected_but_on_time(self.candidate(doc, "same")[0])
         self.assert_rejected(doc, "differs", "output", "line 1", "token 0: 1.841471",
                              "token 0: 0.841471")
 
