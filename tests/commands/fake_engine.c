@@ -123,8 +123,12 @@ int main(int argc, char **argv)
         for (;;)
             pause();
     }
-    if (segv)
+    if (segv) {
+        /* the default action, so that a sanitizer build's handler cannot turn the death into
+         * an exit status */
+        signal(SIGSEGV, SIG_DFL);
         raise(SIGSEGV);
+    }
     if (fail_at >= 0 && fail_at == rep) {
         fprintf(stderr, "fake_engine: failing at repetition %ld as asked\n", rep);
         return 4;
