@@ -38,24 +38,6 @@ KT_ATTN_AVX512 void kt_attn_rows_f32_avx512(float *dst, const void *src, kt_dtyp
     memset(dst + n, 0, sizeof(float) * (size_t)((KT_ATTN_CHUNK - rows) * d));
 }
 
-/* 2^x as exp2_ps in attention_common.c, 16 lanes. */
-AVX512_INLINE __m512 exp2_512(__m512 x)
-{
-    x = _mm512_max_ps(x, _mm512_set1_ps(-126.0f));
-    __m512 fi = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 f = _mm512_sub_ps(x, fi);
-    __m512 p = _mm512_set1_ps(KT_EXP2_C5);
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(KT_EXP2_C4));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(KT_EXP2_C3));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(KT_EXP2_C2));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(KT_EXP2_C1));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(KT_EXP2_C0));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
-    __m512i e =
-        _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(fi), _mm512_set1_epi32(127)), 23);
-    return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
-}
-
 /* Scores of the KT_ATTN_CHUNK (16) key rows 'k' (row stride d) against 'q', one per lane. */
 AVX512_INLINE __m512 dot16(const float *q, const float *k, int64_t d)
 {
@@ -65,8 +47,7 @@ AVX512_INLINE __m512 dot16(const float *q, const float *k, int64_t d)
     for (int64_t c = 0; c < d; c += 16) {
         __m512 qv = _mm512_loadu_ps(q + c);
         for (int r = 0; r < 16; r++)
-            a[kt_attn_slot16(r)] =
-                _mm512_fmadd_ps(qv, _mm512_loadu_ps(k + r * d + c), a[kt_attn_slot16(r)]);
+            a[r] = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k + r * d + c), a[r]);
     }
     return kt_attn_hsum16(a);
 }
@@ -158,26 +139,64 @@ KT_ATTN_AVX512 void kt_attn_step_avx512(kt_attn_task *t, const float *k, int k_p
     kt_attn_softmax_pv_avx512(t, v, dtype, n);
 }
 
-KT_ATTN_AVX512 void kt_attn_softmax_pv_avx512(kt_attn_task *t, const void *v, kt_dtype dtype, int n)
+/* 'x' (finite, non-negative) rounded to bf16, nearest even, in the low half of each lane. */
+AVX512_INLINE __m512i bf16_round(__m512 x)
+{
+    __m512i i = _mm512_castps_si512(x);
+    __m512i odd = _mm512_and_si512(_mm512_srli_epi32(i, 16), _mm512_set1_epi32(1));
+    return _mm512_srli_epi32(_mm512_add_epi32(i, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff))),
+                             16);
+}
+
+/* Heads h0..h0+gh-1 (gh <= 16) of kt_attn_softmax_avx512. */
+static KT_ATTN_AVX512 void softmax16(kt_attn_task *t, int64_t h0, int gh, int n, uint16_t *pb)
 {
     int64_t d = t->d;
-    __mmask16 valid = (__mmask16)((1u << n) - 1u);
-    __m512 ninf = _mm512_set1_ps(-INFINITY);
-    for (int64_t h = 0; h < t->g; h++) {
-        __m512 s = _mm512_mask_mov_ps(ninf, valid, _mm512_loadu_ps(t->p + h * KT_ATTN_CHUNK));
-        float mx = _mm512_reduce_max_ps(s);
-        if (mx > t->m[h]) {
-            float alpha = exp2f(t->m[h] - mx);
-            t->l[h] *= alpha;
-            __m512 av = _mm512_set1_ps(alpha);
-            for (int64_t c = 0; c < d; c += 16)
-                _mm512_storeu_ps(t->acc + h * d + c,
-                                 _mm512_mul_ps(av, _mm512_loadu_ps(t->acc + h * d + c)));
-            t->m[h] = mx;
-        }
-        __m512 p = _mm512_maskz_mov_ps(valid, exp2_512(_mm512_sub_ps(s, _mm512_set1_ps(t->m[h]))));
-        _mm512_storeu_ps(t->p + h * KT_ATTN_CHUNK, p);
-        t->l[h] += _mm512_reduce_add_ps(p);
+    __mmask16 valid = (__mmask16)((1u << n) - 1u), heads = (__mmask16)((1u << gh) - 1u);
+    __m512 ninf = _mm512_set1_ps(-INFINITY), s[16];
+    for (int i = 0; i < 16; i++)
+        s[i] = i < gh ? _mm512_mask_loadu_ps(ninf, valid, t->p + (h0 + i) * KT_ATTN_CHUNK) : ninf;
+    __m512 m_old = _mm512_mask_loadu_ps(ninf, heads, t->m + h0);
+    __m512 m_new = _mm512_max_ps(m_old, kt_attn_hreduce16(s, 1));
+    __mmask16 grew = _mm512_mask_cmp_ps_mask(heads, m_new, m_old, _CMP_GT_OQ);
+    /* 1 exactly where the max stayed; 2^-126 (not 0) from -inf, against l = acc = 0 */
+    __m512 alpha = kt_attn_exp2_512(_mm512_sub_ps(m_old, m_new));
+    for (unsigned bits = grew; bits; bits &= bits - 1) {
+        int i = __builtin_ctz(bits);
+        __m512 av = _mm512_permutexvar_ps(_mm512_set1_epi32(i), alpha);
+        float *acc = t->acc + (h0 + i) * d;
+        for (int64_t c = 0; c < d; c += 16)
+            _mm512_storeu_ps(acc + c, _mm512_mul_ps(av, _mm512_loadu_ps(acc + c)));
     }
+    _mm512_mask_storeu_ps(t->m + h0, heads, m_new);
+    for (int i = 0; i < 16; i++) {
+        if (i >= gh) {
+            s[i] = _mm512_setzero_ps();
+            continue;
+        }
+        __m512 mi = _mm512_permutexvar_ps(_mm512_set1_epi32(i), m_new);
+        __m512 p = _mm512_maskz_mov_ps(valid, kt_attn_exp2_512(_mm512_sub_ps(s[i], mi)));
+        if (pb) {
+            __m512i b = bf16_round(p);
+            _mm256_storeu_si256((__m256i *)(pb + (h0 + i) * KT_ATTN_CHUNK),
+                                _mm512_cvtepi32_epi16(b));
+            p = _mm512_castsi512_ps(_mm512_slli_epi32(b, 16));
+        }
+        _mm512_storeu_ps(t->p + (h0 + i) * KT_ATTN_CHUNK, p);
+        s[i] = p; /* the scores' vectors now sum the weights */
+    }
+    __m512 l = _mm512_maskz_loadu_ps(heads, t->l + h0);
+    _mm512_mask_storeu_ps(t->l + h0, heads, _mm512_fmadd_ps(l, alpha, kt_attn_hsum16(s)));
+}
+
+KT_ATTN_AVX512 void kt_attn_softmax_avx512(kt_attn_task *t, int n, uint16_t *pb)
+{
+    for (int64_t h0 = 0; h0 < t->g; h0 += 16)
+        softmax16(t, h0, t->g - h0 < 16 ? (int)(t->g - h0) : 16, n, pb);
+}
+
+KT_ATTN_AVX512 void kt_attn_softmax_pv_avx512(kt_attn_task *t, const void *v, kt_dtype dtype, int n)
+{
+    kt_attn_softmax_avx512(t, n, NULL);
     pv(t, v, dtype, n);
 }

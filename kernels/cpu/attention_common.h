@@ -41,8 +41,10 @@ int kt_attn_isa_resolve(int *avx512, int isa);
 /* Channel orders of converted keys and of the accumulators (kt_attn_task.perm). */
 enum {
     KT_ATTN_ORDER_NATURAL,
-    KT_ATTN_ORDER_PERM16,   /* AVX2 bf16, d % 16 == 0: see perm16 in attention_common.c */
-    KT_ATTN_ORDER_EVENODD32 /* AVX-512 bf16: per 32 channels the 16 even ones, then the odd */
+    KT_ATTN_ORDER_PERM16,    /* AVX2 bf16, d % 16 == 0: see perm16 in attention_common.c */
+    KT_ATTN_ORDER_EVENODD32, /* AVX-512 bf16: per 32 channels the 16 even ones, then the odd */
+    KT_ATTN_ORDER_PAIR32     /* bf16 P V by dot products: per 32 channels 0-3, 8-11, 16-19,
+                                24-27, then 4-7, 12-15, 20-23, 28-31 (vpunpck{l,h}wd order) */
 };
 /* The channel at position 'i' of channel order 'order'. */
 static inline int64_t kt_attn_order_channel(int order, int64_t i)
@@ -53,6 +55,10 @@ static inline int64_t kt_attn_order_channel(int order, int64_t i)
     if (order == KT_ATTN_ORDER_EVENODD32) {
         int64_t j = i % 32;
         return i - j + (j < 16 ? 2 * j : 2 * (j - 16) + 1);
+    }
+    if (order == KT_ATTN_ORDER_PAIR32) {
+        int64_t j = i % 32, h = j / 16, k = j % 16;
+        return i - j + 8 * (k / 4) + 4 * h + k % 4;
     }
     return i;
 }
@@ -98,6 +104,14 @@ void kt_attn_step(kt_attn_task *t, const float *k, int k_perm, const void *v, kt
 void kt_attn_step_avx512(kt_attn_task *t, const float *k, int k_perm, const void *v, kt_dtype dtype,
                          int n);
 
+/* The online-softmax update of one AVX-512 step (t->wide) whose scores, in log2 units, the
+ * caller left in t->p ([g][KT_ATTN_CHUNK], lanes past 'n' ignored), for up to 16 heads at a
+ * time: their maxima and sums come from one tree each (kt_attn_hreduce16) instead of a chain of
+ * horizontal reductions per head. Rescales m, l and acc, and turns t->p into weights; with 'pb'
+ * it also writes them rounded to bf16 (nearest even) to pb ([g][KT_ATTN_CHUNK]) and l adds the
+ * rounded weights. */
+void kt_attn_softmax_avx512(kt_attn_task *t, int n, uint16_t *pb);
+
 /* The online-softmax update and P V of one AVX-512 step (t->wide) whose scores, in log2 units,
  * the caller left in t->p ([g][KT_ATTN_CHUNK], lanes past 'n' ignored): rescales m, l and acc,
  * turns t->p into weights and adds them times the 'n' value rows 'v' to acc. The second half of
@@ -140,28 +154,41 @@ static inline __m256 kt_attn_hsum8(__m256 a0, __m256 a1, __m256 a2, __m256 a3, _
                          _mm256_permute2f128_ps(lo, hi, 0x31));
 }
 
-/* The sums of sixteen vectors, one per lane: lane i = the sum of the lanes of a[i]; a fixed
- * order. The caller writes the vector for lane i into a[kt_attn_slot16(i)] (an involution). */
-static inline int kt_attn_slot16(int i)
+/* Lane i of the result: the sum (or, where 'max', a compile-time constant after inlining, the
+ * maximum) of the lanes of a[i], in a fixed order. Each level adds a blend of two vectors to one
+ * shuffle of them, where two shuffles would do: shuffles are the scarce port, and this tree is the
+ * cost of a score on row-major keys. */
+static inline KT_ATTN_AVX512 __attribute__((always_inline)) __m512
+kt_attn_hreduce16(const __m512 *a, const int max)
 {
-    static const int slot[16] = {0, 2, 1, 3, 8, 10, 9, 11, 4, 6, 5, 7, 12, 14, 13, 15};
-    return slot[i];
-}
-static inline KT_ATTN_AVX512 __m512 kt_attn_hsum16(const __m512 *a)
-{
+#define KT_ATTN_R(x, y) (max ? _mm512_max_ps((x), (y)) : _mm512_add_ps((x), (y)))
+    const __m512i pairs =
+        _mm512_setr_epi32(4, 5, 6, 7, 16, 17, 18, 19, 12, 13, 14, 15, 24, 25, 26, 27);
     __m512 b[8], c[4], d[2];
+    /* 128-bit lanes: [x.0 + x.2, x.1 + x.3, y.2 + y.0, y.3 + y.1] */
     for (int i = 0; i < 8; i++)
-        b[i] = _mm512_add_ps(_mm512_shuffle_f32x4(a[i], a[i + 8], _MM_SHUFFLE(1, 0, 1, 0)),
-                             _mm512_shuffle_f32x4(a[i], a[i + 8], _MM_SHUFFLE(3, 2, 3, 2)));
+        b[i] = KT_ATTN_R(_mm512_mask_blend_ps(0xff00, a[i], a[i + 8]),
+                         _mm512_shuffle_f32x4(a[i], a[i + 8], _MM_SHUFFLE(1, 0, 3, 2)));
+    /* 128-bit lanes: [x.0 + x.1, y.0 + y.1, x.2 + x.3, y.2 + y.3] */
     for (int i = 0; i < 4; i++)
-        c[i] = _mm512_add_ps(_mm512_shuffle_f32x4(b[i], b[i + 4], _MM_SHUFFLE(2, 0, 2, 0)),
-                             _mm512_shuffle_f32x4(b[i], b[i + 4], _MM_SHUFFLE(3, 1, 3, 1)));
+        c[i] = KT_ATTN_R(_mm512_mask_blend_ps(0xf0f0, b[i], b[i + 4]),
+                         _mm512_permutex2var_ps(b[i], pairs, b[i + 4]));
+    /* within each 128-bit lane: [x0 + x2, x1 + x3, y2 + y0, y3 + y1] */
     for (int i = 0; i < 2; i++)
-        d[i] =
-            _mm512_add_ps(_mm512_unpacklo_ps(c[i], c[i + 2]), _mm512_unpackhi_ps(c[i], c[i + 2]));
-    __m512d lo = _mm512_unpacklo_pd(_mm512_castps_pd(d[0]), _mm512_castps_pd(d[1]));
-    __m512d hi = _mm512_unpackhi_pd(_mm512_castps_pd(d[0]), _mm512_castps_pd(d[1]));
-    return _mm512_add_ps(_mm512_castpd_ps(lo), _mm512_castpd_ps(hi));
+        d[i] = KT_ATTN_R(_mm512_mask_blend_ps(0xcccc, c[i], c[i + 2]),
+                         _mm512_shuffle_ps(c[i], c[i + 2], _MM_SHUFFLE(1, 0, 3, 2)));
+    /* within each 128-bit lane: [x0 + x1, y0 + y1, x2 + x3, y2 + y3] */
+    const __m512i odd =
+        _mm512_setr_epi32(1, 16, 3, 18, 5, 20, 7, 22, 9, 24, 11, 26, 13, 28, 15, 30);
+    __m512 x = _mm512_mask_blend_ps(0xaaaa, d[0], d[1]);
+    __m512 y = _mm512_permutex2var_ps(d[0], odd, d[1]);
+    return KT_ATTN_R(x, y);
+#undef KT_ATTN_R
+}
+/* The sums of sixteen vectors, one per lane: lane i = the sum of the lanes of a[i]. */
+static inline KT_ATTN_AVX512 __attribute__((always_inline)) __m512 kt_attn_hsum16(const __m512 *a)
+{
+    return kt_attn_hreduce16(a, 0);
 }
 
 /* What a variant allocates in prepare for split-KV tasks: the partials and per-thread scratch. */
@@ -205,5 +232,23 @@ int kt_attn_check_problem(const kt_problem *p);
 #define KT_EXP2_C2 5.550332471162809e-2f
 #define KT_EXP2_C1 2.402264791363012e-1f
 #define KT_EXP2_C0 6.931472028550421e-1f
+
+/* 2^x as exp2_ps in attention_common.c, 16 lanes (x below -126 gives 2^-126). */
+static inline KT_ATTN_AVX512 __attribute__((always_inline)) __m512 kt_attn_exp2_512(__m512 x)
+{
+    x = _mm512_max_ps(x, _mm512_set1_ps(-126.0f));
+    __m512 fi = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 f = _mm512_sub_ps(x, fi);
+    __m512 p = _mm512_set1_ps(KT_EXP2_C5);
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(KT_EXP2_C4));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(KT_EXP2_C3));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(KT_EXP2_C2));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(KT_EXP2_C1));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(KT_EXP2_C0));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+    __m512i e =
+        _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(fi), _mm512_set1_epi32(127)), 23);
+    return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+}
 
 #endif

@@ -1,10 +1,18 @@
-/* attention_dense_bf16.c - dense decode's score path for bf16 keys on CPUs with AVX-512 BF16:
- * q . k straight from the stored keys with vdpbf16ps (32 products per instruction, fp32
- * accumulation), instead of widening every key row to fp32 first. The query is rounded to bf16
- * once per task (nearest even), which is the one numerical difference from the fp32 score
- * path; the softmax and P V are the AVX-512 ones (kt_attn_softmax_pv_avx512). */
+/* attention_dense_bf16.c - dense decode over bf16 K and V on CPUs with AVX-512 BF16, by
+ * vdpbf16ps (32 products per instruction, fp32 accumulation) instead of widening K and V rows
+ * to fp32 first.
+ *
+ * Scores: q . k straight from the stored keys, against the query rounded to bf16 once per task
+ * (nearest even). kt_attn_dense_range_bf16_dot stops there and takes the AVX-512 softmax and
+ * P V (kt_attn_softmax_pv_avx512); kt_attn_dense_range_bf16_pv also computes P V by
+ * vdpbf16ps: the weights of a chunk are rounded to bf16, and two value rows interleaved by
+ * vpunpck{l,h}wd meet a pair of weights, so one instruction adds two tokens' worth of 16
+ * channels for one head. The running sum l adds the rounded weights, so the output stays a
+ * convex combination of the value rows. Each value pair is loaded once for every head of the
+ * group, and the G x 32-channel accumulator tile stays in registers over the chunk. */
 #include "attention_dense_bf16.h"
 
+#include <math.h>
 #include <string.h>
 
 #define KT_ATTN_AVX512BF16                                                                         \
@@ -17,8 +25,9 @@ int kt_attn_bf16_dot_supported(void)
 
 size_t kt_attn_bf16_dot_extra_bytes(int64_t g, int64_t d)
 {
-    /* the query heads in bf16, then a zero-padded chunk of key rows for a range's tail */
-    return (size_t)((g + KT_ATTN_CHUNK) * d) * sizeof(uint16_t) + 64;
+    /* the query heads in bf16, zero-padded chunks of key and value rows for a range's tail,
+     * then the chunk's weights in bf16 ([g][KT_ATTN_CHUNK]) */
+    return (size_t)((g + 2 * KT_ATTN_CHUNK) * d + g * KT_ATTN_CHUNK) * sizeof(uint16_t) + 64;
 }
 
 /* Scores of the KT_ATTN_CHUNK key rows 'k' (bf16, row stride d) against the bf16 query 'q', one
@@ -33,35 +42,161 @@ dot16_bf16(const uint16_t *q, const uint16_t *k, int64_t d)
         __m512bh qv = (__m512bh)_mm512_loadu_si512((const void *)(q + c));
         for (int r = 0; r < 16; r++) {
             __m512bh kv = (__m512bh)_mm512_loadu_si512((const void *)(k + r * d + c));
-            a[kt_attn_slot16(r)] = _mm512_dpbf16_ps(a[kt_attn_slot16(r)], qv, kv);
+            a[r] = _mm512_dpbf16_ps(a[r], qv, kv);
         }
     }
     return kt_attn_hsum16(a);
 }
 
-KT_ATTN_AVX512BF16 void kt_attn_dense_range_bf16_dot(kt_attn_task *t, const uint16_t *k,
-                                                     const uint16_t *v, int64_t t0, int64_t t1)
+/* The query of the task's g heads rounded to bf16 into the 64-byte aligned start of t->extra;
+ * returns it. */
+static KT_ATTN_AVX512BF16 uint16_t *query_bf16(kt_attn_task *t)
 {
-    int64_t g = t->g, d = t->d;
     uint16_t *qb = (uint16_t *)(((uintptr_t)t->extra + 63) & ~(uintptr_t)63);
-    uint16_t *tail = qb + g * d;
-    for (int64_t i = 0; i < g * d; i += 32) {
+    for (int64_t i = 0; i < t->g * t->d; i += 32) {
         __m512bh r =
             _mm512_cvtne2ps_pbh(_mm512_loadu_ps(t->qs + i + 16), _mm512_loadu_ps(t->qs + i));
         _mm512_storeu_si512((void *)(qb + i), (__m512i)r);
     }
+    return qb;
+}
+
+/* 'rows' the 'n' rows of d bf16 at 'src', or, when n < KT_ATTN_CHUNK, a copy in 'tail' padded
+ * with zero rows to a whole chunk (rows past a range may lie past the tensor). */
+static const uint16_t *chunk_rows(uint16_t *tail, const uint16_t *src, int n, int64_t d)
+{
+    if (n == KT_ATTN_CHUNK)
+        return src;
+    size_t row_bytes = (size_t)d * sizeof(uint16_t);
+    memcpy(tail, src, row_bytes * (size_t)n);
+    memset(tail + n * d, 0, row_bytes * (size_t)(KT_ATTN_CHUNK - n));
+    return tail;
+}
+
+/* The scores of the chunk's 16 rows 'k' for every head into t->p; 'dc' is d where it is a
+ * compile-time constant after inlining (the row offsets then need no registers). */
+static inline KT_ATTN_AVX512BF16 __attribute__((always_inline)) void
+scores_d(kt_attn_task *t, const uint16_t *qb, const uint16_t *k, const int64_t dc)
+{
+    for (int64_t h = 0; h < t->g; h++)
+        _mm512_storeu_ps(t->p + h * KT_ATTN_CHUNK, dot16_bf16(qb + h * dc, k, dc));
+}
+
+static KT_ATTN_AVX512BF16 void scores(kt_attn_task *t, const uint16_t *qb, const uint16_t *k)
+{
+    switch (t->d) {
+    case 64:
+        scores_d(t, qb, k, 64);
+        break;
+    case 128:
+        scores_d(t, qb, k, 128);
+        break;
+    case 256:
+        scores_d(t, qb, k, 256);
+        break;
+    default:
+        scores_d(t, qb, k, t->d);
+    }
+}
+
+KT_ATTN_AVX512BF16 void kt_attn_dense_range_bf16_dot(kt_attn_task *t, const uint16_t *k,
+                                                     const uint16_t *v, int64_t t0, int64_t t1)
+{
+    uint16_t *qb = query_bf16(t), *ktail = qb + t->g * t->d;
+    size_t row_bytes = (size_t)t->d * sizeof(uint16_t);
+    for (int64_t s = t0; s < t1; s += KT_ATTN_CHUNK) {
+        int n = t1 - s < KT_ATTN_CHUNK ? (int)(t1 - s) : KT_ATTN_CHUNK;
+        kt_attn_prefetch_ahead(k, v, row_bytes, s, t1);
+        scores(t, qb, chunk_rows(ktail, k + s * t->d, n, t->d));
+        kt_attn_softmax_pv_avx512(t, v + s * t->d, KT_DTYPE_BF16, n);
+    }
+}
+
+/* acc[h] += sum_t p[h][t] v[t] over the 2 * 'pairs' rows 'v' (row stride d) for a tile of 'gt'
+ * heads, 'cb' blocks of 32 channels per pass; 'pw' holds the heads' bf16 weights, two tokens
+ * per 32-bit word ([gt][KT_ATTN_CHUNK / 2]). acc is in KT_ATTN_ORDER_PAIR32. gt and cb are
+ * compile-time constants after inlining, so the gt x 2cb accumulators stay in registers. */
+static inline KT_ATTN_AVX512BF16 __attribute__((always_inline)) void
+pv_tile(float *acc, const uint32_t *pw, const uint16_t *v, int pairs, int64_t d, const int gt,
+        const int cb)
+{
+    for (int64_t c = 0; c < d; c += 32 * cb) {
+        __m512 a[8][4];
+        for (int h = 0; h < gt; h++)
+            for (int j = 0; j < 2 * cb; j++)
+                a[h][j] = _mm512_loadu_ps(acc + h * d + c + 16 * j);
+        for (int i = 0; i < pairs; i++) {
+            __m512bh x[4];
+            for (int b = 0; b < cb; b++) {
+                __m512i r0 = _mm512_loadu_si512((const void *)(v + 2 * i * d + c + 32 * b));
+                __m512i r1 = _mm512_loadu_si512((const void *)(v + (2 * i + 1) * d + c + 32 * b));
+                x[2 * b] = (__m512bh)_mm512_unpacklo_epi16(r0, r1);
+                x[2 * b + 1] = (__m512bh)_mm512_unpackhi_epi16(r0, r1);
+            }
+            for (int h = 0; h < gt; h++) {
+                __m512bh w = (__m512bh)_mm512_set1_epi32((int)pw[h * (KT_ATTN_CHUNK / 2) + i]);
+                for (int j = 0; j < 2 * cb; j++)
+                    a[h][j] = _mm512_dpbf16_ps(a[h][j], x[j], w);
+            }
+        }
+        for (int h = 0; h < gt; h++)
+            for (int j = 0; j < 2 * cb; j++)
+                _mm512_storeu_ps(acc + h * d + c + 16 * j, a[h][j]);
+    }
+}
+
+/* Tiles of up to 8 heads: 4 or fewer heads take 64 channels a pass where d allows, more take
+ * 32, so a tile never holds more than 16 accumulators. */
+static KT_ATTN_AVX512BF16 void pv_bf16(kt_attn_task *t, const uint16_t *pb, const uint16_t *v,
+                                       int n)
+{
+    int64_t d = t->d;
+    int pairs = (n + 1) / 2, wide = d % 64 == 0;
+    for (int64_t h0 = 0; h0 < t->g; h0 += 8) {
+        float *acc = t->acc + h0 * d;
+        const uint32_t *pw = (const uint32_t *)(pb + h0 * KT_ATTN_CHUNK);
+        switch (t->g - h0 < 8 ? t->g - h0 : 8) {
+        case 1:
+            wide ? pv_tile(acc, pw, v, pairs, d, 1, 2) : pv_tile(acc, pw, v, pairs, d, 1, 1);
+            break;
+        case 2:
+            wide ? pv_tile(acc, pw, v, pairs, d, 2, 2) : pv_tile(acc, pw, v, pairs, d, 2, 1);
+            break;
+        case 3:
+            wide ? pv_tile(acc, pw, v, pairs, d, 3, 2) : pv_tile(acc, pw, v, pairs, d, 3, 1);
+            break;
+        case 4:
+            wide ? pv_tile(acc, pw, v, pairs, d, 4, 2) : pv_tile(acc, pw, v, pairs, d, 4, 1);
+            break;
+        case 5:
+            pv_tile(acc, pw, v, pairs, d, 5, 1);
+            break;
+        case 6:
+            pv_tile(acc, pw, v, pairs, d, 6, 1);
+            break;
+        case 7:
+            pv_tile(acc, pw, v, pairs, d, 7, 1);
+            break;
+        default:
+            pv_tile(acc, pw, v, pairs, d, 8, 1);
+        }
+    }
+}
+
+KT_ATTN_AVX512BF16 void kt_attn_dense_range_bf16_pv(kt_attn_task *t, const uint16_t *k,
+                                                    const uint16_t *v, int64_t t0, int64_t t1)
+{
+    int64_t g = t->g, d = t->d;
+    uint16_t *qb = query_bf16(t);
+    uint16_t *ktail = qb + g * d, *vtail = ktail + KT_ATTN_CHUNK * d;
+    uint16_t *pb = vtail + KT_ATTN_CHUNK * d;
+    t->perm = KT_ATTN_ORDER_PAIR32; /* every range of the task comes here, from acc = 0 */
     size_t row_bytes = (size_t)d * sizeof(uint16_t);
     for (int64_t s = t0; s < t1; s += KT_ATTN_CHUNK) {
         int n = t1 - s < KT_ATTN_CHUNK ? (int)(t1 - s) : KT_ATTN_CHUNK;
         kt_attn_prefetch_ahead(k, v, row_bytes, s, t1);
-        const uint16_t *ks = k + s * d;
-        if (n < KT_ATTN_CHUNK) { /* rows past the range may lie past the tensor */
-            memcpy(tail, ks, row_bytes * (size_t)n);
-            memset(tail + n * d, 0, row_bytes * (size_t)(KT_ATTN_CHUNK - n));
-            ks = tail;
-        }
-        for (int64_t h = 0; h < g; h++)
-            _mm512_storeu_ps(t->p + h * KT_ATTN_CHUNK, dot16_bf16(qb + h * d, ks, d));
-        kt_attn_softmax_pv_avx512(t, v + s * d, KT_DTYPE_BF16, n);
+        scores(t, qb, chunk_rows(ktail, k + s * d, n, d));
+        kt_attn_softmax_avx512(t, n, pb);
+        pv_bf16(t, pb, chunk_rows(vtail, v + s * d, n, d), n);
     }
 }

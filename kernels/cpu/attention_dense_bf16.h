@@ -1,5 +1,5 @@
 /* attention_dense_bf16.h - private to the CPU attention variants: dense decode over bf16 keys
- * with AVX-512 BF16 dot products (attention_dense_bf16.c). */
+ * and values with AVX-512 BF16 dot products (attention_dense_bf16.c). */
 #ifndef KT_ATTENTION_DENSE_BF16_H
 #define KT_ATTENTION_DENSE_BF16_H
 
@@ -17,5 +17,11 @@ size_t kt_attn_bf16_dot_extra_bytes(int64_t g, int64_t d);
  * kt_attn_bf16_dot_extra_bytes of t->extra. */
 void kt_attn_dense_range_bf16_dot(kt_attn_task *t, const uint16_t *k, const uint16_t *v, int64_t t0,
                                   int64_t t1);
+
+/* The same with P V by vdpbf16ps as well: the chunk's weights rounded to bf16, the value rows
+ * read in pairs; the task's acc is left in KT_ATTN_ORDER_PAIR32, so every range of a task must
+ * come here. Same needs as kt_attn_dense_range_bf16_dot. */
+void kt_attn_dense_range_bf16_pv(kt_attn_task *t, const uint16_t *k, const uint16_t *v, int64_t t0,
+                                 int64_t t1);
 
 #endif

@@ -183,7 +183,7 @@ AVX512_INLINE void scan512_tile(float *out, const uint8_t *codes, int64_t rows, 
                         const float *wq = w + 64 * q + 16 * m;
 #pragma GCC unroll 8
                         for (int h = 0; h < gt; h++) {
-                            int sl = kt_attn_slot16(r * gtp + h);
+                            int sl = r * gtp + h;
                             a[sl] = _mm512_fmadd_ps(_mm512_loadu_ps(wq + h * d), f, a[sl]);
                         }
                     }
@@ -199,7 +199,7 @@ AVX512_INLINE void scan512_tile(float *out, const uint8_t *codes, int64_t rows, 
                         _mm512_srlv_epi32(_mm512_set1_epi32((int)bits), shifts), three));
 #pragma GCC unroll 8
                     for (int h = 0; h < gt; h++) {
-                        int sl = kt_attn_slot16(r * gtp + h);
+                        int sl = r * gtp + h;
                         a[sl] = _mm512_fmadd_ps(_mm512_loadu_ps(w + h * d + c), f, a[sl]);
                     }
                 }

@@ -9,7 +9,7 @@
  *   --models[=CONTEXT]: only the catalog table (every model's heads at CONTEXT, default 32K);
  *   --fp8-keys: FFD in that table with keys: fp8 instead of the default stored keys;
  *   --dense: only dense on every catalog model at 16K and 32K in bf16 and fp32 (with --quick:
- *   16K, 3 rounds) against the read and copy ceilings
+ *   16K, 3 rounds) against the read and copy ceilings; --model=NAME: only that catalog model
  * Dense and the FFD arms of a point run in rotating order within each round (see time_arms);
  * the variants run with isa auto (AVX-512 where the CPU has it), and dense and FFD at delta 5
  * also with isa avx2, in the same rounds, for the AVX2-to-AVX-512 comparison.
@@ -347,7 +347,8 @@ static int open_catalog_backend(kt_catalog *cat, kt_backend **b, int threads)
  * lowest fraction of read bandwidth per dtype against the 85% target. bf16 runs twice in the
  * same rounds, with bf16_dot auto (AVX-512 BF16 scores where the CPU has them) and off. */
 static int dense_table(int threads, const int64_t *contexts, int n_ctx, int reps,
-                       const kt_param_value *in, double copy_gbs, double read_gbs)
+                       const kt_param_value *in, double copy_gbs, double read_gbs,
+                       const char *only_model)
 {
     const kt_op *op = kt_op_find("attention_decode");
     const kt_variant *dense = kt_variant_find("attention_decode", "cpu", "dense");
@@ -364,6 +365,8 @@ static int dense_table(int threads, const int64_t *contexts, int n_ctx, int reps
     double lowest[2] = {1e9, 1e9};
     for (size_t mi = 0; mi < cat.n; mi++) {
         const kt_model *md = &cat.models[mi];
+        if (only_model && strcmp(md->name, only_model) != 0)
+            continue;
         for (int di = 0; di < 2; di++) {
             for (int ci = 0; ci < n_ctx; ci++) {
                 kt_point pt;
@@ -424,6 +427,7 @@ int main(int argc, char **argv)
 {
     int threads = 2, quick = 0, contended = 0, models_only = 0, dense_only = 0;
     int64_t models_context = 32768;
+    const char *only_model = NULL;
     const kt_op *op = kt_op_find("attention_decode");
     kt_param_value in[KT_MAX_PARAMS];
     kt_param_defaults(in, op->input_params, op->n_input_params);
@@ -436,6 +440,8 @@ int main(int argc, char **argv)
             contended = 1;
         } else if (strcmp(argv[i], "--dense") == 0) {
             dense_only = 1;
+        } else if (strncmp(argv[i], "--model=", 8) == 0) {
+            only_model = argv[i] + 8;
         } else if (strcmp(argv[i], "--fp8-keys") == 0) {
             fp8_keys = 1;
         } else if (strncmp(argv[i], "--models", 8) == 0) {
@@ -462,7 +468,7 @@ int main(int argc, char **argv)
                "%.1f GB/s\n",
                threads, copy_gbs, read_gbs);
         return dense_table(threads, contexts, quick ? 1 : 2, quick ? 3 : 11, in, copy_gbs,
-                           read_gbs);
+                           read_gbs, only_model);
     }
     if (models_only) {
         printf("threads: %d; copy bandwidth (bytes read + written): %.1f GB/s; read bandwidth: "

@@ -1,7 +1,7 @@
 /* test_attention.c - the attention_decode op and its CPU variants against the float64 reference
- * on awkward shapes (T < block, T = 1, tails of 0 and block-1 tokens, GQA groups 1, 2, 7, 8,
- * head_dim 64/128/256, batch 1 and 3) in every storage type, through the runner's
- * correctness path, with isa avx2 and, where the CPU has it, avx512. */
+ * on awkward shapes (T < block, T = 1, tails of 0, odd and block-1 tokens, GQA groups 1, 2, 3,
+ * 4, 5, 7, 8 and 17, head_dim 40/64/128/256, batch 1, 2 and 3) in every storage type, through the
+ * runner's correctness path, with isa avx2 and, where the CPU has it, avx512. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,6 +25,9 @@ static const shape shapes[] = {
     {8, 2, 128, 3, 383},   /* tail of block - 1 tokens, group 4 */
     {14, 2, 128, 1, 1500}, /* two splits of 1024, group 7 */
     {6, 2, 40, 1, 300},    /* head_dim 40: no 16- or 64-channel fast paths */
+    {9, 3, 128, 2, 777},   /* group 3, odd tail (9 tokens), batch 2 */
+    {10, 2, 64, 1, 1025},  /* group 5, a second split of one token */
+    {17, 1, 64, 1, 201},   /* group 17: more heads than one softmax tree (16) and P V tile (8) */
 };
 
 static const kt_dtype dtypes[] = {KT_DTYPE_FP32, KT_DTYPE_FP16, KT_DTYPE_BF16};
@@ -214,37 +217,55 @@ static float *run_output(const char *variant, const kt_point *pt, const kt_param
     return run_output_dtype(variant, pt, params, threads, KT_DTYPE_FP32, n_out);
 }
 
-/* bf16_dot auto (AVX-512 BF16 scores against a bf16 query) and off (keys widened to fp32) both
- * match the float64 reference on every shape, and on a CPU with AVX-512 BF16 they are different
- * paths: their bf16 outputs differ somewhere, by far less than the tolerance. */
+/* rel_l2 of 'a' against 'b' (n values). */
+static double rel_l2(const float *a, const float *b, size_t n)
+{
+    double e2 = 0, r2 = 0;
+    for (size_t j = 0; j < n; j++) {
+        e2 += ((double)a[j] - b[j]) * ((double)a[j] - b[j]);
+        r2 += (double)b[j] * b[j];
+    }
+    return sqrt(e2 / r2);
+}
+
+enum { BF16_DOT_AUTO, BF16_DOT_OFF, BF16_DOT_SCORES }; /* dense's 'bf16_dot' choices */
+
+/* bf16_dot auto (AVX-512 BF16 scores and P V, query and weights rounded to bf16), scores (the
+ * scores only) and off (keys and values widened to fp32) all match the float64 reference on
+ * every shape, and on a CPU with AVX-512 BF16 they are three different paths: on groups of 8, 7
+ * and 3 heads their bf16 outputs differ somewhere, by far less than the tolerance. */
 static void test_dense_bf16_dot(void **state)
 {
     (void)state;
-    kt_param_value on[2] = {{1024}, {0}}, off[2] = {{1024}, {1}};
-    check_variant("dense", on, 0, KT_DIST_LLM);
-    check_variant("dense", off, 0, KT_DIST_LLM);
+    const int modes[] = {BF16_DOT_AUTO, BF16_DOT_SCORES, BF16_DOT_OFF};
+    for (int m = 0; m < 3; m++) {
+        kt_param_value p[2] = {{1024}, {modes[m]}};
+        check_variant("dense", p, 0, KT_DIST_LLM);
+    }
     if (!cpu_has_avx512() || !__builtin_cpu_supports("avx512bf16")) {
         print_message("bf16_dot comparison skipped: this CPU has no AVX-512 BF16\n");
         return;
     }
-    shape s = {32, 8, 128, 1, 3000};
-    kt_point pt = make_point(&s);
-    kt_param_value pa[KT_MAX_PARAMS], pb[KT_MAX_PARAMS];
-    variant_params(pa, "dense", on, ISA_AVX512);
-    variant_params(pb, "dense", off, ISA_AVX512);
-    size_t na, nb;
-    float *a = run_output_dtype("dense", &pt, pa, 2, KT_DTYPE_BF16, &na);
-    float *b = run_output_dtype("dense", &pt, pb, 2, KT_DTYPE_BF16, &nb);
-    assert_int_equal(na, nb);
-    double e2 = 0, r2 = 0;
-    for (size_t j = 0; j < na; j++) {
-        e2 += ((double)a[j] - b[j]) * ((double)a[j] - b[j]);
-        r2 += (double)b[j] * b[j];
+    const shape cmp[] = {{32, 4, 128, 1, 3000}, {28, 4, 128, 2, 2049}, {12, 4, 64, 1, 999}};
+    for (size_t i = 0; i < sizeof(cmp) / sizeof(cmp[0]); i++) {
+        kt_point pt = make_point(&cmp[i]);
+        float *out[3];
+        size_t n[3];
+        for (int m = 0; m < 3; m++) {
+            kt_param_value p[2] = {{1024}, {modes[m]}}, pv[KT_MAX_PARAMS];
+            variant_params(pv, "dense", p, ISA_AVX512);
+            out[m] = run_output_dtype("dense", &pt, pv, 2, KT_DTYPE_BF16, &n[m]);
+            assert_int_equal(n[m], n[0]);
+        }
+        for (int m = 0; m < 2; m++) {
+            double e = rel_l2(out[m], out[m + 1], n[0]);
+            if (!(e > 0 && e < tolerance(KT_DTYPE_BF16)))
+                fail_msg("%s: bf16_dot %d against %d: rel_l2 %.3g", pt.id, modes[m], modes[m + 1],
+                         e);
+        }
+        for (int m = 0; m < 3; m++)
+            free(out[m]);
     }
-    assert_true(e2 > 0);
-    assert_true(sqrt(e2 / r2) < tolerance(KT_DTYPE_BF16));
-    free(a);
-    free(b);
 }
 
 /* Fixed splits and a fixed merge order: for each isa the same bits for 1 and 2 threads, and
@@ -271,13 +292,8 @@ static void test_independent_of_threads_and_batch(void **state)
             assert_memory_equal(a, b, n1 * sizeof(float));
             assert_memory_equal(a, c, n3 * sizeof(float));
             if (first) {
-                double e2 = 0, r2 = 0;
-                for (size_t j = 0; j < n1; j++) {
-                    e2 += ((double)a[j] - first[j]) * ((double)a[j] - first[j]);
-                    r2 += (double)first[j] * first[j];
-                }
-                assert_true(e2 > 0);
-                assert_true(sqrt(e2 / r2) < 1e-5);
+                double e = rel_l2(a, first, n1);
+                assert_true(e > 0 && e < 1e-5);
                 free(a);
             } else {
                 first = a;
