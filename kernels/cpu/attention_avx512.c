@@ -130,12 +130,31 @@ static KT_ATTN_AVX512 void pv(kt_attn_task *t, const void *v, kt_dtype dt, int n
     }
 }
 
+/* The scores of every head against the chunk's 16 rows 'k' into t->p; 'dc' is d where it is a
+ * compile-time constant after inlining, so the 16 row offsets need no registers. */
+AVX512_INLINE void scores_d(kt_attn_task *t, const float *q, const float *k, const int64_t dc)
+{
+    for (int64_t h = 0; h < t->g; h++)
+        _mm512_storeu_ps(t->p + h * KT_ATTN_CHUNK, dot16(q + h * dc, k, dc));
+}
+
 KT_ATTN_AVX512 void kt_attn_step_avx512(kt_attn_task *t, const float *k, int k_perm, const void *v,
                                         kt_dtype dtype, int n)
 {
-    for (int64_t h = 0; h < t->g; h++)
-        _mm512_storeu_ps(t->p + h * KT_ATTN_CHUNK,
-                         dot16((k_perm ? t->qk : t->qs) + h * t->d, k, t->d));
+    const float *q = k_perm ? t->qk : t->qs;
+    switch (t->d) {
+    case 64:
+        scores_d(t, q, k, 64);
+        break;
+    case 128:
+        scores_d(t, q, k, 128);
+        break;
+    case 256:
+        scores_d(t, q, k, 256);
+        break;
+    default:
+        scores_d(t, q, k, t->d);
+    }
     kt_attn_softmax_pv_avx512(t, v, dtype, n);
 }
 

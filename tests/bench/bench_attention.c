@@ -344,8 +344,9 @@ static int open_catalog_backend(kt_catalog *cat, kt_backend **b, int threads)
 
 /* Dense decode on every catalog model's heads, batch 1, llm inputs, in bf16 and fp32 at each of
  * 'contexts': K+V bytes per second as a fraction of the read-only and copy ceilings, and the
- * lowest fraction of read bandwidth per dtype against the 85% target. bf16 runs twice in the
- * same rounds, with bf16_dot auto (AVX-512 BF16 scores where the CPU has them) and off. */
+ * lowest fraction of read bandwidth per dtype against the 85% target. bf16 runs three times in
+ * the same rounds, with bf16_dot auto (AVX-512 BF16 scores and P V where the CPU has them),
+ * scores (the scores only, the default before P V took them) and off (widened to fp32). */
 static int dense_table(int threads, const int64_t *contexts, int n_ctx, int reps,
                        const kt_param_value *in, double copy_gbs, double read_gbs,
                        const char *only_model)
@@ -359,8 +360,10 @@ static int dense_table(int threads, const int64_t *contexts, int n_ctx, int reps
         return 1;
     printf(
         "\n| model | d | heads / kv | dtype | context | dense ms | K+V GB/s | of read bw | of copy "
-        "bw | dense rel_l2 | bf16_dot off ms | off of read bw |\n");
-    printf("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        "bw | dense rel_l2 | bf16_dot scores ms | scores of read bw | bf16_dot off ms | off of "
+        "read "
+        "bw |\n");
+    printf("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     const kt_dtype dtypes[] = {KT_DTYPE_BF16, KT_DTYPE_FP32};
     double lowest[2] = {1e9, 1e9};
     for (size_t mi = 0; mi < cat.n; mi++) {
@@ -380,13 +383,14 @@ static int dense_table(int threads, const int64_t *contexts, int n_ctx, int reps
                     printf("| %s | %s |\n", md->name, kt_error_last());
                     continue;
                 }
-                arm arms[2];
+                arm arms[3];
                 memset(arms, 0, sizeof(arms));
-                int n_arms = dtypes[di] == KT_DTYPE_BF16 ? 2 : 1;
+                const int modes[3] = {0, 2, 1}; /* bf16_dot auto, scores, off */
+                int n_arms = dtypes[di] == KT_DTYPE_BF16 ? 3 : 1;
                 for (int a = 0; a < n_arms; a++) {
                     arms[a].v = dense;
                     kt_param_defaults(arms[a].params, dense->params, dense->n_params);
-                    arms[a].params[bf16_dot].num = a; /* auto, then off */
+                    arms[a].params[bf16_dot].num = modes[a];
                 }
                 if (measure_arms(arms, n_arms, b, inst, threads, reps) < 0) {
                     printf("| %s | %s |\n", md->name, kt_error_last());
@@ -394,10 +398,11 @@ static int dense_table(int threads, const int64_t *contexts, int n_ctx, int reps
                     continue;
                 }
                 double kv = kv_bytes(inst), gbs = kv / (arms[0].ms * 1e-3) / 1e9;
-                char off[64] = "| - | - |";
-                if (n_arms == 2)
-                    snprintf(off, sizeof(off), "| %.3f | %.0f%% |", arms[1].ms,
-                             100 * kv / (arms[1].ms * 1e-3) / 1e9 / read_gbs);
+                char off[128] = "| - | - | - | - |";
+                if (n_arms == 3)
+                    snprintf(off, sizeof(off), "| %.3f | %.0f%% | %.3f | %.0f%% |", arms[1].ms,
+                             100 * kv / (arms[1].ms * 1e-3) / 1e9 / read_gbs, arms[2].ms,
+                             100 * kv / (arms[2].ms * 1e-3) / 1e9 / read_gbs);
                 printf("| %s | %lld | %lld / %lld | %s | %lld | %.3f | %.1f | %.0f%% | %.0f%% | "
                        "%.2g %s\n",
                        md->name, (long long)md->head_dim, (long long)md->heads,
@@ -467,8 +472,8 @@ int main(int argc, char **argv)
         printf("threads: %d; copy bandwidth (bytes read + written): %.1f GB/s; read bandwidth: "
                "%.1f GB/s\n",
                threads, copy_gbs, read_gbs);
-        return dense_table(threads, contexts, quick ? 1 : 2, quick ? 3 : 11, in, copy_gbs,
-                           read_gbs, only_model);
+        return dense_table(threads, contexts, quick ? 1 : 2, quick ? 3 : 11, in, copy_gbs, read_gbs,
+                           only_model);
     }
     if (models_only) {
         printf("threads: %d; copy bandwidth (bytes read + written): %.1f GB/s; read bandwidth: "

@@ -47,8 +47,9 @@ echo "Machine: $cpu (family $family; $flags), $(getconf _NPROCESSORS_ONLN) CPUs,
 echo
 echo "#### Dense decode against the read-only and copy bandwidth"
 echo
-echo "Batch 1, \`llm\` inputs, cold cache, medians. \`bf16_dot off\` is the same kernel with keys"
-echo "widened to fp32 instead of AVX-512 BF16 dot products."
+echo "Batch 1, \`llm\` inputs, cold cache, medians, in the same rounds: \`dense\` (bf16: scores and"
+echo "P V by AVX-512 BF16 dot products), \`bf16_dot scores\` (the scores only, P V in fp32 FMAs) and"
+echo "\`bf16_dot off\` (keys and values widened to fp32)."
 echo
 echo "progress: dense decode" >&2
 "$bench/bench_attention" "$threads" --dense $quick
