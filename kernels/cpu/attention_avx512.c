@@ -114,7 +114,7 @@ AVX512_INLINE void pv_dt(float *acc, const float *p, const void *v, int n, int64
 }
 
 /* Tiles of up to 4 heads by 32 or 64 channels (d % 32 == 0). */
-static KT_ATTN_AVX512 void pv(kt_attn_task *t, const void *v, kt_dtype dt, int n)
+KT_ATTN_AVX512 void kt_attn_pv_avx512(kt_attn_task *t, const void *v, kt_dtype dt, int n)
 {
     int64_t d = t->d;
     for (int64_t h0 = 0; h0 < t->g; h0 += 4) {
@@ -138,8 +138,7 @@ AVX512_INLINE void scores_d(kt_attn_task *t, const float *q, const float *k, con
         _mm512_storeu_ps(t->p + h * KT_ATTN_CHUNK, dot16(q + h * dc, k, dc));
 }
 
-KT_ATTN_AVX512 void kt_attn_step_avx512(kt_attn_task *t, const float *k, int k_perm, const void *v,
-                                        kt_dtype dtype, int n)
+KT_ATTN_AVX512 void kt_attn_scores_avx512(kt_attn_task *t, const float *k, int k_perm)
 {
     const float *q = k_perm ? t->qk : t->qs;
     switch (t->d) {
@@ -155,6 +154,12 @@ KT_ATTN_AVX512 void kt_attn_step_avx512(kt_attn_task *t, const float *k, int k_p
     default:
         scores_d(t, q, k, t->d);
     }
+}
+
+KT_ATTN_AVX512 void kt_attn_step_avx512(kt_attn_task *t, const float *k, int k_perm, const void *v,
+                                        kt_dtype dtype, int n)
+{
+    kt_attn_scores_avx512(t, k, k_perm);
     kt_attn_softmax_pv_avx512(t, v, dtype, n);
 }
 
@@ -217,5 +222,5 @@ KT_ATTN_AVX512 void kt_attn_softmax_avx512(kt_attn_task *t, int n, uint16_t *pb)
 KT_ATTN_AVX512 void kt_attn_softmax_pv_avx512(kt_attn_task *t, const void *v, kt_dtype dtype, int n)
 {
     kt_attn_softmax_avx512(t, n, NULL);
-    pv(t, v, dtype, n);
+    kt_attn_pv_avx512(t, v, dtype, n);
 }

@@ -321,14 +321,34 @@ void kt_attn_prefetch_ahead(const void *k, const void *v, size_t row_bytes, int6
     kt_attn_prefetch((const char *)v + (size_t)ahead * row_bytes, bytes);
 }
 
+kt_attn_spread kt_attn_spread_at(const void *k, const void *v, size_t row_bytes, int64_t s,
+                                 int64_t t1)
+{
+    int64_t chunks = KT_ATTN_SPREAD_BYTES / (2 * KT_ATTN_CHUNK * (int64_t)row_bytes);
+    int64_t ahead = s + (chunks < 1 ? 1 : chunks > 8 ? 8 : chunks) * KT_ATTN_CHUNK;
+    kt_attn_spread sp = {NULL, NULL, 0};
+    if (ahead >= t1)
+        return sp;
+    int64_t rows = t1 - ahead < KT_ATTN_CHUNK ? t1 - ahead : KT_ATTN_CHUNK;
+    sp.k = (const char *)k + (size_t)ahead * row_bytes;
+    sp.v = (const char *)v + (size_t)ahead * row_bytes;
+    sp.half = row_bytes * (size_t)rows / 2;
+    return sp;
+}
+
 void kt_attn_dense_range(kt_attn_task *t, const void *k, const void *v, kt_dtype dtype, int64_t t0,
                          int64_t t1)
 {
     size_t row_bytes = (size_t)t->d * kt_dtype_size(dtype);
     for (int64_t s = t0; s < t1; s += KT_ATTN_CHUNK) {
         int n = t1 - s < KT_ATTN_CHUNK ? (int)(t1 - s) : KT_ATTN_CHUNK;
-        kt_attn_prefetch_ahead(k, v, row_bytes, s, t1);
+        kt_attn_spread sp = kt_attn_spread_at(k, v, row_bytes, s, t1);
+        if (!t->wide)
+            kt_attn_prefetch_ahead(k, v, row_bytes, s, t1);
+        else
+            kt_attn_spread_quarter(&sp, 0);
         const char *ks = (const char *)k + (size_t)s * row_bytes;
+        const char *vs = (const char *)v + (size_t)s * row_bytes;
         const float *kf = t->kbuf;
         if (dtype == KT_DTYPE_FP32 && n == KT_ATTN_CHUNK)
             kf = (const float *)ks;
@@ -336,7 +356,16 @@ void kt_attn_dense_range(kt_attn_task *t, const void *k, const void *v, kt_dtype
             kt_attn_rows_f32_avx512(t->kbuf, ks, dtype, n, t->d);
         else
             kt_attn_rows_f32(t->kbuf, ks, dtype, n, t->d);
-        kt_attn_step(t, kf, t->perm, (const char *)v + (size_t)s * row_bytes, dtype, n);
+        if (!t->wide) {
+            kt_attn_step(t, kf, t->perm, vs, dtype, n);
+            continue;
+        }
+        kt_attn_scores_avx512(t, kf, t->perm);
+        kt_attn_spread_quarter(&sp, 1);
+        kt_attn_spread_quarter(&sp, 2);
+        kt_attn_softmax_avx512(t, n, NULL);
+        kt_attn_spread_quarter(&sp, 3);
+        kt_attn_pv_avx512(t, vs, dtype, n);
     }
 }
 

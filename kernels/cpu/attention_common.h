@@ -100,7 +100,9 @@ void kt_attn_rows_f32_avx512(float *dst, const void *src, kt_dtype dtype, int64_
  * 'k_perm') and 'n' value rows 'v' in storage type 'dtype' (converted as they are read). */
 void kt_attn_step(kt_attn_task *t, const float *k, int k_perm, const void *v, kt_dtype dtype,
                   int n);
-/* The same on AVX-512 (t->wide); kt_attn_step calls it. */
+/* The same on AVX-512 (t->wide); kt_attn_step calls it. It is kt_attn_scores_avx512 (the
+ * scores of the g heads into t->p) followed by kt_attn_softmax_pv_avx512. */
+void kt_attn_scores_avx512(kt_attn_task *t, const float *k, int k_perm);
 void kt_attn_step_avx512(kt_attn_task *t, const float *k, int k_perm, const void *v, kt_dtype dtype,
                          int n);
 
@@ -111,6 +113,10 @@ void kt_attn_step_avx512(kt_attn_task *t, const float *k, int k_perm, const void
  * it also writes them rounded to bf16 (nearest even) to pb ([g][KT_ATTN_CHUNK]) and l adds the
  * rounded weights. */
 void kt_attn_softmax_avx512(kt_attn_task *t, int n, uint16_t *pb);
+
+/* acc += t->p times the 'n' value rows 'v' (storage type 'dtype') on AVX-512 (t->wide): the
+ * P V half of kt_attn_softmax_pv_avx512. */
+void kt_attn_pv_avx512(kt_attn_task *t, const void *v, kt_dtype dtype, int n);
 
 /* The online-softmax update and P V of one AVX-512 step (t->wide) whose scores, in log2 units,
  * the caller left in t->p ([g][KT_ATTN_CHUNK], lanes past 'n' ignored): rescales m, l and acc,
@@ -124,6 +130,28 @@ void kt_attn_prefetch(const void *p, size_t bytes);
 /* Prefetches the K and V rows ('row_bytes' each) of the chunk KT_ATTN_PREFETCH_CHUNKS ahead of
  * the chunk at token 's' of a range ending at 't1', if there is one. */
 void kt_attn_prefetch_ahead(const void *k, const void *v, size_t row_bytes, int64_t s, int64_t t1);
+
+/* Bytes of K and V kept in flight ahead of a dense range's current chunk when it prefetches in
+ * quarters (kt_attn_spread): about two thirds of L1, so lines arrive before use and stay. */
+#define KT_ATTN_SPREAD_BYTES (32 << 10)
+
+/* The chunk a range spreads its prefetches over: quarter q (0..3) of its K rows, then its V
+ * rows, issued between a step's stages instead of in one burst, which fills the L1 miss
+ * buffers and stalls the stage behind it. */
+typedef struct kt_attn_spread {
+    const char *k, *v; /* the chunk's first K and V rows, or NULL past the range */
+    size_t half;       /* half its K (and V) bytes */
+} kt_attn_spread;
+/* The chunk KT_ATTN_SPREAD_BYTES of K and V ahead of token 's' of a range ending at 't1' of 'k'
+ * and 'v' with 'row_bytes' per row. */
+kt_attn_spread kt_attn_spread_at(const void *k, const void *v, size_t row_bytes, int64_t s,
+                                 int64_t t1);
+/* Prefetches quarter 'q' (0, 1: K halves; 2, 3: V halves) of 'sp'. */
+static inline void kt_attn_spread_quarter(const kt_attn_spread *sp, int q)
+{
+    if (sp->k)
+        kt_attn_prefetch((q < 2 ? sp->k : sp->v) + (q % 2) * sp->half, sp->half);
+}
 
 /* Dense attention of a task over tokens [t0, t1) of one KV head ('k' and 'v' point at its
  * token 0, storage type 'dtype'), chunk by chunk from t0. */

@@ -183,8 +183,6 @@ static KT_ATTN_AVX512BF16 void pv_bf16(kt_attn_task *t, const uint16_t *pb, cons
     }
 }
 
-enum { SPREAD_CHUNKS = 4 }; /* chunks ahead that kt_attn_dense_range_bf16_pv prefetches */
-
 KT_ATTN_AVX512BF16 void kt_attn_dense_range_bf16_pv(kt_attn_task *t, const uint16_t *k,
                                                     const uint16_t *v, int64_t t0, int64_t t1)
 {
@@ -194,23 +192,15 @@ KT_ATTN_AVX512BF16 void kt_attn_dense_range_bf16_pv(kt_attn_task *t, const uint1
     uint16_t *pb = vtail + KT_ATTN_CHUNK * d;
     t->perm = KT_ATTN_ORDER_PAIR32; /* every range of the task comes here, from acc = 0 */
     size_t row_bytes = (size_t)d * sizeof(uint16_t);
-    /* the chunk SPREAD_CHUNKS ahead is prefetched in quarters between the steps, not in one
-     * burst: a burst of 128 lines fills the L1 miss buffers and stalls the step behind it */
     for (int64_t s = t0; s < t1; s += KT_ATTN_CHUNK) {
         int n = t1 - s < KT_ATTN_CHUNK ? (int)(t1 - s) : KT_ATTN_CHUNK;
-        int64_t ahead = s + SPREAD_CHUNKS * KT_ATTN_CHUNK;
-        size_t half =
-            ahead < t1
-                ? row_bytes * (size_t)(t1 - ahead < KT_ATTN_CHUNK ? t1 - ahead : KT_ATTN_CHUNK) / 2
-                : 0;
-        const char *ka = half ? (const char *)(k + ahead * d) : NULL;
-        const char *va = half ? (const char *)(v + ahead * d) : NULL;
-        kt_attn_prefetch(ka, half);
+        kt_attn_spread sp = kt_attn_spread_at(k, v, row_bytes, s, t1);
+        kt_attn_spread_quarter(&sp, 0);
         scores(t, qb, chunk_rows(ktail, k + s * d, n, d));
-        kt_attn_prefetch(ka + half, half);
-        kt_attn_prefetch(va, half);
+        kt_attn_spread_quarter(&sp, 1);
+        kt_attn_spread_quarter(&sp, 2);
         kt_attn_softmax_avx512(t, n, pb);
-        kt_attn_prefetch(va + half, half);
+        kt_attn_spread_quarter(&sp, 3);
         pv_bf16(t, pb, chunk_rows(vtail, v + s * d, n, d), n);
     }
 }
