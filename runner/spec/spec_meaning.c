@@ -517,8 +517,11 @@ static void check_axes(mctx *c)
         spec->phases[i] = phases[i] == 1 ? KT_PHASE_PREFILL : KT_PHASE_DECODE;
         prefill |= spec->phases[i] == KT_PHASE_PREFILL;
     }
-    /* with a phase axis, the context only shapes prefill points (M = batch x context) */
-    int need_context = (!(spec->op->axes & KT_AXIS_PHASE) || prefill) && !is_command(spec);
+    /* with a phase axis, the context only shapes prefill points (M = batch x context), unless
+     * the op's decode points read a cache of that context */
+    unsigned axes = spec->op->axes;
+    int need_context = (!(axes & KT_AXIS_PHASE) || (axes & KT_AXIS_DECODE_CONTEXT) || prefill) &&
+                       !is_command(spec);
     check_int_axis(c, "context_lengths", KT_AXIS_CONTEXT, "context_length", MAX_CONTEXT,
                    need_context, &spec->context_lengths, &spec->n_context_lengths);
     default_axis(c, "context_lengths", &spec->context_lengths, &spec->n_context_lengths, 0);
