@@ -191,6 +191,23 @@ const char *kt_variant_library(const kt_variant *v)
     return NULL;
 }
 
+/* Variants whose params can rule out a phase, and the function that says why. */
+static const struct {
+    const kt_variant *variant;
+    const char *(*refusal)(const kt_param_value *params, kt_phase phase, int *param);
+} phase_limits[] = {
+    {&kt_variant_cpu_decoder_layer, kt_dl_cpu_phase_refusal},
+};
+
+const char *kt_variant_phase_refusal(const kt_variant *v, const kt_param_value *params,
+                                     kt_phase phase, int *param)
+{
+    for (int i = 0; i < COUNT(phase_limits); i++)
+        if (phase_limits[i].variant == v)
+            return phase_limits[i].refusal(params, phase, param);
+    return NULL;
+}
+
 static const kt_missing_variant missing[] = {
 #ifndef KT_HAVE_ONEDNN
     {"gemm", "onednn", "cpu",

@@ -90,6 +90,15 @@ static int pick(const kt_variant **out, kt_param_value *values, const kt_call *c
     return KT_OK;
 }
 
+const char *kt_dl_cpu_phase_refusal(const kt_param_value *params, kt_phase phase, int *param)
+{
+    *param = P_ATTENTION;
+    if (phase != KT_PHASE_PREFILL || params[P_ATTENTION].num == 0)
+        return NULL;
+    return "attention 'ffd' is a decode kernel (one query per sequence); a prefill chunk "
+           "attends with the layer's causal dense kernel (attention 'dense')";
+}
+
 /* The own kernels run only the layer's own stages: stage choices must stay at their defaults. */
 static int check_own(const kt_call *call)
 {
@@ -228,9 +237,11 @@ static int layer_prepare(void **out, const kt_call *call)
         return err;
     if (st->fusion != KT_DLF_NONE)
         return KT_OK;
-    if (m->prefill && (int)call->params[P_ATTENTION].num != 0)
-        return kt_error_code(KT_EINVAL, "decoder_layer: attention 'ffd' is a decode kernel; a "
-                                        "prefill chunk needs attention 'dense'");
+    int blame;
+    const char *why = kt_dl_cpu_phase_refusal(
+        call->params, m->prefill ? KT_PHASE_PREFILL : KT_PHASE_DECODE, &blame);
+    if (why)
+        return kt_error_code(KT_EINVAL, "decoder_layer: %s", why);
     if ((err = pick(&st->v_gemm, st->p_gemm, call, "gemm", "gemm", P_GEMM)) < 0 ||
         (err = pick(&st->v_attn, st->p_attn, call, "attention", "attention_decode", P_ATTENTION)) <
             0 ||
