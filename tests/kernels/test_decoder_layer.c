@@ -253,18 +253,22 @@ static void test_chunk_one_is_a_decode_step(void **unused)
     }
 }
 
+/* Each stage variant inside the step, for a decode step and a prefill chunk (where the GEMM and
+ * MLP variants run as prefill points of B C rows). */
 static void test_stage_variants(void **unused)
 {
     (void)unused;
-    const shape *s = &shapes[2];
+    const shape *all[] = {&shapes[2], &prefill_shapes[0]};
     const char *sets[][3] = {{"gemm=blas", "mlp=unfused", "mlp.engine=tiled"},
                              {"gemm=deterministic", "mlp=unfused", "mlp.engine=blas"},
                              {"gemm=tiled", "mlp=fused", "attention.split=256"}};
-    for (size_t k = 0; k < 3; k++) {
-        outcome r =
-            run_layer(s, KT_DTYPE_FP32, KT_DIST_LLM, 2, sets[k][0], sets[k][1], sets[k][2], NULL);
-        check(&r, s, KT_DTYPE_FP32, sets[k][0]);
-        outcome_free(&r);
+    for (size_t i = 0; i < 2; i++) {
+        for (size_t k = 0; k < 3; k++) {
+            outcome r = run_layer(all[i], KT_DTYPE_FP32, KT_DIST_LLM, 2, sets[k][0], sets[k][1],
+                                  sets[k][2], NULL);
+            check(&r, all[i], KT_DTYPE_FP32, sets[k][0]);
+            outcome_free(&r);
+        }
     }
 }
 
