@@ -14,14 +14,13 @@ enum { CHUNK = 32, ROWS = KT_DLK_CAUSAL_ROWS };
 size_t kt_dlk_causal_scratch_floats(const kt_dl_dims *m)
 {
     size_t nq = (size_t)(ROWS * m->g), d = (size_t)m->d;
-    return 2 * d + 2 * nq * d + nq * CHUNK + 3 * nq + 32;
+    return 2 * d + 2 * nq * d + nq * CHUNK + 2 * nq + 32;
 }
 
 /* The scratch of one task: rows k and v, then per query vector (row r, head h at r G + h) its
- * query (pre-scaled), accumulator, weights of the current chunk, running max and sum, and the
- * chunk's rescale of the accumulator. */
+ * query (pre-scaled), accumulator, weights of the current chunk, running max and sum. */
 typedef struct causal_scratch {
-    float *krow, *vrow, *q, *acc, *s, *mx, *sum, *corr;
+    float *krow, *vrow, *q, *acc, *s, *mx, *sum;
 } causal_scratch;
 
 static causal_scratch scratch_of(float *base, const kt_dl_dims *m)
@@ -35,24 +34,34 @@ static causal_scratch scratch_of(float *base, const kt_dl_dims *m)
     c.s = c.acc + nq * d;
     c.mx = c.s + nq * CHUNK;
     c.sum = c.mx + nq;
-    c.corr = c.sum + nq;
     return c;
 }
 
-/* acc = acc * corr + w * v over d values. */
-static void scale_axpy(float *acc, float corr, float w, const float *v, int64_t d)
+/* acc += w * v over d values. */
+static void axpy(float *acc, float w, const float *v, int64_t d)
 {
-    __m256 cv = _mm256_set1_ps(corr), wv = _mm256_set1_ps(w);
+    __m256 wv = _mm256_set1_ps(w);
     int64_t c = 0;
-    for (; c + 8 <= d; c += 8) {
-        __m256 a = _mm256_mul_ps(_mm256_loadu_ps(acc + c), cv);
-        _mm256_storeu_ps(acc + c, _mm256_fmadd_ps(wv, _mm256_loadu_ps(v + c), a));
-    }
+    for (; c + 8 <= d; c += 8)
+        _mm256_storeu_ps(acc + c,
+                         _mm256_fmadd_ps(wv, _mm256_loadu_ps(v + c), _mm256_loadu_ps(acc + c)));
     for (; c < d; c++)
-        acc[c] = acc[c] * corr + w * v[c];
+        acc[c] += w * v[c];
 }
 
-/* Scores of keys [c0, c0 + n) for the nq query vectors; vector j sees the first lim[j / G]. */
+/* acc *= s over d values. */
+static void scale(float *acc, float s, int64_t d)
+{
+    __m256 sv = _mm256_set1_ps(s);
+    int64_t c = 0;
+    for (; c + 8 <= d; c += 8)
+        _mm256_storeu_ps(acc + c, _mm256_mul_ps(_mm256_loadu_ps(acc + c), sv));
+    for (; c < d; c++)
+        acc[c] *= s;
+}
+
+/* Scores of keys [c0, c0 + n) for the nq query vectors (vector j sees the first lim[j / G]),
+ * turned into weights against the updated running max; each accumulator is rescaled to it. */
 static void score_chunk(const causal_scratch *sc, const kt_dlk_causal_args *a, size_t head,
                         int64_t c0, int n, const int *lim, int64_t nq)
 {
@@ -74,19 +83,20 @@ static void score_chunk(const causal_scratch *sc, const kt_dlk_causal_args *a, s
     for (int64_t j = 0; j < nq; j++) {
         int n_j = lim[j / g];
         float *sj = sc->s + j * CHUNK, mx = sc->mx[j];
-        sc->corr[j] = 1.0f;
         if (n_j == 0)
             continue;
         for (int tt = 0; tt < n_j; tt++)
             mx = sj[tt] > mx ? sj[tt] : mx;
         float corr = kt_dls_exp2_neg(sc->mx[j] - mx), sum = 0;
+#pragma omp simd reduction(+ : sum)
         for (int tt = 0; tt < n_j; tt++) {
             sj[tt] = kt_dls_exp2_neg(sj[tt] - mx);
             sum += sj[tt];
         }
         sc->mx[j] = mx;
         sc->sum[j] = sc->sum[j] * corr + sum;
-        sc->corr[j] = corr;
+        if (corr != 1.0f)
+            scale(sc->acc + j * m->d, corr, m->d);
     }
 }
 
@@ -125,9 +135,7 @@ static void causal_task(const kt_dlk_causal_args *a, float *base, int64_t b, int
                 int n_j = lim[j / g];
                 if (tt >= n_j)
                     continue;
-                /* the chunk's rescale of the accumulator rides on its first V row */
-                scale_axpy(sc.acc + j * d, tt == 0 ? sc.corr[j] : 1.0f, sc.s[j * CHUNK + tt],
-                           sc.vrow, d);
+                axpy(sc.acc + j * d, sc.s[j * CHUNK + tt], sc.vrow, d);
             }
         }
     }
