@@ -43,6 +43,7 @@ static const kt_variant *const variants[] = {
     &kt_variant_cuda_gemm_cublaslt,     &kt_variant_cuda_gemm_deterministic,
     &kt_variant_cuda_attention_dense,   &kt_variant_cuda_attention_ffd,
     &kt_variant_cuda_swiglu_unfused,    &kt_variant_cuda_swiglu_fused,
+    &kt_variant_cuda_decoder_layer,
 #endif
 };
 

@@ -16,6 +16,7 @@ extern const kt_variant kt_variant_cuda_attention_dense;
 extern const kt_variant kt_variant_cuda_attention_ffd;
 extern const kt_variant kt_variant_cuda_swiglu_unfused;
 extern const kt_variant kt_variant_cuda_swiglu_fused;
+extern const kt_variant kt_variant_cuda_decoder_layer;
 
 #ifdef __cplusplus
 }
