@@ -33,21 +33,23 @@
 #include <string.h>
 #include <sys/wait.h>
 
-/* Awkward sizes: G = 3, d not a multiple of 16, batch 3, two blocks, T no multiple of anything. */
+/* The dims of a decode problem (hidden 72, intermediate 100), through the op's own
+ * kt_dl_dims_of. Awkward sizes: G = 3, d not a multiple of 16, batch 3, two blocks. */
 static kt_dl_dims dims(int64_t l, int64_t b, int64_t hq, int64_t hkv, int64_t d, int64_t t)
 {
+    kt_problem p;
+    memset(&p, 0, sizeof(p));
+    p.m = p.batch = b;
+    p.k = 72;
+    p.n = 100;
+    p.heads = hq;
+    p.kv_heads = hkv;
+    p.head_dim = d;
+    p.context = t;
+    p.layers = l;
+    p.tensors[KT_DL_X].ndim = 2; /* [B, hidden]: a decode step */
     kt_dl_dims m;
-    memset(&m, 0, sizeof(m));
-    m.l = l;
-    m.b = b;
-    m.hq = hq;
-    m.hkv = hkv;
-    m.g = hq / hkv;
-    m.d = d;
-    m.t = t;
-    m.h = 72;
-    m.i = 100;
-    m.qkv = (hq + 2 * hkv) * d;
+    kt_dl_dims_of(&m, &p);
     return m;
 }
 
