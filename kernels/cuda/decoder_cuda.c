@@ -165,6 +165,10 @@ static int prepare_stages(kt_cdl_state *st, const kt_call *call)
 static int capture_graph(kt_cdl_state *st, const kt_call *call)
 {
     cudaStream_t stream = kt_cuda_stream(st->backend);
+    for (int i = 0; i < KT_DL_N_INPUTS; i++)
+        st->captured[i] = call->inputs[i];
+    for (int i = 0; i < KT_DL_N_OUTPUTS; i++)
+        st->captured[KT_DL_N_INPUTS + i] = call->outputs[i];
     KT_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     int rc = kt_cdl_step(st, call, 0, 1);
     int end = KT_CUDA_CALL(cudaStreamEndCapture(stream, &st->graph));
@@ -283,9 +287,24 @@ static void profile_after_stop(void *arg)
     st->profile_out = NULL;
 }
 
+/* Whether 'call' names the buffers the graph was captured with. */
+static int same_buffers(const kt_cdl_state *st, const kt_call *call)
+{
+    for (int i = 0; i < KT_DL_N_INPUTS; i++)
+        if (st->captured[i] != call->inputs[i])
+            return 0;
+    for (int i = 0; i < KT_DL_N_OUTPUTS; i++)
+        if (st->captured[KT_DL_N_INPUTS + i] != call->outputs[i])
+            return 0;
+    return 1;
+}
+
 static int layer_run(void *state, const kt_call *call)
 {
     kt_cdl_state *st = state;
+    if (st->fusion == KT_CDL_FUSION_GRAPH && !same_buffers(st, call))
+        return kt_error_code(KT_EINVAL, "decoder_layer: fusion graph replays the buffers of its "
+                                        "prepare call; this call passed others");
     int rc = st->fusion == KT_CDL_FUSION_GRAPH
                  ? KT_CUDA_CALL(cudaGraphLaunch(st->exec, kt_cuda_stream(call->backend)))
                  : kt_cdl_step(st, call, 0, 0);

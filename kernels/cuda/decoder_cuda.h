@@ -58,6 +58,7 @@ typedef struct kt_cdl_state {
     int64_t n_events;
     cudaGraph_t graph;
     cudaGraphExec_t exec;
+    const void *captured[KT_DL_N_INPUTS + KT_DL_N_OUTPUTS]; /* the buffers the graph holds */
     int graph_stage_times;         /* 1 when the graph's event nodes gave elapsed times */
     kt_stage_profile *profile_out; /* where the next timer stop puts the last call's stages */
     double record_ns;              /* measured cost of one event record */
