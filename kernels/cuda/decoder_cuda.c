@@ -171,17 +171,62 @@ static int capture_graph(kt_cdl_state *st, const kt_call *call)
         st->captured[KT_DL_N_INPUTS + i] = call->outputs[i];
     KT_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     int rc = kt_cdl_step(st, call, 0, 1);
-    int end = KT_CUDA_CALL(cudaStreamEndCapture(stream, &st->graph));
-    if (rc < 0)
+    cudaError_t end = cudaStreamEndCapture(stream, &st->graph);
+    if (rc < 0) /* the failed launch's message stays */
         return rc;
-    if (end < 0)
-        return end;
+    if ((rc = KT_CUDA_CALL(end)) < 0)
+        return rc;
     return KT_CUDA_CALL(cudaGraphInstantiate(&st->exec, st->graph, 0));
 }
 
-/* The cost of the profile's event records. none: the host time of one cudaEventRecord
- * (mean of 256), times the records of a call. graph: the device time of replaying a graph of
- * only the call's event-record nodes (an upper bound: it includes the replay's launch). */
+/* The device time of one replay of a graph of the first 'count' profile events as
+ * event-record nodes: the mean of REPLAYS back-to-back replays. */
+enum { REPLAYS = 20 };
+
+static int time_record_graph(kt_cdl_state *st, int64_t count, double *ns)
+{
+    cudaStream_t stream = kt_cuda_stream(st->backend);
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t exec = NULL;
+    cudaEvent_t a = NULL, b = NULL;
+    float ms = 0;
+    cudaError_t end;
+    int rc;
+    if ((rc = KT_CUDA_CALL(cudaEventCreate(&a))) < 0 ||
+        (rc = KT_CUDA_CALL(cudaEventCreate(&b))) < 0 ||
+        (rc = KT_CUDA_CALL(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal))) < 0)
+        goto done;
+    for (int64_t i = 0; i < count && rc == KT_OK; i++)
+        rc = KT_CUDA_CALL(cudaEventRecordWithFlags(st->events[i], stream, cudaEventRecordExternal));
+    end = cudaStreamEndCapture(stream, &g);
+    if (rc < 0 || (rc = KT_CUDA_CALL(end)) < 0 ||
+        (rc = KT_CUDA_CALL(cudaGraphInstantiate(&exec, g, 0))) < 0 ||
+        (rc = KT_CUDA_CALL(cudaGraphLaunch(exec, stream))) < 0 ||
+        (rc = KT_CUDA_CALL(cudaEventRecord(a, stream))) < 0)
+        goto done;
+    for (int r = 0; r < REPLAYS && rc == KT_OK; r++)
+        rc = KT_CUDA_CALL(cudaGraphLaunch(exec, stream));
+    if (rc < 0 || (rc = KT_CUDA_CALL(cudaEventRecord(b, stream))) < 0 ||
+        (rc = KT_CUDA_CALL(cudaEventSynchronize(b))) < 0 ||
+        (rc = KT_CUDA_CALL(cudaEventElapsedTime(&ms, a, b))) < 0)
+        goto done;
+    *ns = (double)ms * 1e6 / REPLAYS;
+done:
+    if (exec)
+        cudaGraphExecDestroy(exec);
+    if (g)
+        cudaGraphDestroy(g);
+    if (a)
+        cudaEventDestroy(a);
+    if (b)
+        cudaEventDestroy(b);
+    return rc;
+}
+
+/* The cost of the profile's event records, measured in prepare. none: the host time of one
+ * cudaEventRecord (mean of 256) as timer_read_ns, times the records of a call. graph: the
+ * device time a replay gains from the call's event-record nodes, from a graph of all of them
+ * against a graph of one (which cancels the replay's own launch), per extra node. */
 static int measure_overhead(kt_cdl_state *st)
 {
     cudaStream_t stream = kt_cuda_stream(st->backend);
@@ -195,38 +240,14 @@ static int measure_overhead(kt_cdl_state *st)
         KT_CUDA_CHECK(cudaStreamSynchronize(stream));
         return KT_OK;
     }
-    cudaGraph_t g = NULL;
-    cudaGraphExec_t exec = NULL;
-    cudaEvent_t a = NULL, b = NULL;
-    float ms = 0;
-    int rc, end;
-    if ((rc = KT_CUDA_CALL(cudaEventCreate(&a))) < 0 ||
-        (rc = KT_CUDA_CALL(cudaEventCreate(&b))) < 0 ||
-        (rc = KT_CUDA_CALL(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal))) < 0)
-        goto done;
-    for (int64_t i = 0; i < st->n_events && rc == KT_OK; i++)
-        rc = KT_CUDA_CALL(cudaEventRecordWithFlags(st->events[i], stream, cudaEventRecordExternal));
-    end = KT_CUDA_CALL(cudaStreamEndCapture(stream, &g));
-    if (rc < 0 || (rc = end) < 0 || (rc = KT_CUDA_CALL(cudaGraphInstantiate(&exec, g, 0))) < 0 ||
-        (rc = KT_CUDA_CALL(cudaGraphLaunch(exec, stream))) < 0 ||
-        (rc = KT_CUDA_CALL(cudaEventRecord(a, stream))) < 0 ||
-        (rc = KT_CUDA_CALL(cudaGraphLaunch(exec, stream))) < 0 ||
-        (rc = KT_CUDA_CALL(cudaEventRecord(b, stream))) < 0 ||
-        (rc = KT_CUDA_CALL(cudaEventSynchronize(b))) < 0 ||
-        (rc = KT_CUDA_CALL(cudaEventElapsedTime(&ms, a, b))) < 0)
-        goto done;
-    st->overhead_ns = (double)ms * 1e6;
-    st->record_ns = st->overhead_ns / (double)st->n_events;
-done:
-    if (exec)
-        cudaGraphExecDestroy(exec);
-    if (g)
-        cudaGraphDestroy(g);
-    if (a)
-        cudaEventDestroy(a);
-    if (b)
-        cudaEventDestroy(b);
-    return rc;
+    double one = 0, all = 0;
+    int rc;
+    if ((rc = time_record_graph(st, 1, &one)) < 0 ||
+        (rc = time_record_graph(st, st->n_events, &all)) < 0)
+        return rc;
+    st->record_ns = all > one ? (all - one) / (double)(st->n_events - 1) : 0;
+    st->overhead_ns = st->record_ns * (double)st->n_events;
+    return KT_OK;
 }
 
 /* The captured step's event nodes give elapsed times? One replay, then read them. */
