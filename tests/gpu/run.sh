@@ -132,24 +132,28 @@ if [ $built -eq 1 ]; then
     have_time gpu-tests/decoder && gpu_test gpu-tests/decoder test_cuda_decoder 60
 
     # ---- 5. compute-sanitizer on the small case ----------------------------------------
-    for tool in memcheck racecheck; do
-        t0=$SECONDS
-        have_time "sanitizer/$tool" || continue
+    # sanitize CHECK TOOL PROGRAM CAP: compute-sanitizer TOOL on 'tests/PROGRAM --small'
+    sanitize() {
+        local t0=$SECONDS sout rc
+        have_time "$1" || return 0
         if ! command -v compute-sanitizer >/dev/null; then
-            check "sanitizer/$tool" unavailable 0 "compute-sanitizer not found"
-            continue
+            check "$1" unavailable 0 "compute-sanitizer not found"
+            return 0
         fi
-        sout=$(timeout "$(step_timeout 45)" compute-sanitizer --tool "$tool" --error-exitcode 3 \
-            "$build/tests/test_cuda_kernels" --small 2>&1)
+        sout=$(timeout "$(step_timeout "$4")" compute-sanitizer --tool "$2" --error-exitcode 3 \
+            "$build/tests/$3" --small 2>&1)
         rc=$?
         printf '%s\n' "$sout" | tail -15
         if printf '%s' "$sout" | grep -q -i 'device not supported'; then
-            check "sanitizer/$tool" unavailable $((SECONDS - t0)) "compute-sanitizer: device not supported on this machine"
+            check "$1" unavailable $((SECONDS - t0)) "compute-sanitizer: device not supported on this machine"
         elif [ $rc -eq 0 ]; then
-            check "sanitizer/$tool" pass $((SECONDS - t0)) "$(printf '%s' "$sout" | grep -m1 'ERROR SUMMARY')"
+            check "$1" pass $((SECONDS - t0)) "$(printf '%s' "$sout" | grep -m1 'ERROR SUMMARY')"
         else
-            check "sanitizer/$tool" fail $((SECONDS - t0)) "exit $rc: $(printf '%s' "$sout" | tail -8)"
+            check "$1" fail $((SECONDS - t0)) "exit $rc: $(printf '%s' "$sout" | tail -8)"
         fi
+    }
+    for tool in memcheck racecheck; do
+        sanitize "sanitizer/$tool" "$tool" test_cuda_kernels 45
     done
 
     # ---- 6. figures --------------------------------------------------------------------
@@ -187,6 +191,9 @@ if [ $built -eq 1 ]; then
         *) check "experiment/$name" fail $((SECONDS - t0)) "exit $rc" ;;
         esac
     done
+
+    # ---- 7b. memcheck on the decoder_layer variant's small case (last: the kernels come first)
+    sanitize sanitizer/memcheck-decoder memcheck test_cuda_decoder 40
 
     # ---- 8. the GPU half of the profiling pass (CUPTI counters, NVML energy) ------------
     t0=$SECONDS

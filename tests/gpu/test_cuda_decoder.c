@@ -6,7 +6,8 @@
  * interval (or, for a graph whose event nodes give no times, none, as its metric says); FFD
  * as the attention stage leaves the appended K and V unchanged; a pass-through param the
  * chosen stage lacks is refused in prepare.
- * Skips (77) when the cuda backend finds no device (tests/gpu/run.sh counts that a failure). */
+ * Skips (77) when the cuda backend finds no device (tests/gpu/run.sh counts that a failure).
+ * 'test_cuda_decoder --small' runs one small step per fusion (for compute-sanitizer). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -251,13 +252,32 @@ static void test_pass_through_refused(void **state)
                                             "variant 'dense' has no param 'delta'"));
 }
 
-int main(void)
+/* One small step per fusion (for compute-sanitizer): every own kernel, a cuBLASLt and a
+ * deterministic projection, dense attention, the fused MLP, a graph replay. */
+static void test_small(void **state)
+{
+    (void)state;
+    const shape s = {"g3-b2-t40", 72, 9, 3, 24, 100, 2, 40, 1};
+    const char *none[] = {"fusion=none", NULL};
+    const char *graph[] = {"fusion=graph", "gemm=deterministic", NULL};
+    outcome a = run_layer(&s, KT_DTYPE_BF16, none), g = run_layer(&s, KT_DTYPE_BF16, graph);
+    check(&a, &s, KT_DTYPE_BF16, "none");
+    check(&g, &s, KT_DTYPE_BF16, "graph");
+    outcome_free(&a);
+    outcome_free(&g);
+}
+
+int main(int argc, char **argv)
 {
     kt_device_info info;
     const kt_backend_iface *cuda = kt_backend_find("cuda");
     if (!cuda || cuda->probe(&info) < 0) {
         printf("skipped: %s\n", cuda ? info.reason : "no cuda backend in this build");
         return 77;
+    }
+    if (argc > 1 && strcmp(argv[1], "--small") == 0) {
+        const struct CMUnitTest small[] = {cmocka_unit_test(test_small)};
+        return cmocka_run_group_tests(small, NULL, NULL);
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_none_and_graph_match_reference),
