@@ -43,6 +43,7 @@ static const kt_variant *const variants[] = {
     &kt_variant_cuda_gemm_cublaslt,     &kt_variant_cuda_gemm_deterministic,
     &kt_variant_cuda_attention_dense,   &kt_variant_cuda_attention_ffd,
     &kt_variant_cuda_swiglu_unfused,    &kt_variant_cuda_swiglu_fused,
+    &kt_variant_cuda_decoder_layer,
 #endif
 };
 
@@ -197,6 +198,9 @@ static const struct {
     const char *(*refusal)(const kt_param_value *params, kt_phase phase, int *param);
 } phase_limits[] = {
     {&kt_variant_cpu_decoder_layer, kt_dl_cpu_phase_refusal},
+#ifdef KT_HAVE_CUDA
+    {&kt_variant_cuda_decoder_layer, kt_dl_cuda_phase_refusal},
+#endif
 };
 
 const char *kt_variant_phase_refusal(const kt_variant *v, const kt_param_value *params,
