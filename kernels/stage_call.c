@@ -43,7 +43,7 @@ int kt_stage_pick(kt_stage_call *s, const kt_call *call, const kt_param_def *def
 }
 
 int kt_stage_shape(kt_stage_call *s, const kt_call *call, const char *op_name, kt_role role,
-                   int64_t context)
+                   kt_phase phase, int64_t context)
 {
     const kt_problem *p = call->problem;
     const char *who = p->op ? p->op->name : "stage";
@@ -57,7 +57,7 @@ int kt_stage_shape(kt_stage_call *s, const kt_call *call, const char *op_name, k
     pt.model.intermediate = p->n;
     pt.batch_size = p->batch;
     pt.context_length = context;
-    pt.phase = KT_PHASE_DECODE;
+    pt.phase = phase;
     pt.role = role;
     const kt_op *op = call->lookup ? call->lookup->op(op_name) : NULL;
     if (!op)

@@ -28,10 +28,12 @@ typedef struct kt_stage_call {
 int kt_stage_pick(kt_stage_call *s, const kt_call *call, const kt_param_def *defs, int n_defs,
                   int choice, const char *stage, const char *op, const char *backend);
 
-/* Shapes s->problem with op 'op' at the composite's point: its model, batch and dtype, one
- * row per sequence (decode), 'role' for gemm and 'context' cached tokens. */
+/* Shapes s->problem with op 'op' at the composite's point: its model, batch and dtype,
+ * 'role' for gemm, and 'phase' with 'context' tokens: a decode point attends to 'context'
+ * cached tokens with one row per sequence; a prefill point has 'context' rows per sequence
+ * (a chunk: M = batch x context for gemm and swiglu_mlp). */
 int kt_stage_shape(kt_stage_call *s, const kt_call *call, const char *op, kt_role role,
-                   int64_t context);
+                   kt_phase phase, int64_t context);
 
 /* Prepares / runs s on 'in' and 'out' (its op's tensors) with the composite's backend and
  * threads, no profile. A failed prepare names the stage variant; its state is still released

@@ -5,6 +5,7 @@
 #define KT_DECODER_CPU_H
 
 #include "decoder_kernels.h"
+#include "stage_call.h"
 
 #include <time.h>
 
@@ -14,13 +15,6 @@
 enum { KT_DLF_NONE, KT_DLF_OWN, KT_DLF_MLP, KT_DLF_LAYER };
 
 /* One prepared stage variant: the variant, its params, its problem and state. */
-typedef struct kt_dl_sub {
-    const kt_variant *variant;
-    kt_param_value params[KT_MAX_PARAMS];
-    kt_problem problem;
-    void *state;
-    int prepared;
-} kt_dl_sub;
 
 typedef struct kt_dl_state {
     kt_dl_dims m;
@@ -31,7 +25,7 @@ typedef struct kt_dl_state {
     size_t work_bytes;
     float *cosv, *sinv; /* RoPE at positions T..T+C-1, [C][d / 2] each */
     /* fusion none: per block the qkv and o projections, attention, mlp */
-    kt_dl_sub *qkv, *o, *attn, *mlp;
+    kt_stage_call *qkv, *o, *attn, *mlp; /* fusion none: a stage variant a block */
     const kt_variant *v_gemm, *v_attn, *v_mlp;
     kt_param_value p_gemm[KT_MAX_PARAMS], p_attn[KT_MAX_PARAMS], p_mlp[KT_MAX_PARAMS];
     /* activations: storage type for 'none', fp32 for the own kernels */

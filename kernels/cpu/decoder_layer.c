@@ -50,43 +50,18 @@ static const kt_param_def layer_params[P_COUNT] = {
 };
 
 /* Chooses stage 'stage' (op 'op', choice param 'choice') and fills its params from the
- * '<stage>.<name>' params; a pass-through param set away from its default that the chosen
- * variant lacks is an error, not silently ignored. */
+ * '<stage>.<name>' params (kt_stage_pick: a pass-through param set away from its default that
+ * the chosen variant lacks is an error, not silently ignored). */
 static int pick(const kt_variant **out, kt_param_value *values, const kt_call *call,
                 const char *stage, const char *op, int choice)
 {
-    char name[KT_NAME_MAX];
-    const kt_param_def *def = &layer_params[choice];
-    kt_param_choice_name(name, sizeof(name), def->choices, (int)call->params[choice].num);
-    const kt_variant *v = call->lookup ? call->lookup->variant(op, "cpu", name) : NULL;
-    if (!v)
-        return kt_error_code(KT_EINVAL, "decoder_layer: %s variant '%s' of %s is not built in",
-                             stage, name, op);
-    kt_param_defaults(values, v->params, v->n_params);
-    for (int i = 0; i < P_COUNT; i++) {
-        size_t len = strlen(stage);
-        const char *pn = layer_params[i].name;
-        if (strncmp(pn, stage, len) != 0 || pn[len] != '.')
-            continue;
-        int at = kt_param_index(v->params, v->n_params, pn + len + 1);
-        int set = call->params[i].num != layer_params[i].def;
-        if (at < 0 && set)
-            return kt_error_code(KT_EINVAL,
-                                 "decoder_layer: %s is set but %s variant '%s' has no "
-                                 "param '%s'",
-                                 pn, op, name, pn + len + 1);
-        if (at < 0)
-            continue;
-        const kt_param_def *vd = &v->params[at];
-        if (vd->type != layer_params[i].type ||
-            (vd->choices && strcmp(vd->choices, layer_params[i].choices) != 0))
-            return kt_error_code(KT_EINVAL,
-                                 "decoder_layer: %s does not match the type of %s's "
-                                 "param '%s'",
-                                 pn, name, vd->name);
-        values[at] = call->params[i];
-    }
-    *out = v;
+    kt_stage_call s;
+    memset(&s, 0, sizeof(s));
+    int err = kt_stage_pick(&s, call, layer_params, P_COUNT, choice, stage, op, "cpu");
+    if (err < 0)
+        return err;
+    *out = s.variant;
+    memcpy(values, s.params, sizeof(s.params));
     return KT_OK;
 }
 

@@ -14,61 +14,15 @@
 /* Shapes 'sub' with op 'op_name' at the layer's point ('role' for gemm, 'context' tokens). A
  * prefill chunk shapes the gemm and swiglu_mlp stages as prefill points of C tokens per
  * sequence (M = B C rows). */
-static int sub_shape(kt_dl_sub *sub, const kt_dl_state *st, const kt_call *call,
+static int sub_shape(kt_stage_call *sub, const kt_dl_state *st, const kt_call *call,
                      const char *op_name, kt_role role, int64_t context)
 {
-    const kt_problem *p = call->problem;
-    kt_point pt;
-    memset(&pt, 0, sizeof(pt));
-    snprintf(pt.model.name, sizeof(pt.model.name), "decoder_layer");
-    pt.model.hidden = p->k;
-    pt.model.heads = p->heads;
-    pt.model.kv_heads = p->kv_heads;
-    pt.model.head_dim = p->head_dim;
-    pt.model.intermediate = p->n;
-    pt.batch_size = p->batch;
-    pt.context_length = context;
-    pt.phase = KT_PHASE_DECODE;
-    if (st->m.prefill && strcmp(op_name, "attention_decode") != 0) {
-        pt.phase = KT_PHASE_PREFILL;
-        pt.context_length = st->m.c;
-    }
-    pt.role = role;
-    const kt_op *op = call->lookup ? call->lookup->op(op_name) : NULL;
-    if (!op)
-        return kt_error_code(KT_EINVAL, "decoder_layer: op '%s' is not built in", op_name);
-    return op->shape(&sub->problem, &pt, p->dtype, NULL);
+    if (st->m.prefill && strcmp(op_name, "attention_decode") != 0)
+        return kt_stage_shape(sub, call, op_name, role, KT_PHASE_PREFILL, st->m.c);
+    return kt_stage_shape(sub, call, op_name, role, KT_PHASE_DECODE, context);
 }
 
-static kt_call sub_call(const kt_dl_sub *sub, const kt_call *call, const void **in, void **out)
-{
-    kt_call c = *call;
-    c.problem = &sub->problem;
-    c.params = sub->params;
-    c.inputs = (const void *const *)in;
-    c.outputs = (void *const *)out;
-    c.profile = NULL;
-    return c;
-}
-
-static int sub_prepare(kt_dl_sub *sub, const kt_call *call, const void **in, void **out)
-{
-    kt_call c = sub_call(sub, call, in, out);
-    int err = sub->variant->prepare(&sub->state, &c);
-    sub->prepared = 1; /* release even a failed prepare's state */
-    if (err < 0)
-        return kt_error_code(err, "decoder_layer: stage variant '%s' of %s: %s", sub->variant->name,
-                             sub->variant->op, kt_error_last());
-    return KT_OK;
-}
-
-static int sub_run(kt_dl_sub *sub, const kt_call *call, const void **in, void **out)
-{
-    kt_call c = sub_call(sub, call, in, out);
-    return sub->variant->run(sub->state, &c);
-}
-
-static void sub_init(kt_dl_sub *sub, const kt_variant *v, const kt_param_value *params)
+static void sub_init(kt_stage_call *sub, const kt_variant *v, const kt_param_value *params)
 {
     sub->variant = v;
     memcpy(sub->params, params, sizeof(sub->params));
@@ -88,10 +42,10 @@ static const void *weights(const kt_dl_state *st, const kt_call *call, int which
 int kt_dl_stages_prepare(kt_dl_state *st, const kt_call *call)
 {
     int64_t layers = st->m.l;
-    st->qkv = calloc((size_t)layers, sizeof(kt_dl_sub));
-    st->o = calloc((size_t)layers, sizeof(kt_dl_sub));
-    st->attn = calloc((size_t)layers, sizeof(kt_dl_sub));
-    st->mlp = calloc((size_t)layers, sizeof(kt_dl_sub));
+    st->qkv = calloc((size_t)layers, sizeof(kt_stage_call));
+    st->o = calloc((size_t)layers, sizeof(kt_stage_call));
+    st->attn = calloc((size_t)layers, sizeof(kt_stage_call));
+    st->mlp = calloc((size_t)layers, sizeof(kt_stage_call));
     if (!st->qkv || !st->o || !st->attn || !st->mlp)
         return kt_error_code(KT_ENOMEM, "out of memory");
     int err = KT_OK;
@@ -115,21 +69,20 @@ int kt_dl_stages_prepare(kt_dl_state *st, const kt_call *call)
         const void *in_mlp[] = {st->xn, weights(st, call, KT_DL_WGU, l),
                                 weights(st, call, KT_DL_WDOWN, l)};
         void *out_qkv[] = {st->qkv_buf}, *out_o[] = {st->o_buf}, *out_mlp[] = {st->mlp_out};
-        if ((err = sub_prepare(&st->qkv[l], call, in_qkv, out_qkv)) < 0 ||
-            (err = sub_prepare(&st->o[l], call, in_o, out_o)) < 0)
+        if ((err = kt_stage_prepare(&st->qkv[l], call, in_qkv, out_qkv)) < 0 ||
+            (err = kt_stage_prepare(&st->o[l], call, in_o, out_o)) < 0)
             break;
-        err = sub_prepare(&st->mlp[l], call, in_mlp, out_mlp);
+        err = kt_stage_prepare(&st->mlp[l], call, in_mlp, out_mlp);
     }
     return err;
 }
 
 void kt_dl_stages_release(kt_dl_state *st, kt_backend *b)
 {
-    kt_dl_sub *all[] = {st->qkv, st->o, st->attn, st->mlp};
+    kt_stage_call *all[] = {st->qkv, st->o, st->attn, st->mlp};
     for (int k = 0; k < 4; k++) {
         for (int64_t l = 0; all[k] && l < st->m.l; l++)
-            if (all[k][l].prepared)
-                all[k][l].variant->release(all[k][l].state, b);
+            kt_stage_release(&all[k][l], b);
         free(all[k]);
     }
 }
@@ -180,7 +133,7 @@ static int block(kt_dl_state *st, const kt_call *call, int64_t l, const void *x,
     lap(st, KT_DLS_NORM, last);
     const void *in_qkv[] = {st->xn, weights(st, call, KT_DL_WQKV, l)};
     void *out_qkv[] = {st->qkv_buf};
-    if ((err = sub_run(&st->qkv[l], call, in_qkv, out_qkv)) < 0)
+    if ((err = kt_stage_run(&st->qkv[l], call, in_qkv, out_qkv)) < 0)
         return err;
     lap(st, KT_DLS_PROJ, last);
     kt_dlk_rope_args r = kt_dl_rope_of(st, call, l, st->dt);
@@ -193,15 +146,15 @@ static int block(kt_dl_state *st, const kt_call *call, int64_t l, const void *x,
         region_causal(st, &ca);
     } else {
         if (prepare && !st->attn[l].prepared &&
-            (err = sub_prepare(&st->attn[l], call, in_attn, out_attn)) < 0)
+            (err = kt_stage_prepare(&st->attn[l], call, in_attn, out_attn)) < 0)
             return err;
-        if ((err = sub_run(&st->attn[l], call, in_attn, out_attn)) < 0)
+        if ((err = kt_stage_run(&st->attn[l], call, in_attn, out_attn)) < 0)
             return err;
     }
     lap(st, KT_DLS_ATTN, last);
     const void *in_o[] = {st->att, weights(st, call, KT_DL_WO, l)};
     void *out_o[] = {st->o_buf};
-    if ((err = sub_run(&st->o[l], call, in_o, out_o)) < 0)
+    if ((err = kt_stage_run(&st->o[l], call, in_o, out_o)) < 0)
         return err;
     lap(st, KT_DLS_PROJ, last);
     region_add(st, st->h, x, st->o_buf);
@@ -211,7 +164,7 @@ static int block(kt_dl_state *st, const kt_call *call, int64_t l, const void *x,
     const void *in_mlp[] = {st->xn, weights(st, call, KT_DL_WGU, l),
                             weights(st, call, KT_DL_WDOWN, l)};
     void *out_mlp[] = {st->mlp_out};
-    if ((err = sub_run(&st->mlp[l], call, in_mlp, out_mlp)) < 0)
+    if ((err = kt_stage_run(&st->mlp[l], call, in_mlp, out_mlp)) < 0)
         return err;
     lap(st, KT_DLS_MLP, last);
     region_add(st, out, st->h, st->mlp_out);

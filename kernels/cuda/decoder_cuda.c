@@ -136,10 +136,11 @@ static int prepare_stages(kt_cdl_state *st, const kt_call *call)
         return rc;
     st->o.variant = st->qkv.variant;
     memcpy(st->o.params, st->qkv.params, sizeof(st->o.params));
-    if ((rc = kt_stage_shape(&st->qkv, call, "gemm", KT_ROLE_QKV, 1)) < 0 ||
-        (rc = kt_stage_shape(&st->o, call, "gemm", KT_ROLE_O, 1)) < 0 ||
-        (rc = kt_stage_shape(&st->mlp, call, "swiglu_mlp", KT_ROLE_NONE, 1)) < 0 ||
-        (rc = kt_stage_shape(&attn, call, "attention_decode", KT_ROLE_NONE, st->m.t + 1)) < 0)
+    if ((rc = kt_stage_shape(&st->qkv, call, "gemm", KT_ROLE_QKV, KT_PHASE_DECODE, 1)) < 0 ||
+        (rc = kt_stage_shape(&st->o, call, "gemm", KT_ROLE_O, KT_PHASE_DECODE, 1)) < 0 ||
+        (rc = kt_stage_shape(&st->mlp, call, "swiglu_mlp", KT_ROLE_NONE, KT_PHASE_DECODE, 1)) < 0 ||
+        (rc = kt_stage_shape(&attn, call, "attention_decode", KT_ROLE_NONE, KT_PHASE_DECODE,
+                             st->m.t + 1)) < 0)
         return rc;
     st->attn = calloc((size_t)st->m.l, sizeof(kt_stage_call));
     if (!st->attn)
