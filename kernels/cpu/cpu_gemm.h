@@ -87,7 +87,8 @@ void kt_cpu_blas_gemm(const kt_cpu_blas *g, void *y, const void *x, const void *
  * whole nr-wide panels, at most nc wide: with split 'even', as many blocks as the panels need,
  * rounded up to a multiple of the thread count, with the panels spread evenly over them. */
 typedef struct kt_cpu_tiled {
-    int mc, nc, kc; /* rounded: mc to the microkernel's rows, nc to 64 columns */
+    int mc, nc, kc; /* rounded: mc to the microkernel's rows, nc to 64 columns; kc 0: auto */
+    int kc_max;     /* the deepest panel a call may pack */
     int nr;         /* microkernel columns: 16 (AVX2) or 64 (AVX-512) */
     int prefetch;   /* groups of 8 rows of w prefetched ahead while packing; 0: none */
     int split;      /* 0: even, 1: blocks (nc wide, the last one short) */

@@ -12,6 +12,10 @@
 enum { MR = 6, NR_MAX = 64, CHUNK = 1 << 14 };
 enum { ISA_AUTO, ISA_AVX2, ISA_AVX512 };
 enum { SPLIT_EVEN, SPLIT_BLOCKS };
+/* kc 0 (auto): a call with up to KC_ROWS rows of x packs KC_SHALLOW deep, others KC_DEEP. With
+ * few rows the packed panel of w is used by few tiles, and a shallow one stays in cache; with
+ * many rows the tile of accumulators is large, and a deep panel reloads it less often. */
+enum { KC_ROWS = 128, KC_SHALLOW = 128, KC_DEEP = 384 };
 
 /* ---- conversions ------------------------------------------------------------------------ */
 
@@ -309,8 +313,9 @@ const kt_param_def kt_cpu_tiled_params[KT_CPU_TILED_N_PARAMS] = {
      "rows of x per block (rounded up to a multiple of 6); the packed block lives in L2"},
     {"nc", KT_PARAM_INT, 512, 16, 8192, NULL,
      "columns of y per block (rounded up to a multiple of 64)"},
-    {"kc", KT_PARAM_INT, 128, 8, 8192, NULL,
-     "depth per packed panel; one micro-panel (kc x 16 or 64 floats) lives in L1 or L2"},
+    {"kc", KT_PARAM_INT, 0, 0, 8192, NULL,
+     "depth per packed panel (one micro-panel, kc x 16 or 64 floats, in L1 or L2); 0: "
+     "128 for up to 128 rows of x, 384 beyond"},
     {"isa", KT_PARAM_ENUM, ISA_AUTO, 0, 0, "auto|avx2|avx512",
      "microkernel: 6x64 AVX-512 where the CPU has it (auto), or 6x16 AVX2"},
     {"prefetch", KT_PARAM_INT, 2, 0, 8, NULL,
@@ -334,10 +339,11 @@ int kt_cpu_tiled_init(kt_cpu_tiled *t, kt_backend *b, int threads, const kt_para
     t->mc = round_up((int)params[0].num, MR);
     t->nc = round_up((int)params[1].num, NR_MAX);
     t->kc = (int)params[2].num;
+    t->kc_max = t->kc > 0 ? t->kc : KC_DEEP;
     t->prefetch = (int)params[4].num;
     t->split = (int)params[5].num;
     t->threads = threads > 0 ? threads : 1;
-    t->per_thread = (size_t)t->mc * (size_t)t->kc + (size_t)t->kc * (size_t)t->nc +
+    t->per_thread = (size_t)t->mc * (size_t)t->kc_max + (size_t)t->kc_max * (size_t)t->nc +
                     (size_t)t->mc * (size_t)t->nc;
     t->per_thread = (t->per_thread + 15) / 16 * 16; /* each thread's block on its own lines */
     size_t bytes = (size_t)t->threads * t->per_thread * sizeof(float);
@@ -385,6 +391,7 @@ typedef struct tiled_job {
     const void *x, *w;
     kt_dtype dtype;
     int64_t m, n, k;
+    int kc;             /* this call's depth per packed panel */
     int64_t panels;     /* nr-wide panels of packed columns */
     int64_t col_blocks; /* blocks of whole panels, at most nc wide */
     int glu;
@@ -420,14 +427,14 @@ static void tiled_block(void *arg, int64_t item, int slot)
     int nr = t->nr;
     int64_t rb = item / j->col_blocks, cb = item % j->col_blocks;
     float *ap = t->buf + (size_t)slot * t->per_thread;
-    float *bp = ap + (size_t)t->mc * t->kc;
-    float *ct = bp + (size_t)t->kc * t->nc;
+    float *bp = ap + (size_t)t->mc * t->kc_max;
+    float *ct = bp + (size_t)t->kc_max * t->nc;
     int64_t i0 = rb * t->mc, first = block_first_panel(j, cb);
     int64_t j0 = first * nr;
     int mb = (int)(j->m - i0 < t->mc ? j->m - i0 : t->mc);
     int nb = (int)(block_first_panel(j, cb + 1) - first) * nr;
-    for (int64_t p0 = 0; p0 < j->k; p0 += t->kc) {
-        int kb = (int)(j->k - p0 < t->kc ? j->k - p0 : t->kc);
+    for (int64_t p0 = 0; p0 < j->k; p0 += j->kc) {
+        int kb = (int)(j->k - p0 < j->kc ? j->k - p0 : j->kc);
         pack_x(ap, j->x, j->dtype, j->k, i0, mb, p0, kb);
         pack_w(bp, j->w, j->dtype, j->n, j->k, j->glu, j0, nb, p0, kb, nr, t->prefetch);
         for (int jr = 0; jr < nb; jr += nr)
@@ -448,7 +455,8 @@ void kt_cpu_tiled_gemm(const kt_cpu_tiled *t, void *y, const void *x, const void
     int64_t row_blocks = (m + t->mc - 1) / t->mc;
     if (threads > t->threads)
         threads = t->threads;
-    tiled_job j = {t, y, x, w, dtype, m, n, k, (cols + nr - 1) / nr, 0, glu};
+    int kc = t->kc > 0 ? t->kc : m <= KC_ROWS ? KC_SHALLOW : KC_DEEP;
+    tiled_job j = {t, y, x, w, dtype, m, n, k, kc, (cols + nr - 1) / nr, 0, glu};
     j.col_blocks = column_blocks(t, j.panels, threads);
     kt_pool_for(threads, row_blocks * j.col_blocks, tiled_block, &j);
 }

@@ -101,6 +101,10 @@ static void test_tiled(void **state)
 {
     (void)state;
     check_awkward("tiled", NULL);
+    /* more than 128 rows: kc auto packs 384 deep, so K = 896 is 384 + 384 + 128 */
+    kt_point p = make_point(&qwen05, 2, 100, KT_PHASE_PREFILL, KT_ROLE_O);
+    for (size_t d = 0; d < 3; d++)
+        check_variant("tiled", &p, dtypes[d], KT_DIST_LLM, NULL);
 }
 
 /* Blocks smaller than the shapes: several row, column and depth blocks, partial ones at
