@@ -410,16 +410,24 @@ static int64_t column_blocks(const kt_cpu_tiled *t, int64_t panels, int threads)
 }
 
 /* The first panel of column block 'cb'; block cb spans panels first(cb) .. first(cb + 1) - 1.
- * even: the panels spread so that blocks differ by at most one panel; blocks: nc wide. */
+ * even: blocks differ by at most one panel, the larger ones first: the threads claim blocks in
+ * turn, the caller first, so alternating sizes (4, 5, 4, 5) would give the caller the small
+ * ones and leave it idle at the end while the last worker finishes. blocks: nc wide. */
 static int64_t block_first_panel(const tiled_job *j, int64_t cb)
 {
-    if (j->t->split == SPLIT_EVEN)
-        return cb * j->panels / j->col_blocks;
+    if (j->t->split == SPLIT_EVEN) {
+        int64_t q = j->panels / j->col_blocks, r = j->panels % j->col_blocks;
+        return cb * q + (cb < r ? cb : r);
+    }
     int64_t first = cb * (j->t->nc / j->t->nr);
     return first < j->panels ? first : j->panels;
 }
 
-/* Pool item: one mc-row, column-block piece of y, on the packing buffers of the running slot. */
+/* Pool item: one mc-row, column-block piece of y, on the packing buffers of the running slot.
+ * The accumulator tile's rows are as long as the block (nb), not nc: with kc 384 at M = 256
+ * the packed x, the packed w and the tile together exceed L2, and rows nc apart with only nb
+ * of each used crowd fewer cache sets (measured: 305-326 against 340 GFLOP/s at
+ * 256x1152x896, two threads). */
 static void tiled_block(void *arg, int64_t item, int slot)
 {
     const tiled_job *j = arg;
@@ -441,9 +449,9 @@ static void tiled_block(void *arg, int64_t item, int slot)
             for (int ir = 0; ir < mb; ir += MR)
                 (nr == 64 ? microkernel_avx512 : microkernel_avx2)(
                     mb - ir < MR ? mb - ir : MR, kb, ap + (size_t)ir * kb, bp + (size_t)jr * kb,
-                    ct + (size_t)ir * t->nc + jr, t->nc, p0 > 0);
+                    ct + (size_t)ir * nb + jr, nb, p0 > 0);
     }
-    epilogue(j->y, j->dtype, ct, t->nc, j->n, j->glu, i0, mb, j0, nb, nr);
+    epilogue(j->y, j->dtype, ct, nb, j->n, j->glu, i0, mb, j0, nb, nr);
 }
 
 void kt_cpu_tiled_gemm(const kt_cpu_tiled *t, void *y, const void *x, const void *w, kt_dtype dtype,
