@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Shapes 'sub' with op 'op_name' at the layer's point ('role' for gemm, 'context' tokens). */
+/* Shapes 'sub' with op 'op_name' at the layer's point ('role' for gemm, 'context' tokens). A
+ * prefill chunk shapes the gemm and swiglu_mlp stages as prefill points of C tokens per
+ * sequence (M = B C rows). */
 static int sub_shape(kt_dl_sub *sub, const kt_dl_state *st, const kt_call *call,
                      const char *op_name, kt_role role, int64_t context)
 {
@@ -27,11 +29,14 @@ static int sub_shape(kt_dl_sub *sub, const kt_dl_state *st, const kt_call *call,
     pt.batch_size = p->batch;
     pt.context_length = context;
     pt.phase = KT_PHASE_DECODE;
+    if (st->m.prefill && strcmp(op_name, "attention_decode") != 0) {
+        pt.phase = KT_PHASE_PREFILL;
+        pt.context_length = st->m.c;
+    }
     pt.role = role;
     const kt_op *op = call->lookup ? call->lookup->op(op_name) : NULL;
     if (!op)
         return kt_error_code(KT_EINVAL, "decoder_layer: op '%s' is not built in", op_name);
-    (void)st;
     return op->shape(&sub->problem, &pt, p->dtype, NULL);
 }
 
@@ -93,14 +98,18 @@ int kt_dl_stages_prepare(kt_dl_state *st, const kt_call *call)
     for (int64_t l = 0; l < layers && err == KT_OK; l++) {
         sub_init(&st->qkv[l], st->v_gemm, st->p_gemm);
         sub_init(&st->o[l], st->v_gemm, st->p_gemm);
-        sub_init(&st->attn[l], st->v_attn, st->p_attn);
         sub_init(&st->mlp[l], st->v_mlp, st->p_mlp);
         if ((err = sub_shape(&st->qkv[l], st, call, "gemm", KT_ROLE_QKV, 1)) < 0 ||
             (err = sub_shape(&st->o[l], st, call, "gemm", KT_ROLE_O, 1)) < 0 ||
-            (err = sub_shape(&st->attn[l], st, call, "attention_decode", KT_ROLE_NONE,
-                             st->m.t + 1)) < 0 ||
             (err = sub_shape(&st->mlp[l], st, call, "swiglu_mlp", KT_ROLE_NONE, 1)) < 0)
             break;
+        /* a chunk attends with the layer's causal kernel, not an attention_decode variant */
+        if (!st->m.prefill) {
+            sub_init(&st->attn[l], st->v_attn, st->p_attn);
+            if ((err = sub_shape(&st->attn[l], st, call, "attention_decode", KT_ROLE_NONE,
+                                 st->m.t + 1)) < 0)
+                break;
+        }
         const void *in_qkv[] = {st->xn, weights(st, call, KT_DL_WQKV, l)};
         const void *in_o[] = {st->att, weights(st, call, KT_DL_WO, l)};
         const void *in_mlp[] = {st->xn, weights(st, call, KT_DL_WGU, l),
@@ -128,14 +137,14 @@ void kt_dl_stages_release(kt_dl_state *st, kt_backend *b)
 static void region_norm(kt_dl_state *st, void *out, const void *x, const void *g)
 {
 #pragma omp parallel num_threads(st->threads)
-    kt_dlk_rmsnorm(out, st->dt, x, st->dt, g, st->dt, st->m.b, st->m.h, omp_get_thread_num(),
+    kt_dlk_rmsnorm(out, st->dt, x, st->dt, g, st->dt, st->m.rows, st->m.h, omp_get_thread_num(),
                    omp_get_num_threads());
 }
 
 static void region_add(kt_dl_state *st, void *out, const void *a, const void *b)
 {
 #pragma omp parallel num_threads(st->threads)
-    kt_dlk_add(out, st->dt, a, st->dt, b, st->dt, st->m.b * st->m.h, omp_get_thread_num(),
+    kt_dlk_add(out, st->dt, a, st->dt, b, st->dt, st->m.rows * st->m.h, omp_get_thread_num(),
                omp_get_num_threads());
 }
 
@@ -143,6 +152,12 @@ static void region_rope(kt_dl_state *st, const kt_dlk_rope_args *r)
 {
 #pragma omp parallel num_threads(st->threads)
     kt_dlk_rope_append(r, omp_get_thread_num(), omp_get_num_threads());
+}
+
+static void region_causal(kt_dl_state *st, const kt_dlk_causal_args *a)
+{
+#pragma omp parallel num_threads(st->threads)
+    kt_dlk_attn_causal(a, omp_get_thread_num(), omp_get_num_threads());
 }
 
 /* Adds the time since *last to stage 's'. */
@@ -173,11 +188,16 @@ static int block(kt_dl_state *st, const kt_call *call, int64_t l, const void *x,
     lap(st, KT_DLS_ROPE, last);
     const void *in_attn[] = {st->q, r.k_cache, r.v_cache};
     void *out_attn[] = {st->att};
-    if (prepare && !st->attn[l].prepared &&
-        (err = sub_prepare(&st->attn[l], call, in_attn, out_attn)) < 0)
-        return err;
-    if ((err = sub_run(&st->attn[l], call, in_attn, out_attn)) < 0)
-        return err;
+    if (m->prefill) {
+        kt_dlk_causal_args ca = kt_dl_causal_of(st, l, st->dt);
+        region_causal(st, &ca);
+    } else {
+        if (prepare && !st->attn[l].prepared &&
+            (err = sub_prepare(&st->attn[l], call, in_attn, out_attn)) < 0)
+            return err;
+        if ((err = sub_run(&st->attn[l], call, in_attn, out_attn)) < 0)
+            return err;
+    }
     lap(st, KT_DLS_ATTN, last);
     const void *in_o[] = {st->att, weights(st, call, KT_DL_WO, l)};
     void *out_o[] = {st->o_buf};
