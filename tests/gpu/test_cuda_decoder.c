@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "kernel.h"
+#include "kernels/decoder_test_shape.h"
 #include "kernels/gemm_tolerance.h"
 #include "measure/check.h"
 
@@ -24,14 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct shape {
-    const char *name;
-    int64_t hidden, heads, kv_heads, head_dim, inter, batch, context, layers;
-} shape;
-
 static const shape shapes[] = {
-    {"g3-b3-t300-l2", 72, 9, 3, 24, 100, 3, 300, 2}, /* G = 3, d % 16 != 0, two blocks */
-    {"g5-b5-t1023", 320, 5, 1, 64, 130, 5, 1023, 1}, /* MQA, T + 1 = 1024 */
+    {"g3-b3-t300-l2", 72, 9, 3, 24, 100, 3, 300, 2, 0}, /* G = 3, d % 16 != 0, two blocks */
+    {"g5-b5-t1023", 320, 5, 1, 64, 130, 5, 1023, 1, 0}, /* MQA, T + 1 = 1024 */
 };
 
 typedef struct outcome {
@@ -43,34 +39,6 @@ typedef struct outcome {
     double time_ns;
     double graph_stage_times; /* the metric, -1 when absent */
 } outcome;
-
-static kt_point point_of(const shape *s)
-{
-    kt_point pt;
-    memset(&pt, 0, sizeof(pt));
-    snprintf(pt.model.name, sizeof(pt.model.name), "%s", s->name);
-    pt.model.hidden = s->hidden;
-    pt.model.heads = s->heads;
-    pt.model.kv_heads = s->kv_heads;
-    pt.model.head_dim = s->head_dim;
-    pt.model.intermediate = s->inter;
-    pt.batch_size = s->batch;
-    pt.context_length = s->context;
-    pt.phase = KT_PHASE_DECODE;
-    snprintf(pt.id, sizeof(pt.id), "%s", s->name);
-    return pt;
-}
-
-static double rel_l2(const void *out, const double *ref, kt_dtype dt, size_t n)
-{
-    double e2 = 0, r2 = 0;
-    for (size_t i = 0; i < n; i++) {
-        double d = (double)kt_dtype_load(out, dt, i) - ref[i];
-        e2 += d * d;
-        r2 += ref[i] * ref[i];
-    }
-    return sqrt(e2 / r2);
-}
 
 /* Sets "name=value" params (NULL-terminated list) of 'v'. */
 static void set_params(const kt_variant *v, kt_param_value *values, const char *const *kv)
@@ -147,16 +115,6 @@ static void outcome_free(outcome *r)
 {
     for (int o = 0; o < 3; o++)
         free(r->out[o]);
-}
-
-/* tests/kernels/test_decoder_layer.c's limit: the storage roundings that reach an output at
- * full weight, per block, and fp32 reductions of depth max(hidden, inter, T + 1). */
-static double limit(kt_dtype dt, const shape *s)
-{
-    int64_t k = s->inter > s->hidden ? s->inter : s->hidden;
-    if (s->context + 1 > k)
-        k = s->context + 1;
-    return kt_test_rel_l2_limit(dt, 4 * (int)s->layers, k);
 }
 
 /* Outputs within the limit; the profile's stages inside the timed call. */

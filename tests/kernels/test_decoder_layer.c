@@ -7,6 +7,7 @@
 #include "kernel.h"
 #include "measure/check.h"
 #include "gemm_tolerance.h"
+#include "decoder_test_shape.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,12 +17,6 @@
 #include <string.h>
 
 #include <cmocka.h>
-
-typedef struct shape {
-    const char *name;
-    int64_t hidden, heads, kv_heads, head_dim, inter, batch, context, layers;
-    int64_t chunk; /* 0: a decode point; else a prefill point of this chunk */
-} shape;
 
 static const shape shapes[] = {
     {"g3-b3-t300-l2", 72, 9, 3, 24, 100, 3, 300, 2, 0}, /* G = 3, d % 16 != 0, two blocks */
@@ -46,23 +41,6 @@ typedef struct outcome {
     size_t bytes[3];
 } outcome;
 
-static kt_point point_of(const shape *s)
-{
-    kt_point pt;
-    memset(&pt, 0, sizeof(pt));
-    snprintf(pt.model.name, sizeof(pt.model.name), "%s", s->name);
-    pt.model.hidden = s->hidden;
-    pt.model.heads = s->heads;
-    pt.model.kv_heads = s->kv_heads;
-    pt.model.head_dim = s->head_dim;
-    pt.model.intermediate = s->inter;
-    pt.batch_size = s->batch;
-    pt.context_length = s->context;
-    pt.phase = s->chunk ? KT_PHASE_PREFILL : KT_PHASE_DECODE;
-    snprintf(pt.id, sizeof(pt.id), "%s", s->name);
-    return pt;
-}
-
 /* Sets param 'name' of 'v' to 'value' (a number, or an enum choice). */
 static void set_param(const kt_variant *v, kt_param_value *values, const char *name,
                       const char *value)
@@ -74,17 +52,6 @@ static void set_param(const kt_variant *v, kt_param_value *values, const char *n
     else
         values[i].num = atof(value);
     assert_true(values[i].num >= 0);
-}
-
-static double rel_l2(const void *out, const double *ref, kt_dtype dt, size_t n)
-{
-    double e2 = 0, r2 = 0;
-    for (size_t i = 0; i < n; i++) {
-        double d = (double)kt_dtype_load(out, dt, i) - ref[i];
-        e2 += d * d;
-        r2 += ref[i] * ref[i];
-    }
-    return sqrt(e2 / r2);
 }
 
 /* Runs the CPU 'layer' variant with "name=value" params (NULL-terminated). */
@@ -153,17 +120,6 @@ static void outcome_free(outcome *r)
 {
     for (int o = 0; o < 3; o++)
         free(r->out[o]);
-}
-
-/* Storage roundings that reach an output at full weight, per block (the rounded q, k, v and
- * y; the others are damped by the residual stream and the normalisations). */
-static double limit(kt_dtype dt, const shape *s)
-{
-    int64_t k = s->inter > s->hidden ? s->inter : s->hidden;
-    int64_t keys = s->context + (s->chunk ? s->chunk : 1);
-    if (keys > k)
-        k = keys;
-    return kt_test_rel_l2_limit(dt, 4 * (int)s->layers, k);
 }
 
 static void check(const outcome *r, const shape *s, kt_dtype dt, const char *what)
