@@ -199,8 +199,9 @@ static const char *arm_library(const kt_arm *arm, char *buf, size_t len)
     return kt_param_choice_name(buf, len, v->params[i].choices, (int)arm->params[i].num);
 }
 
-/* Prints the backend's "<library>_warning" items (an OpenBLAS running kernels older than the
- * CPU) for the libraries the spec's arms call, each once. */
+/* Prints the backend's "<library>_warning" and "<library>_<what>_warning" items (an OpenBLAS
+ * running kernels older than the CPU, its threads spinning after a call) for the libraries
+ * the spec's arms call, each once. */
 static void library_warnings(const kt_spec *spec, const kt_device_info *info)
 {
     for (int i = 0; i < info->n; i++) {
@@ -211,8 +212,8 @@ static void library_warnings(const kt_spec *spec, const kt_device_info *info)
             char buf[KT_NAME_MAX];
             const kt_arm *arm = a == 0 ? &spec->baseline : &spec->candidates[a - 1];
             const char *lib = arm_library(arm, buf, sizeof(buf));
-            if (lib && strlen(lib) == (size_t)(suffix - key) &&
-                strncmp(key, lib, strlen(lib)) == 0) {
+            if (lib && strlen(lib) <= (size_t)(suffix - key) &&
+                strncmp(key, lib, strlen(lib)) == 0 && key[strlen(lib)] == '_') {
                 fprintf(stderr, "warning: %s\n", info->items[i].value);
                 break;
             }
