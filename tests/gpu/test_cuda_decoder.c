@@ -215,7 +215,7 @@ static void test_pass_through_refused(void **state)
 static void test_small(void **state)
 {
     (void)state;
-    const shape s = {"g3-b2-t40", 72, 9, 3, 24, 100, 2, 40, 1};
+    const shape s = {"g3-b2-t40", 72, 9, 3, 24, 100, 2, 40, 1, 0};
     const char *none[] = {"fusion=none", NULL};
     const char *graph[] = {"fusion=graph", "gemm=deterministic", NULL};
     outcome a = run_layer(&s, KT_DTYPE_BF16, none), g = run_layer(&s, KT_DTYPE_BF16, graph);
