@@ -137,6 +137,13 @@ extern const kt_lookup kt_registry_lookup;
  * device info item for each library its arms call. */
 const char *kt_variant_library(const kt_variant *v);
 
+/* Why variant 'v' with 'params' cannot run points of 'phase' (a decode-only stage kernel in a
+ * staged variant): NULL when it can (and for every variant without such a limit), else the
+ * reason, with '*param' the index of the param to blame. Lets validation refuse at the param's
+ * line what prepare would refuse at run time. */
+const char *kt_variant_phase_refusal(const kt_variant *v, const kt_param_value *params,
+                                     kt_phase phase, int *param);
+
 int kt_missing_variant_count(void);
 const kt_missing_variant *kt_missing_variant_at(int i);
 

@@ -212,8 +212,8 @@ int kt_plugin_check_op(kt_plugin_host *h, const kt_op *op)
                                      !op->shape      ? "shape"
                                      : !op->generate ? "generate"
                                                      : "reference"));
-    unsigned all_axes =
-        KT_AXIS_MODEL | KT_AXIS_BATCH | KT_AXIS_CONTEXT | KT_AXIS_PHASE | KT_AXIS_ROLE;
+    unsigned all_axes = KT_AXIS_MODEL | KT_AXIS_BATCH | KT_AXIS_CONTEXT | KT_AXIS_PHASE |
+                        KT_AXIS_ROLE | KT_AXIS_DECODE_CONTEXT;
     if (op->axes == 0 || (op->axes & ~all_axes))
         return fail(h, kt_error_code(KT_EINVAL, "%s has axes 0x%x (a non-empty set of KT_AXIS_*)",
                                      owner, op->axes));

@@ -43,6 +43,7 @@ static const kt_variant *const variants[] = {
     &kt_variant_cuda_gemm_cublaslt,     &kt_variant_cuda_gemm_deterministic,
     &kt_variant_cuda_attention_dense,   &kt_variant_cuda_attention_ffd,
     &kt_variant_cuda_swiglu_unfused,    &kt_variant_cuda_swiglu_fused,
+    &kt_variant_cuda_decoder_layer,
 #endif
 };
 
@@ -188,6 +189,26 @@ const char *kt_variant_library(const kt_variant *v)
     for (int i = 0; i < COUNT(libraries); i++)
         if (libraries[i].variant == v)
             return libraries[i].library;
+    return NULL;
+}
+
+/* Variants whose params can rule out a phase, and the function that says why. */
+static const struct {
+    const kt_variant *variant;
+    const char *(*refusal)(const kt_param_value *params, kt_phase phase, int *param);
+} phase_limits[] = {
+    {&kt_variant_cpu_decoder_layer, kt_dl_cpu_phase_refusal},
+#ifdef KT_HAVE_CUDA
+    {&kt_variant_cuda_decoder_layer, kt_dl_cuda_phase_refusal},
+#endif
+};
+
+const char *kt_variant_phase_refusal(const kt_variant *v, const kt_param_value *params,
+                                     kt_phase phase, int *param)
+{
+    for (int i = 0; i < COUNT(phase_limits); i++)
+        if (phase_limits[i].variant == v)
+            return phase_limits[i].refusal(params, phase, param);
     return NULL;
 }
 

@@ -143,7 +143,10 @@ enum {
     KT_AXIS_BATCH = 1 << 1,
     KT_AXIS_CONTEXT = 1 << 2,
     KT_AXIS_PHASE = 1 << 3,
-    KT_AXIS_ROLE = 1 << 4
+    KT_AXIS_ROLE = 1 << 4,
+    /* with KT_AXIS_PHASE: decode points keep their context too (a KV cache shapes them);
+     * without it a decode point's shape ignores the context and it is dropped */
+    KT_AXIS_DECODE_CONTEXT = 1 << 5
 };
 
 /* One point of the matrix. Fields of axes the op does not use are zero. */

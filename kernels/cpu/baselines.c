@@ -3,6 +3,7 @@
 
 #include <cblas.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <strings.h>
 #ifdef KT_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.h>
@@ -114,11 +115,24 @@ int kt_openblas_core_warning(char *out, size_t len, const char *corename, kt_isa
     return 1;
 }
 
+int kt_openblas_spin_warning(char *out, size_t len, int threads, const char *timeout)
+{
+    if (len > 0)
+        out[0] = '\0';
+    if (threads <= 1 || (timeout && *timeout))
+        return 0;
+    snprintf(out, len,
+             "OpenBLAS's %d threads spin about 0.1 s after each call, taking CPU from the "
+             "arm timed next; OPENBLAS_THREAD_TIMEOUT=16 makes them sleep after about 30 us",
+             threads);
+    return 1;
+}
+
 void kt_baselines_describe(kt_device_info *info)
 {
     const char *core = openblas_get_corename();
     kt_isa_level cpu = kt_cpu_isa_level();
-    char warning[160];
+    char warning[160], spin[160];
     kt_device_info_add(info, "cpu_isa", "%s", kt_isa_level_name(cpu));
     kt_device_info_add(info, "openblas_config", "%s", openblas_get_config());
     kt_device_info_add(info, "openblas_core", "%s", core);
@@ -126,6 +140,10 @@ void kt_baselines_describe(kt_device_info *info)
                        kt_isa_level_name(kt_openblas_core_isa(core)));
     if (kt_openblas_core_warning(warning, sizeof(warning), core, cpu))
         kt_device_info_add(info, "openblas_warning", "%s", warning);
+    const char *timeout = getenv("OPENBLAS_THREAD_TIMEOUT");
+    kt_device_info_add(info, "openblas_thread_timeout", "%s", timeout ? timeout : "unset");
+    if (kt_openblas_spin_warning(spin, sizeof(spin), openblas_get_num_threads(), timeout))
+        kt_device_info_add(info, "openblas_threads_warning", "%s", spin);
 #ifdef KT_HAVE_ONEDNN
     const dnnl_version_t *v = dnnl_version();
     kt_device_info_add(info, "onednn_version", "%d.%d.%d (%s)", v->major, v->minor, v->patch,

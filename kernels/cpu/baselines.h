@@ -33,8 +33,15 @@ kt_isa_level kt_openblas_core_isa(const char *corename);
  * warning naming OPENBLAS_CORETYPE and the core to set into 'out' and returns 1; else writes
  * "" and returns 0. */
 int kt_openblas_core_warning(char *out, size_t len, const char *corename, kt_isa_level cpu);
+
+/* Writes into 'out' the warning that OpenBLAS's idle threads spin after each call, taking CPU
+ * from whatever is timed next, when OpenBLAS runs more than one thread and 'timeout' (the
+ * OPENBLAS_THREAD_TIMEOUT value, or NULL when unset) leaves its default spin. Returns 1 when
+ * it wrote one, else 0 (out empty). */
+int kt_openblas_spin_warning(char *out, size_t len, int threads, const char *timeout);
 /* Adds openblas_config, openblas_core, openblas_core_isa, cpu_isa, openblas_warning (only
- * when there is one), and onednn_version, onednn_isa (oneDNN builds) to 'info'. */
+ * when there is one), openblas_thread_timeout, openblas_threads_warning (only when there is
+ * one), and onednn_version, onednn_isa (oneDNN builds) to 'info'. */
 void kt_baselines_describe(kt_device_info *info);
 #ifdef KT_HAVE_ONEDNN
 /* oneDNN's effective ISA, e.g. "avx512_core_bf16" (gemm_onednn.c). */

@@ -83,22 +83,28 @@ void kt_cpu_blas_gemm(const kt_cpu_blas *g, void *y, const void *x, const void *
 
 /* The tiled engine: per thread a packed block of x (mc x kc), a packed panel of w
  * (kc x nc) and an fp32 accumulator tile (mc x nc). The microkernel is 6 x 16 (AVX2+FMA) or,
- * where the CPU has AVX-512 (checked at run time), 6 x 64. */
+ * where the CPU has AVX-512 (checked at run time), 6 x 64. The columns are cut into blocks of
+ * whole nr-wide panels, at most nc wide: with split 'even', as many blocks as the panels need,
+ * rounded up to a multiple of the thread count, with the panels spread evenly over them. */
 typedef struct kt_cpu_tiled {
-    int mc, nc, kc; /* rounded: mc to the microkernel's rows, nc to 64 columns */
+    int mc, nc, kc; /* rounded: mc to the microkernel's rows, nc to 64 columns; kc 0: auto */
+    int kc_max;     /* the deepest panel a call may pack */
     int nr;         /* microkernel columns: 16 (AVX2) or 64 (AVX-512) */
+    int prefetch;   /* groups of 8 rows of w prefetched ahead while packing; 0: none */
+    int split;      /* 0: even, 1: blocks (nc wide, the last one short) */
     int threads;
     float *buf; /* threads * per_thread floats */
     size_t per_thread;
     size_t bytes;
 } kt_cpu_tiled;
 
-/* The engine's block sizes and microkernel as variant params (mc, nc, kc, isa), shared by every
- * variant built on it; the defaults were chosen with tests/bench/bench_gemm.c. */
-#define KT_CPU_TILED_N_PARAMS 4
+/* The engine's block sizes, microkernel, packing prefetch and column split as variant params
+ * (mc, nc, kc, isa, prefetch, split), shared by every variant built on it; the defaults were
+ * chosen with tests/bench/bench_gemm.c. */
+#define KT_CPU_TILED_N_PARAMS 6
 extern const kt_param_def kt_cpu_tiled_params[KT_CPU_TILED_N_PARAMS];
 
-/* Allocates per-thread buffers for 'threads' threads; 'params' holds mc, nc, kc, isa (NULL:
+/* Allocates per-thread buffers for 'threads' threads; 'params' holds the engine's params (NULL:
  * the defaults). KT_EUNSUPPORTED when isa 'avx512' is asked of a CPU without it. */
 int kt_cpu_tiled_init(kt_cpu_tiled *t, kt_backend *b, int threads, const kt_param_value *params);
 /* Frees what init allocated; accepts a zeroed or partially initialised 't'. */

@@ -5,6 +5,7 @@
 #define KT_DECODER_CPU_H
 
 #include "decoder_kernels.h"
+#include "stage_call.h"
 
 #include <time.h>
 
@@ -14,36 +15,46 @@
 enum { KT_DLF_NONE, KT_DLF_OWN, KT_DLF_MLP, KT_DLF_LAYER };
 
 /* One prepared stage variant: the variant, its params, its problem and state. */
-typedef struct kt_dl_sub {
-    const kt_variant *variant;
-    kt_param_value params[KT_MAX_PARAMS];
-    kt_problem problem;
-    void *state;
-    int prepared;
-} kt_dl_sub;
 
 typedef struct kt_dl_state {
     kt_dl_dims m;
     kt_dtype dt;
     int fusion, threads;
     int64_t split;         /* own attention: tokens per task */
-    void *k_work, *v_work; /* [L][B][Hkv][T + 1][d]: the input cache plus the new token */
+    void *k_work, *v_work; /* [L][B][Hkv][T + C][d]: the input cache plus the new tokens */
     size_t work_bytes;
-    float *cosv, *sinv; /* RoPE at position T, d / 2 each */
+    float *cosv, *sinv; /* RoPE at positions T..T+C-1, [C][d / 2] each */
     /* fusion none: per block the qkv and o projections, attention, mlp */
-    kt_dl_sub *qkv, *o, *attn, *mlp;
+    kt_stage_call *qkv, *o, *attn, *mlp; /* fusion none: a stage variant a block */
     const kt_variant *v_gemm, *v_attn, *v_mlp;
     kt_param_value p_gemm[KT_MAX_PARAMS], p_attn[KT_MAX_PARAMS], p_mlp[KT_MAX_PARAMS];
     /* activations: storage type for 'none', fp32 for the own kernels */
     void *act;
     size_t act_bytes;
     void *x2, *xn, *qkv_buf, *q, *att, *o_buf, *h, *a, *mlp_out; /* views into 'act' */
-    float *partials, *scratch;
+    float *partials, *scratch; /* own decode attention: split partials; per-thread scratch */
+    size_t partials_bytes, scratch_bytes;
     /* profile of the last call */
     double stage_ns[KT_DLS_COUNT];
     double timer_ns; /* measured cost of one clock read */
     int timer_reads; /* clock reads per call */
 } kt_dl_state;
+
+/* Element offset of block l in the working caches. */
+static inline size_t kt_dl_off_work(const kt_dl_dims *m, int64_t l)
+{
+    return (size_t)(l * m->b * m->hkv * (m->t + m->c) * m->d);
+}
+
+/* Causal (prefill) attention arguments for block l: q and out in 'act_dt'. */
+static inline kt_dlk_causal_args kt_dl_causal_of(kt_dl_state *st, int64_t l, kt_dtype act_dt)
+{
+    size_t cache = kt_dl_off_work(&st->m, l) * kt_dtype_size(st->dt);
+    kt_dlk_causal_args a = {
+        &st->m,      st->dt,  st->q, act_dt, (char *)st->k_work + cache, (char *)st->v_work + cache,
+        st->scratch, st->att, act_dt};
+    return a;
+}
 
 /* RoPE + KV append arguments for block l, with activations (qkv in, q out) in 'act_dt'. */
 static inline kt_dlk_rope_args kt_dl_rope_of(kt_dl_state *st, const kt_call *call, int64_t l,
@@ -51,7 +62,7 @@ static inline kt_dlk_rope_args kt_dl_rope_of(kt_dl_state *st, const kt_call *cal
 {
     const kt_dl_dims *m = &st->m;
     size_t size = kt_dtype_size(st->dt);
-    size_t cache = (size_t)(l * m->b * m->hkv * (m->t + 1) * m->d) * size;
+    size_t cache = kt_dl_off_work(m, l) * size;
     size_t nw = kt_dl_off_new(m, l) * size;
     kt_dlk_rope_args r = {m,
                           st->dt,

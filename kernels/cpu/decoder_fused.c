@@ -32,7 +32,7 @@ static void phase_run(kt_dl_state *st, const kt_call *call, int64_t l, int phase
     const void *x = l == 0 ? in[KT_DL_X] : st->x2;
     kt_dtype x_dt = l == 0 ? dt : f32;
     const char *norms = (const char *)in[KT_DL_NORMS] + kt_dl_off_norms(m, l) * size;
-    size_t cache = (size_t)(l * m->b * m->hkv * (m->t + 1) * m->d) * size;
+    size_t cache = kt_dl_off_work(m, l) * size;
     kt_dlk_attn_args at = {m,
                            dt,
                            st->q,
@@ -44,10 +44,10 @@ static void phase_run(kt_dl_state *st, const kt_call *call, int64_t l, int phase
                            st->att};
     kt_dlk_gemv_args g = {0};
     g.w_dt = dt;
-    g.m = m->b;
+    g.m = m->rows;
     switch (phase) {
     case P_NORM1:
-        kt_dlk_rmsnorm(st->xn, f32, x, x_dt, norms, dt, m->b, m->h, tid, nth);
+        kt_dlk_rmsnorm(st->xn, f32, x, x_dt, norms, dt, m->rows, m->h, tid, nth);
         return;
     case P_QKV:
         g.y = st->qkv_buf, g.x = st->xn, g.n = m->qkv, g.k = m->h;
@@ -59,17 +59,23 @@ static void phase_run(kt_dl_state *st, const kt_call *call, int64_t l, int phase
         return;
     }
     case P_ATTN:
-        kt_dlk_attn_partial(&at, tid, nth);
+        if (m->prefill) {
+            kt_dlk_causal_args ca = kt_dl_causal_of(st, l, f32);
+            kt_dlk_attn_causal(&ca, tid, nth);
+        } else {
+            kt_dlk_attn_partial(&at, tid, nth);
+        }
         return;
-    case P_MERGE:
-        kt_dlk_attn_merge(&at, tid, nth);
+    case P_MERGE: /* the causal kernel needs no merge */
+        if (!m->prefill)
+            kt_dlk_attn_merge(&at, tid, nth);
         return;
     case P_OPROJ:
         g.y = st->h, g.x = st->att, g.n = m->h, g.k = m->hq * m->d, g.res = x, g.res_dt = x_dt;
         g.w = (const char *)in[KT_DL_WO] + kt_dl_off_wo(m, l) * size;
         break;
     case P_NORM2:
-        kt_dlk_rmsnorm(st->xn, f32, st->h, f32, norms + (size_t)m->h * size, dt, m->b, m->h, tid,
+        kt_dlk_rmsnorm(st->xn, f32, st->h, f32, norms + (size_t)m->h * size, dt, m->rows, m->h, tid,
                        nth);
         return;
     case P_GLU:

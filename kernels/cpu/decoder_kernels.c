@@ -1,7 +1,7 @@
 /* decoder_kernels.c - the decoder_layer's own stage kernels (AVX2 + FMA), one thread's share
  * each; contracts in decoder_kernels.h. */
 #include "decoder_kernels.h"
-#include "cpu_gemm.h"
+#include "decoder_simd.h"
 
 #include <math.h>
 #include <string.h>
@@ -36,14 +36,6 @@ void kt_dlk_add(void *out, kt_dtype out_dt, const void *a, kt_dtype a_dt, const 
                       kt_cpu_load1(a, a_dt, (size_t)e) + kt_cpu_load1(b, b_dt, (size_t)e));
 }
 
-static inline float hsum8(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
 /* dots[r] = x[r0 + r] . w_row for r < rows (<= 4), k elements. */
 static void dot_rows(float *dots, const float *x, int64_t k, const void *w, kt_dtype dt,
                      size_t w_at, int rows)
@@ -57,7 +49,7 @@ static void dot_rows(float *dots, const float *x, int64_t k, const void *w, kt_d
             acc[r] = _mm256_fmadd_ps(_mm256_loadu_ps(x + r * k + c), wv, acc[r]);
     }
     for (int r = 0; r < rows; r++) {
-        float s = hsum8(acc[r]);
+        float s = kt_dls_hsum8(acc[r]);
         for (int64_t cc = c; cc < k; cc++)
             s += x[r * k + cc] * kt_cpu_load1(w, dt, w_at + (size_t)cc);
         dots[r] = s;
@@ -97,24 +89,25 @@ void kt_dlk_rope_append(const kt_dlk_rope_args *a, int tid, int nth)
 {
     const kt_dl_dims *m = a->m;
     int64_t d = m->d, half = d / 2, per_row = m->hq + 2 * m->hkv, lo, hi;
-    kt_dlk_range(&lo, &hi, m->b * per_row, tid, nth);
+    kt_dlk_range(&lo, &hi, m->rows * per_row, tid, nth);
     for (int64_t task = lo; task < hi; task++) {
-        int64_t b = task / per_row, hh = task % per_row;
-        size_t src = (size_t)(b * m->qkv + hh * d);
+        int64_t r = task / per_row, hh = task % per_row, b = r / m->c, i = r % m->c;
+        size_t src = (size_t)(r * m->qkv + hh * d);
         int is_v = hh >= m->hq + m->hkv, is_k = !is_v && hh >= m->hq;
         int64_t kh = is_v ? hh - m->hq - m->hkv : hh - m->hq;
-        size_t cache_at = (size_t)(((b * m->hkv + kh) * (m->t + 1) + m->t) * d);
-        size_t new_at = (size_t)((b * m->hkv + kh) * d);
+        size_t cache_at = (size_t)(((b * m->hkv + kh) * (m->t + m->c) + m->t + i) * d);
+        size_t new_at = (size_t)(((b * m->hkv + kh) * m->c + i) * d);
+        const float *cs = a->cosv + i * half, *sn = a->sinv + i * half;
         for (int64_t c = 0; c < half; c++) {
             float x0 = kt_cpu_load1(a->qkv, a->src_dt, src + (size_t)c);
             float x1 = kt_cpu_load1(a->qkv, a->src_dt, src + (size_t)(c + half));
             float y0 = x0, y1 = x1;
             if (!is_v) {
-                y0 = x0 * a->cosv[c] - x1 * a->sinv[c];
-                y1 = x0 * a->sinv[c] + x1 * a->cosv[c];
+                y0 = x0 * cs[c] - x1 * sn[c];
+                y1 = x0 * sn[c] + x1 * cs[c];
             }
             if (!is_k && !is_v) {
-                size_t q_at = (size_t)((b * m->hq + hh) * d);
+                size_t q_at = (size_t)((r * m->hq + hh) * d);
                 kt_cpu_store1(a->q_out, a->q_dt, q_at + (size_t)c, y0);
                 kt_cpu_store1(a->q_out, a->q_dt, q_at + (size_t)(c + half), y1);
                 continue;
@@ -140,65 +133,6 @@ size_t kt_dlk_attn_scratch_floats(const kt_dl_dims *m)
     return (size_t)(2 * m->d + m->g * CHUNK + 16);
 }
 
-/* 2^x for x <= 0 (and -inf), fp32, relative error ~1e-7: x = i + f with |f| <= 1/2, a degree-6
- * Taylor polynomial of 2^f, and i placed into the exponent bits. Vectorises. */
-static inline float exp2_neg(float x)
-{
-    x = x < -126.0f ? -126.0f : x;
-    float i = rintf(x), f = x - i;
-    float p = 1.5403530e-4f;
-    p = p * f + 1.3333558e-3f;
-    p = p * f + 9.6181291e-3f;
-    p = p * f + 5.5504109e-2f;
-    p = p * f + 2.4022651e-1f;
-    p = p * f + 6.9314718e-1f;
-    p = p * f + 1.0f;
-    int32_t bits = ((int32_t)i + 127) << 23;
-    float s;
-    memcpy(&s, &bits, sizeof(s));
-    return p * s;
-}
-
-/* Loads token row 'at' (d values) of a storage-typed cache as fp32. */
-static void load_row(float *dst, const void *src, kt_dtype dt, size_t at, int64_t d)
-{
-    int64_t c = 0;
-    for (; c + 8 <= d; c += 8)
-        _mm256_storeu_ps(dst + c, kt_cpu_load8(src, dt, at + (size_t)c));
-    for (; c < d; c++)
-        dst[c] = kt_cpu_load1(src, dt, at + (size_t)c);
-}
-
-static float dot_f32(const float *a, const float *b, int64_t d)
-{
-    __m256 acc = _mm256_setzero_ps();
-    int64_t c = 0;
-    for (; c + 8 <= d; c += 8)
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + c), _mm256_loadu_ps(b + c), acc);
-    float s = hsum8(acc);
-    for (; c < d; c++)
-        s += a[c] * b[c];
-    return s;
-}
-
-/* out[j] = q[j] . k for the 4 query rows at q (stride d): one horizontal reduction for all 4. */
-static void dot4(float *out, const float *q, const float *k, int64_t d)
-{
-    __m256 a[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
-                   _mm256_setzero_ps()};
-    int64_t c = 0;
-    for (; c + 8 <= d; c += 8) {
-        __m256 kv = _mm256_loadu_ps(k + c);
-        for (int j = 0; j < 4; j++)
-            a[j] = _mm256_fmadd_ps(_mm256_loadu_ps(q + j * d + c), kv, a[j]);
-    }
-    __m256 s = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
-    _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1)));
-    for (; c < d; c++)
-        for (int j = 0; j < 4; j++)
-            out[j] += q[j * d + c] * k[c];
-}
-
 /* One task: tokens [t0, t1) of (b, kh) for the G heads; part = G x (max, sum, out[d]). */
 static void attn_task(const kt_dlk_attn_args *a, float *part, float *scratch, int64_t b, int64_t kh,
                       int64_t t0, int64_t t1)
@@ -217,25 +151,25 @@ static void attn_task(const kt_dlk_attn_args *a, float *part, float *scratch, in
     for (int64_t c0 = t0; c0 < t1; c0 += CHUNK) {
         int n = t1 - c0 < CHUNK ? (int)(t1 - c0) : CHUNK;
         for (int tt = 0; tt < n; tt++) {
-            load_row(krow, a->k_cache, a->dt, head + (size_t)((c0 + tt) * d), d);
+            kt_dls_load_row(krow, a->k_cache, a->dt, head + (size_t)((c0 + tt) * d), d);
             int64_t h = 0;
             for (; h + 4 <= g; h += 4) {
                 float dots[4];
-                dot4(dots, q + h * d, krow, d);
+                kt_dls_dot4(dots, q + h * d, krow, d);
                 for (int j = 0; j < 4; j++)
                     s[(h + j) * CHUNK + tt] = dots[j] * scale;
             }
             for (; h < g; h++)
-                s[h * CHUNK + tt] = dot_f32(q + h * d, krow, d) * scale;
+                s[h * CHUNK + tt] = kt_dls_dot(q + h * d, krow, d) * scale;
         }
         for (int64_t h = 0; h < g; h++) {
             float *ph = part + h * stride, mx = ph[0], *sh = s + h * CHUNK;
             for (int tt = 0; tt < n; tt++)
                 mx = sh[tt] > mx ? sh[tt] : mx;
-            float corr = exp2_neg(ph[0] - mx), sum = 0;
+            float corr = kt_dls_exp2_neg(ph[0] - mx), sum = 0;
 #pragma omp simd reduction(+ : sum)
             for (int tt = 0; tt < n; tt++) {
-                sh[tt] = exp2_neg(sh[tt] - mx);
+                sh[tt] = kt_dls_exp2_neg(sh[tt] - mx);
                 sum += sh[tt];
             }
             ph[0] = mx;
@@ -244,7 +178,7 @@ static void attn_task(const kt_dlk_attn_args *a, float *part, float *scratch, in
                 ph[2 + c] *= corr;
         }
         for (int tt = 0; tt < n; tt++) {
-            load_row(vrow, a->v_cache, a->dt, head + (size_t)((c0 + tt) * d), d);
+            kt_dls_load_row(vrow, a->v_cache, a->dt, head + (size_t)((c0 + tt) * d), d);
             for (int64_t h = 0; h < g; h++) {
                 float w = s[h * CHUNK + tt], *acc = part + h * stride + 2;
                 for (int64_t c = 0; c < d; c++)
@@ -283,7 +217,7 @@ void kt_dlk_attn_merge(const kt_dlk_attn_args *a, int tid, int nth)
         memset(out, 0, sizeof(float) * (size_t)d);
         for (int64_t sp = 0; sp < n_split; sp++) {
             const float *ph = first + (sp * m->g + hg) * (d + 2);
-            float w = exp2_neg(ph[0] - mx);
+            float w = kt_dls_exp2_neg(ph[0] - mx);
             sum += ph[1] * w;
             for (int64_t c = 0; c < d; c++)
                 out[c] += ph[2 + c] * w;

@@ -45,9 +45,10 @@ typedef struct kt_dlk_gemv_args {
  * row is read once from memory for all m rows. */
 void kt_dlk_gemv(const kt_dlk_gemv_args *a, int tid, int nth);
 
-/* RoPE at position t on the q and k heads of qkv[b] (type 'src_dt', row (H + 2 Hkv) d); q goes
- * to q_out[b][H][d] ('q_dt'); k and v go to position t of the block's cache (storage type,
- * t + 1 tokens per head) and to k_new / v_new [b][Hkv][d]. cosv / sinv: d / 2 values. */
+/* RoPE at position t + i on the q and k heads of row r = b c + i of qkv (type 'src_dt', row
+ * (H + 2 Hkv) d); q goes to q_out[r][H][d] ('q_dt'); k and v go to position t + i of the
+ * block's cache (storage type, t + c tokens per head) and to k_new / v_new [b][Hkv][c][d].
+ * cosv / sinv: [c][d / 2] values, one row per position. */
 typedef struct kt_dlk_rope_args {
     const kt_dl_dims *m;
     kt_dtype dt; /* storage type: cache, k_new, v_new */
@@ -55,8 +56,8 @@ typedef struct kt_dlk_rope_args {
     kt_dtype src_dt;
     void *q_out;
     kt_dtype q_dt;
-    void *k_cache, *v_cache; /* this block's [B][Hkv][t + 1][d] */
-    void *k_new, *v_new;     /* this block's [B][Hkv][d] */
+    void *k_cache, *v_cache; /* this block's [B][Hkv][t + c][d] */
+    void *k_new, *v_new;     /* this block's [B][Hkv][c][d] */
     const float *cosv, *sinv;
 } kt_dlk_rope_args;
 
@@ -80,5 +81,26 @@ int64_t kt_dlk_attn_tasks(const kt_dl_dims *m, int64_t split);
 size_t kt_dlk_attn_scratch_floats(const kt_dl_dims *m);
 void kt_dlk_attn_partial(const kt_dlk_attn_args *a, int tid, int nth);
 void kt_dlk_attn_merge(const kt_dlk_attn_args *a, int tid, int nth);
+
+/* Causal multi-query attention of a prefill chunk (decoder_causal.c): new token i of sequence
+ * b attends to the t cached tokens and the new tokens 0..i of its block's cache (storage type,
+ * t + c tokens per head), every head of a GQA group at once. Tasks are (b, kv head, block of
+ * KT_DLK_CAUSAL_ROWS query rows), spread over the team; each key and value row is loaded once
+ * per task for all its rows and heads; fp32 online softmax in base 2 over 32-token chunks. */
+typedef struct kt_dlk_causal_args {
+    const kt_dl_dims *m;
+    kt_dtype dt;   /* the cache's */
+    const void *q; /* [R][H][d] */
+    kt_dtype q_dt;
+    const void *k_cache, *v_cache;
+    float *scratch; /* per thread kt_dlk_causal_scratch_floats() */
+    void *out;      /* [R][H][d] */
+    kt_dtype out_dt;
+} kt_dlk_causal_args;
+
+#define KT_DLK_CAUSAL_ROWS 8
+
+size_t kt_dlk_causal_scratch_floats(const kt_dl_dims *m);
+void kt_dlk_attn_causal(const kt_dlk_causal_args *a, int tid, int nth);
 
 #endif

@@ -50,44 +50,28 @@ static const kt_param_def layer_params[P_COUNT] = {
 };
 
 /* Chooses stage 'stage' (op 'op', choice param 'choice') and fills its params from the
- * '<stage>.<name>' params; a pass-through param set away from its default that the chosen
- * variant lacks is an error, not silently ignored. */
+ * '<stage>.<name>' params (kt_stage_pick: a pass-through param set away from its default that
+ * the chosen variant lacks is an error, not silently ignored). */
 static int pick(const kt_variant **out, kt_param_value *values, const kt_call *call,
                 const char *stage, const char *op, int choice)
 {
-    char name[KT_NAME_MAX];
-    const kt_param_def *def = &layer_params[choice];
-    kt_param_choice_name(name, sizeof(name), def->choices, (int)call->params[choice].num);
-    const kt_variant *v = call->lookup ? call->lookup->variant(op, "cpu", name) : NULL;
-    if (!v)
-        return kt_error_code(KT_EINVAL, "decoder_layer: %s variant '%s' of %s is not built in",
-                             stage, name, op);
-    kt_param_defaults(values, v->params, v->n_params);
-    for (int i = 0; i < P_COUNT; i++) {
-        size_t len = strlen(stage);
-        const char *pn = layer_params[i].name;
-        if (strncmp(pn, stage, len) != 0 || pn[len] != '.')
-            continue;
-        int at = kt_param_index(v->params, v->n_params, pn + len + 1);
-        int set = call->params[i].num != layer_params[i].def;
-        if (at < 0 && set)
-            return kt_error_code(KT_EINVAL,
-                                 "decoder_layer: %s is set but %s variant '%s' has no "
-                                 "param '%s'",
-                                 pn, op, name, pn + len + 1);
-        if (at < 0)
-            continue;
-        const kt_param_def *vd = &v->params[at];
-        if (vd->type != layer_params[i].type ||
-            (vd->choices && strcmp(vd->choices, layer_params[i].choices) != 0))
-            return kt_error_code(KT_EINVAL,
-                                 "decoder_layer: %s does not match the type of %s's "
-                                 "param '%s'",
-                                 pn, name, vd->name);
-        values[at] = call->params[i];
-    }
-    *out = v;
+    kt_stage_call s;
+    memset(&s, 0, sizeof(s));
+    int err = kt_stage_pick(&s, call, layer_params, P_COUNT, choice, stage, op, "cpu");
+    if (err < 0)
+        return err;
+    *out = s.variant;
+    memcpy(values, s.params, sizeof(s.params));
     return KT_OK;
+}
+
+const char *kt_dl_cpu_phase_refusal(const kt_param_value *params, kt_phase phase, int *param)
+{
+    *param = P_ATTENTION;
+    if (phase != KT_PHASE_PREFILL || params[P_ATTENTION].num == 0)
+        return NULL;
+    return "attention 'ffd' is a decode kernel (one query per sequence); a prefill chunk "
+           "attends with the layer's causal dense kernel (attention 'dense')";
 }
 
 /* The own kernels run only the layer's own stages: stage choices must stay at their defaults. */
@@ -107,12 +91,12 @@ static int check_own(const kt_call *call)
     return KT_OK;
 }
 
-/* Copies the input caches into the working ones (T + 1 tokens per head). */
+/* Copies the input caches into the working ones (T + C tokens per head). */
 static void copy_cache(kt_dl_state *st, const kt_call *call)
 {
     const kt_dl_dims *m = &st->m;
     size_t row = (size_t)(m->t * m->d) * kt_dtype_size(st->dt);
-    size_t work = (size_t)((m->t + 1) * m->d) * kt_dtype_size(st->dt);
+    size_t work = (size_t)((m->t + m->c) * m->d) * kt_dtype_size(st->dt);
     for (int64_t head = 0; head < m->l * m->b * m->hkv; head++) {
         memcpy((char *)st->k_work + (size_t)head * work,
                (const char *)call->inputs[KT_DL_KCACHE] + (size_t)head * row, row);
@@ -130,9 +114,9 @@ static int alloc_activations(kt_dl_state *st, kt_backend *b)
     size_t el = st->fusion == KT_DLF_NONE ? kt_dtype_size(st->dt) : sizeof(float);
     void **views[] = {&st->x2,    &st->xn, &st->qkv_buf, &st->q,      &st->att,
                       &st->o_buf, &st->h,  &st->a,       &st->mlp_out};
-    int64_t n[] = {m->b * m->h,         m->b * m->h,         m->b * m->qkv,
-                   m->b * m->hq * m->d, m->b * m->hq * m->d, m->b * m->h,
-                   m->b * m->h,         m->b * m->i,         m->b * m->h};
+    int64_t r = m->rows;
+    int64_t n[] = {r * m->h, r * m->h, r * m->qkv, r * m->hq * m->d, r * m->hq * m->d,
+                   r * m->h, r * m->h, r * m->i,   r * m->h};
     size_t total = 0, at[9];
     for (int i = 0; i < 9; i++) {
         at[i] = total;
@@ -144,6 +128,52 @@ static int alloc_activations(kt_dl_state *st, kt_backend *b)
     st->act_bytes = total;
     for (int i = 0; i < 9; i++)
         *views[i] = (char *)st->act + at[i];
+    return KT_OK;
+}
+
+/* RoPE's cos and sin at positions T..T+C-1, [C][d / 2] each, fp32. */
+static int rope_tables(kt_dl_state *st)
+{
+    const kt_dl_dims *m = &st->m;
+    int64_t half = m->d / 2;
+    st->cosv = malloc(sizeof(float) * (size_t)(m->c * m->d));
+    double *angles = malloc(sizeof(double) * (size_t)m->d);
+    if (!st->cosv || !angles) {
+        free(angles);
+        return kt_error_code(KT_ENOMEM, "out of memory");
+    }
+    st->sinv = st->cosv + m->c * half;
+    for (int64_t i = 0; i < m->c; i++) {
+        kt_dl_rope_angles(angles, angles + half, m->d, m->t + i);
+        for (int64_t c = 0; c < half; c++) {
+            st->cosv[i * half + c] = (float)angles[c];
+            st->sinv[i * half + c] = (float)angles[half + c];
+        }
+    }
+    free(angles);
+    return KT_OK;
+}
+
+/* The own attention's buffers: split partials (decode, fused settings) and per-thread scratch
+ * (decode in fused settings; the causal kernel of a chunk in every setting). */
+static int alloc_attention(kt_dl_state *st, kt_backend *b)
+{
+    const kt_dl_dims *m = &st->m;
+    size_t per_thread = 0, parts = 0;
+    if (m->prefill)
+        per_thread = kt_dlk_causal_scratch_floats(m);
+    else if (st->fusion != KT_DLF_NONE)
+        per_thread = kt_dlk_attn_scratch_floats(m);
+    if (!m->prefill && st->fusion != KT_DLF_NONE)
+        parts = (size_t)kt_dlk_attn_tasks(m, st->split) * (size_t)(m->g * (m->d + 2));
+    int err = KT_OK;
+    if (parts && (err = kt_backend_alloc(b, (void **)&st->partials, parts * sizeof(float))) < 0)
+        return err;
+    st->partials_bytes = parts * sizeof(float);
+    size_t scratch = (size_t)st->threads * per_thread;
+    if (scratch && (err = kt_backend_alloc(b, (void **)&st->scratch, scratch * sizeof(float))) < 0)
+        return err;
+    st->scratch_bytes = scratch * sizeof(float);
     return KT_OK;
 }
 
@@ -172,34 +202,21 @@ static int layer_prepare(void **out, const kt_call *call)
     int err = st->fusion == KT_DLF_NONE ? KT_OK : check_own(call);
     if (err < 0)
         return err;
-    st->work_bytes = (size_t)(m->l * m->b * m->hkv * (m->t + 1) * m->d) * kt_dtype_size(st->dt);
+    st->work_bytes = kt_dl_off_work(m, m->l) * kt_dtype_size(st->dt);
     if ((err = kt_backend_alloc(call->backend, &st->k_work, st->work_bytes)) < 0 ||
         (err = kt_backend_alloc(call->backend, &st->v_work, st->work_bytes)) < 0)
         return err;
     copy_cache(st, call);
-    st->cosv = malloc(sizeof(float) * (size_t)m->d);
-    double *angles = malloc(sizeof(double) * (size_t)m->d);
-    if (!st->cosv || !angles) {
-        free(angles);
-        return kt_error_code(KT_ENOMEM, "out of memory");
-    }
-    st->sinv = st->cosv + m->d / 2;
-    kt_dl_rope_angles(angles, angles + m->d / 2, m->d, m->t);
-    for (int64_t c = 0; c < m->d; c++)
-        st->cosv[c] = (float)angles[c];
-    free(angles);
-    if ((err = alloc_activations(st, call->backend)) < 0)
+    if ((err = rope_tables(st)) < 0 || (err = alloc_activations(st, call->backend)) < 0 ||
+        (err = alloc_attention(st, call->backend)) < 0)
         return err;
-    if (st->fusion != KT_DLF_NONE) {
-        size_t parts = (size_t)kt_dlk_attn_tasks(m, st->split) * (size_t)(m->g * (m->d + 2));
-        size_t scratch = (size_t)st->threads * kt_dlk_attn_scratch_floats(m);
-        if ((err = kt_backend_alloc(call->backend, (void **)&st->partials, parts * sizeof(float))) <
-                0 ||
-            (err = kt_backend_alloc(call->backend, (void **)&st->scratch,
-                                    scratch * sizeof(float))) < 0)
-            return err;
+    if (st->fusion != KT_DLF_NONE)
         return KT_OK;
-    }
+    int blame;
+    const char *why = kt_dl_cpu_phase_refusal(
+        call->params, m->prefill ? KT_PHASE_PREFILL : KT_PHASE_DECODE, &blame);
+    if (why)
+        return kt_error_code(KT_EINVAL, "decoder_layer: %s", why);
     if ((err = pick(&st->v_gemm, st->p_gemm, call, "gemm", "gemm", P_GEMM)) < 0 ||
         (err = pick(&st->v_attn, st->p_attn, call, "attention", "attention_decode", P_ATTENTION)) <
             0 ||
@@ -230,17 +247,13 @@ static void layer_release(void *state, kt_backend *backend)
     if (!st)
         return;
     kt_dl_stages_release(st, backend);
-    const kt_dl_dims *m = &st->m;
     kt_backend_free(backend, st->k_work, st->work_bytes);
     kt_backend_free(backend, st->v_work, st->work_bytes);
     kt_backend_free(backend, st->act, st->act_bytes);
     if (st->partials)
-        kt_backend_free(backend, st->partials,
-                        (size_t)kt_dlk_attn_tasks(m, st->split) * (size_t)(m->g * (m->d + 2)) *
-                            sizeof(float));
+        kt_backend_free(backend, st->partials, st->partials_bytes);
     if (st->scratch)
-        kt_backend_free(backend, st->scratch,
-                        (size_t)st->threads * kt_dlk_attn_scratch_floats(m) * sizeof(float));
+        kt_backend_free(backend, st->scratch, st->scratch_bytes);
     free(st->cosv);
     free(st);
 }

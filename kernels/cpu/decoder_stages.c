@@ -11,59 +11,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Shapes 'sub' with op 'op_name' at the layer's point ('role' for gemm, 'context' tokens). */
-static int sub_shape(kt_dl_sub *sub, const kt_dl_state *st, const kt_call *call,
+/* Shapes 'sub' with op 'op_name' at the layer's point ('role' for gemm, 'context' tokens). A
+ * prefill chunk shapes the gemm and swiglu_mlp stages as prefill points of C tokens per
+ * sequence (M = B C rows). */
+static int sub_shape(kt_stage_call *sub, const kt_dl_state *st, const kt_call *call,
                      const char *op_name, kt_role role, int64_t context)
 {
-    const kt_problem *p = call->problem;
-    kt_point pt;
-    memset(&pt, 0, sizeof(pt));
-    snprintf(pt.model.name, sizeof(pt.model.name), "decoder_layer");
-    pt.model.hidden = p->k;
-    pt.model.heads = p->heads;
-    pt.model.kv_heads = p->kv_heads;
-    pt.model.head_dim = p->head_dim;
-    pt.model.intermediate = p->n;
-    pt.batch_size = p->batch;
-    pt.context_length = context;
-    pt.phase = KT_PHASE_DECODE;
-    pt.role = role;
-    const kt_op *op = call->lookup ? call->lookup->op(op_name) : NULL;
-    if (!op)
-        return kt_error_code(KT_EINVAL, "decoder_layer: op '%s' is not built in", op_name);
-    (void)st;
-    return op->shape(&sub->problem, &pt, p->dtype, NULL);
+    if (st->m.prefill && strcmp(op_name, "attention_decode") != 0)
+        return kt_stage_shape(sub, call, op_name, role, KT_PHASE_PREFILL, st->m.c);
+    return kt_stage_shape(sub, call, op_name, role, KT_PHASE_DECODE, context);
 }
 
-static kt_call sub_call(const kt_dl_sub *sub, const kt_call *call, const void **in, void **out)
-{
-    kt_call c = *call;
-    c.problem = &sub->problem;
-    c.params = sub->params;
-    c.inputs = (const void *const *)in;
-    c.outputs = (void *const *)out;
-    c.profile = NULL;
-    return c;
-}
-
-static int sub_prepare(kt_dl_sub *sub, const kt_call *call, const void **in, void **out)
-{
-    kt_call c = sub_call(sub, call, in, out);
-    int err = sub->variant->prepare(&sub->state, &c);
-    sub->prepared = 1; /* release even a failed prepare's state */
-    if (err < 0)
-        return kt_error_code(err, "decoder_layer: stage variant '%s' of %s: %s", sub->variant->name,
-                             sub->variant->op, kt_error_last());
-    return KT_OK;
-}
-
-static int sub_run(kt_dl_sub *sub, const kt_call *call, const void **in, void **out)
-{
-    kt_call c = sub_call(sub, call, in, out);
-    return sub->variant->run(sub->state, &c);
-}
-
-static void sub_init(kt_dl_sub *sub, const kt_variant *v, const kt_param_value *params)
+static void sub_init(kt_stage_call *sub, const kt_variant *v, const kt_param_value *params)
 {
     sub->variant = v;
     memcpy(sub->params, params, sizeof(sub->params));
@@ -83,44 +42,47 @@ static const void *weights(const kt_dl_state *st, const kt_call *call, int which
 int kt_dl_stages_prepare(kt_dl_state *st, const kt_call *call)
 {
     int64_t layers = st->m.l;
-    st->qkv = calloc((size_t)layers, sizeof(kt_dl_sub));
-    st->o = calloc((size_t)layers, sizeof(kt_dl_sub));
-    st->attn = calloc((size_t)layers, sizeof(kt_dl_sub));
-    st->mlp = calloc((size_t)layers, sizeof(kt_dl_sub));
+    st->qkv = calloc((size_t)layers, sizeof(kt_stage_call));
+    st->o = calloc((size_t)layers, sizeof(kt_stage_call));
+    st->attn = calloc((size_t)layers, sizeof(kt_stage_call));
+    st->mlp = calloc((size_t)layers, sizeof(kt_stage_call));
     if (!st->qkv || !st->o || !st->attn || !st->mlp)
         return kt_error_code(KT_ENOMEM, "out of memory");
     int err = KT_OK;
     for (int64_t l = 0; l < layers && err == KT_OK; l++) {
         sub_init(&st->qkv[l], st->v_gemm, st->p_gemm);
         sub_init(&st->o[l], st->v_gemm, st->p_gemm);
-        sub_init(&st->attn[l], st->v_attn, st->p_attn);
         sub_init(&st->mlp[l], st->v_mlp, st->p_mlp);
         if ((err = sub_shape(&st->qkv[l], st, call, "gemm", KT_ROLE_QKV, 1)) < 0 ||
             (err = sub_shape(&st->o[l], st, call, "gemm", KT_ROLE_O, 1)) < 0 ||
-            (err = sub_shape(&st->attn[l], st, call, "attention_decode", KT_ROLE_NONE,
-                             st->m.t + 1)) < 0 ||
             (err = sub_shape(&st->mlp[l], st, call, "swiglu_mlp", KT_ROLE_NONE, 1)) < 0)
             break;
+        /* a chunk attends with the layer's causal kernel, not an attention_decode variant */
+        if (!st->m.prefill) {
+            sub_init(&st->attn[l], st->v_attn, st->p_attn);
+            if ((err = sub_shape(&st->attn[l], st, call, "attention_decode", KT_ROLE_NONE,
+                                 st->m.t + 1)) < 0)
+                break;
+        }
         const void *in_qkv[] = {st->xn, weights(st, call, KT_DL_WQKV, l)};
         const void *in_o[] = {st->att, weights(st, call, KT_DL_WO, l)};
         const void *in_mlp[] = {st->xn, weights(st, call, KT_DL_WGU, l),
                                 weights(st, call, KT_DL_WDOWN, l)};
         void *out_qkv[] = {st->qkv_buf}, *out_o[] = {st->o_buf}, *out_mlp[] = {st->mlp_out};
-        if ((err = sub_prepare(&st->qkv[l], call, in_qkv, out_qkv)) < 0 ||
-            (err = sub_prepare(&st->o[l], call, in_o, out_o)) < 0)
+        if ((err = kt_stage_prepare(&st->qkv[l], call, in_qkv, out_qkv)) < 0 ||
+            (err = kt_stage_prepare(&st->o[l], call, in_o, out_o)) < 0)
             break;
-        err = sub_prepare(&st->mlp[l], call, in_mlp, out_mlp);
+        err = kt_stage_prepare(&st->mlp[l], call, in_mlp, out_mlp);
     }
     return err;
 }
 
 void kt_dl_stages_release(kt_dl_state *st, kt_backend *b)
 {
-    kt_dl_sub *all[] = {st->qkv, st->o, st->attn, st->mlp};
+    kt_stage_call *all[] = {st->qkv, st->o, st->attn, st->mlp};
     for (int k = 0; k < 4; k++) {
         for (int64_t l = 0; all[k] && l < st->m.l; l++)
-            if (all[k][l].prepared)
-                all[k][l].variant->release(all[k][l].state, b);
+            kt_stage_release(&all[k][l], b);
         free(all[k]);
     }
 }
@@ -128,14 +90,14 @@ void kt_dl_stages_release(kt_dl_state *st, kt_backend *b)
 static void region_norm(kt_dl_state *st, void *out, const void *x, const void *g)
 {
 #pragma omp parallel num_threads(st->threads)
-    kt_dlk_rmsnorm(out, st->dt, x, st->dt, g, st->dt, st->m.b, st->m.h, omp_get_thread_num(),
+    kt_dlk_rmsnorm(out, st->dt, x, st->dt, g, st->dt, st->m.rows, st->m.h, omp_get_thread_num(),
                    omp_get_num_threads());
 }
 
 static void region_add(kt_dl_state *st, void *out, const void *a, const void *b)
 {
 #pragma omp parallel num_threads(st->threads)
-    kt_dlk_add(out, st->dt, a, st->dt, b, st->dt, st->m.b * st->m.h, omp_get_thread_num(),
+    kt_dlk_add(out, st->dt, a, st->dt, b, st->dt, st->m.rows * st->m.h, omp_get_thread_num(),
                omp_get_num_threads());
 }
 
@@ -143,6 +105,12 @@ static void region_rope(kt_dl_state *st, const kt_dlk_rope_args *r)
 {
 #pragma omp parallel num_threads(st->threads)
     kt_dlk_rope_append(r, omp_get_thread_num(), omp_get_num_threads());
+}
+
+static void region_causal(kt_dl_state *st, const kt_dlk_causal_args *a)
+{
+#pragma omp parallel num_threads(st->threads)
+    kt_dlk_attn_causal(a, omp_get_thread_num(), omp_get_num_threads());
 }
 
 /* Adds the time since *last to stage 's'. */
@@ -165,7 +133,7 @@ static int block(kt_dl_state *st, const kt_call *call, int64_t l, const void *x,
     lap(st, KT_DLS_NORM, last);
     const void *in_qkv[] = {st->xn, weights(st, call, KT_DL_WQKV, l)};
     void *out_qkv[] = {st->qkv_buf};
-    if ((err = sub_run(&st->qkv[l], call, in_qkv, out_qkv)) < 0)
+    if ((err = kt_stage_run(&st->qkv[l], call, in_qkv, out_qkv)) < 0)
         return err;
     lap(st, KT_DLS_PROJ, last);
     kt_dlk_rope_args r = kt_dl_rope_of(st, call, l, st->dt);
@@ -173,15 +141,20 @@ static int block(kt_dl_state *st, const kt_call *call, int64_t l, const void *x,
     lap(st, KT_DLS_ROPE, last);
     const void *in_attn[] = {st->q, r.k_cache, r.v_cache};
     void *out_attn[] = {st->att};
-    if (prepare && !st->attn[l].prepared &&
-        (err = sub_prepare(&st->attn[l], call, in_attn, out_attn)) < 0)
-        return err;
-    if ((err = sub_run(&st->attn[l], call, in_attn, out_attn)) < 0)
-        return err;
+    if (m->prefill) {
+        kt_dlk_causal_args ca = kt_dl_causal_of(st, l, st->dt);
+        region_causal(st, &ca);
+    } else {
+        if (prepare && !st->attn[l].prepared &&
+            (err = kt_stage_prepare(&st->attn[l], call, in_attn, out_attn)) < 0)
+            return err;
+        if ((err = kt_stage_run(&st->attn[l], call, in_attn, out_attn)) < 0)
+            return err;
+    }
     lap(st, KT_DLS_ATTN, last);
     const void *in_o[] = {st->att, weights(st, call, KT_DL_WO, l)};
     void *out_o[] = {st->o_buf};
-    if ((err = sub_run(&st->o[l], call, in_o, out_o)) < 0)
+    if ((err = kt_stage_run(&st->o[l], call, in_o, out_o)) < 0)
         return err;
     lap(st, KT_DLS_PROJ, last);
     region_add(st, st->h, x, st->o_buf);
@@ -191,7 +164,7 @@ static int block(kt_dl_state *st, const kt_call *call, int64_t l, const void *x,
     const void *in_mlp[] = {st->xn, weights(st, call, KT_DL_WGU, l),
                             weights(st, call, KT_DL_WDOWN, l)};
     void *out_mlp[] = {st->mlp_out};
-    if ((err = sub_run(&st->mlp[l], call, in_mlp, out_mlp)) < 0)
+    if ((err = kt_stage_run(&st->mlp[l], call, in_mlp, out_mlp)) < 0)
         return err;
     lap(st, KT_DLS_MLP, last);
     region_add(st, out, st->h, st->mlp_out);

@@ -47,38 +47,54 @@ static int32_t to_int32(double x, int32_t if_nan)
     return x >= 2147483647.0 ? INT32_MAX : x <= -2147483648.0 ? INT32_MIN : (int32_t)x;
 }
 
-/* One head's int8 weights of one block into 'wd' (d / 4 words: word 4q + m holds channels
- * 16q + 4j + m, j = 0..3, as vpdpbusd pairs them with plane m of the codes' word q), and the
- * integer bounds on S: *keep_at (S >= it: the float score certainly reaches 'thr') and
- * *drop_below (S < it: the float score certainly stays below 'thr'). */
-static KT_VNNI void head_weights(uint32_t *wd, int32_t *keep_at, int32_t *drop_below,
-                                 const float *qs, const float *scale, float thr, int64_t d)
+/* The int8 weights of heads h0..h0+n-1 (n <= 16) of one block into 'wd' (d / 4 words a head:
+ * word 4q + m holds channels 16q + 4j + m, j = 0..3, as vpdpbusd pairs them with plane m of
+ * the codes' word q), and the integer bounds on S of each head: keep_at (S >= it: the float
+ * score certainly reaches 'thr') and drop_below (S < it: the float score certainly stays below
+ * 'thr'). The heads' largest |w| come first so that their steps take one vector division
+ * instead of a scalar one each; the bounds multiply by that reciprocal rather than divide by
+ * the step: its relative error (about 1e-7) is far inside the slack, whose part
+ * 1e-4 |thr| / step already exceeds 1e-7 |thr + E| / step. */
+static KT_VNNI void heads_weights(uint32_t *wd, int32_t *keep_at, int32_t *drop_below,
+                                  const float *qs, const float *scale, const float *thr, int64_t n,
+                                  int64_t d)
 {
-    __m512 amax = _mm512_setzero_ps();
-    for (int64_t c = 0; c < d; c += 16)
-        amax = _mm512_max_ps(amax, _mm512_abs_ps(_mm512_mul_ps(_mm512_loadu_ps(qs + c),
-                                                               _mm512_loadu_ps(scale + c))));
-    float a = _mm512_reduce_max_ps(amax), step = a > 1e-30f ? a / 127.0f : 1.0f;
-    const __m512 inv = _mm512_set1_ps(1.0f / step), stepv = _mm512_set1_ps(step);
-    const __m128i order = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    __m512i wsum = _mm512_setzero_si512();
-    __m512 err = _mm512_setzero_ps();
-    for (int64_t c = 0; c < d; c += 16) {
-        __m512 w = _mm512_mul_ps(_mm512_loadu_ps(qs + c), _mm512_loadu_ps(scale + c));
-        /* round to nearest even; |w| * inv <= 127 up to rounding, so the result fits int8 */
-        __m512i wi = _mm512_cvtps_epi32(_mm512_mul_ps(w, inv));
-        wsum = _mm512_add_epi32(wsum, wi);
-        err = _mm512_add_ps(err, _mm512_abs_ps(_mm512_fnmadd_ps(stepv, _mm512_cvtepi32_ps(wi), w)));
-        __m128i bytes = _mm_shuffle_epi8(_mm512_cvtepi32_epi8(wi), order);
-        _mm_storeu_si128((__m128i *)(wd + c / 4), bytes);
+    float amax[16], steps[16], invs[16];
+    for (int64_t h = 0; h < 16; h++) {
+        __m512 m = _mm512_setzero_ps();
+        for (int64_t c = 0; h < n && c < d; c += 16)
+            m = _mm512_max_ps(m, _mm512_abs_ps(_mm512_mul_ps(_mm512_loadu_ps(qs + h * d + c),
+                                                             _mm512_loadu_ps(scale + c))));
+        amax[h] = h < n ? _mm512_reduce_max_ps(m) : 1.0f;
     }
-    /* E, plus a slack for the float scan's own rounding (relative 1e-4 of the largest
-     * magnitudes it sums) */
-    double e = 1.5 * (double)_mm512_reduce_add_ps(err) +
-               1e-4 * (3.0 * (double)d * (double)a + fabs((double)thr)) + 1e-6;
-    double base = 1.5 * (double)_mm512_reduce_add_epi32(wsum);
-    *keep_at = to_int32(ceil(((double)thr + e) / step + base), INT32_MAX);
-    *drop_below = to_int32(ceil(((double)thr - e) / step + base), INT32_MIN);
+    __m512 a = _mm512_loadu_ps(amax);
+    __mmask16 live = _mm512_cmp_ps_mask(a, _mm512_set1_ps(1e-30f), _CMP_GT_OQ);
+    __m512 step = _mm512_mask_div_ps(_mm512_set1_ps(1.0f), live, a, _mm512_set1_ps(127.0f));
+    _mm512_storeu_ps(steps, step);
+    _mm512_storeu_ps(invs, _mm512_div_ps(_mm512_set1_ps(1.0f), step));
+    const __m128i order = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    for (int64_t h = 0; h < n; h++) {
+        const __m512 inv = _mm512_set1_ps(invs[h]), stepv = _mm512_set1_ps(steps[h]);
+        __m512 wsum = _mm512_setzero_ps(), err = _mm512_setzero_ps();
+        for (int64_t c = 0; c < d; c += 16) {
+            __m512 w = _mm512_mul_ps(_mm512_loadu_ps(qs + h * d + c), _mm512_loadu_ps(scale + c));
+            /* round to nearest even; |w| * inv <= 127 up to rounding, so the result fits int8 */
+            __m512i wi = _mm512_cvtps_epi32(_mm512_mul_ps(w, inv));
+            __m512 wf = _mm512_cvtepi32_ps(wi); /* exact: |wi| <= 128 */
+            wsum = _mm512_add_ps(wsum, wf);     /* exact: integers below 2^24 */
+            err = _mm512_add_ps(err, _mm512_abs_ps(_mm512_fnmadd_ps(stepv, wf, w)));
+            __m128i bytes = _mm_shuffle_epi8(_mm512_cvtepi32_epi8(wi), order);
+            _mm_storeu_si128((__m128i *)(wd + h * (d / 4) + c / 4), bytes);
+        }
+        /* E, plus a slack for the float scan's own rounding (relative 1e-4 of the largest
+         * magnitudes it sums) */
+        double t = (double)thr[h], is = (double)invs[h];
+        double e = 1.5 * (double)_mm512_reduce_add_ps(err) +
+                   1e-4 * (3.0 * (double)d * (double)amax[h] + fabs(t)) + 1e-6;
+        double base = 1.5 * (double)_mm512_reduce_add_ps(wsum);
+        keep_at[h] = to_int32(ceil((t + e) * is + base), INT32_MAX);
+        drop_below[h] = to_int32(ceil((t - e) * is + base), INT32_MIN);
+    }
 }
 
 /* The largest S of each of gt (<= 8) heads over the block's 'block' tokens: 'tv' vectors of 16
@@ -159,8 +175,9 @@ int kt_ffd_block_int8(const uint32_t *codes_t, const kt_ffd_cache *c, int64_t bl
     uint32_t *wd = scratch;
     int32_t *keep_at = (int32_t *)(wd + g * words), *drop_below = keep_at + g;
     const float *scale = c->scales + blk * d;
-    for (int64_t h = 0; h < g; h++)
-        head_weights(wd + h * words, &keep_at[h], &drop_below[h], qs + h * d, scale, thr[h], d);
+    for (int64_t h = 0; h < g; h += 16)
+        heads_weights(wd + h * words, keep_at + h, drop_below + h, qs + h * d, scale, thr + h,
+                      g - h < 16 ? g - h : 16, d);
     const uint32_t *ct = codes_t + blk * c->block * (d / 16);
     int unsure = 0;
     for (int64_t h0 = 0; h0 < g; h0 += 8) {

@@ -28,6 +28,8 @@ typedef struct cuda_ctx {
     unsigned long long *stamps;      /* device: clock sample of the last timer_stop */
     unsigned long long *host_stamps; /* pinned copy */
     unsigned *flush_sink;            /* device word the flush kernel could write (never does) */
+    void (*after_stop)(void *);      /* run once by the next timer_stop, after the stream drained */
+    void *after_stop_arg;
 } cuda_ctx;
 
 /* The process that initialised CUDA through cuda_init (0: none). Process-wide by nature:
@@ -297,6 +299,7 @@ static int cuda_flush_cache(void *ctx)
 static int cuda_timer_start(void *ctx)
 {
     cuda_ctx *c = ctx;
+    c->after_stop = NULL; /* one registered by an untimed call is stale */
     KT_CUDA_CHECK(cudaEventRecord(c->ev_start, c->stream));
     return KT_OK;
 }
@@ -315,6 +318,11 @@ static int cuda_timer_stop(void *ctx, kt_timing *out)
     KT_CUDA_CHECK(cudaEventSynchronize(c->ev_stop));
     KT_CUDA_CHECK(cudaEventElapsedTime(&ms, c->ev_start, c->ev_stop));
     KT_CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    if (c->after_stop) {
+        void (*fn)(void *) = c->after_stop;
+        c->after_stop = NULL;
+        fn(c->after_stop_arg);
+    }
     const unsigned long long *s = c->host_stamps;
     double cycles = (double)(s[2] - s[0]), ns = (double)(s[3] - s[1]);
     out->time_ns = (double)ms * 1e6;
@@ -370,6 +378,16 @@ int kt_cuda_sm_count(kt_backend *b)
 {
     cuda_ctx *c = ctx_of(b);
     return c ? c->sm_count : 0;
+}
+
+int kt_cuda_after_timer_stop(kt_backend *b, void (*fn)(void *), void *arg)
+{
+    cuda_ctx *c = ctx_of(b);
+    if (!c)
+        return kt_error_code(KT_EINVAL, "backend is not cuda");
+    c->after_stop = fn;
+    c->after_stop_arg = arg;
+    return KT_OK;
 }
 
 int kt_cuda_metrics_copy(kt_metric *out, int max, const kt_metric *m, int n)

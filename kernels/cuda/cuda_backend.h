@@ -16,6 +16,10 @@ extern const kt_variant kt_variant_cuda_attention_dense;
 extern const kt_variant kt_variant_cuda_attention_ffd;
 extern const kt_variant kt_variant_cuda_swiglu_unfused;
 extern const kt_variant kt_variant_cuda_swiglu_fused;
+extern const kt_variant kt_variant_cuda_decoder_layer;
+
+/* Why the cuda decoder_layer cannot run 'phase' (prefill), or NULL: for validation. */
+const char *kt_dl_cuda_phase_refusal(const kt_param_value *params, kt_phase phase, int *param);
 
 #ifdef __cplusplus
 }

@@ -43,6 +43,11 @@ cudaStream_t kt_cuda_stream(kt_backend *b);
 cublasLtHandle_t kt_cuda_blaslt(kt_backend *b);
 int kt_cuda_sm_count(kt_backend *b);
 
+/* Runs fn(arg) once in the next timer_stop, after the stream has drained and the timed
+ * interval is read, so a variant can read its own events of the timed call (the per-stage
+ * profile) outside the timed interval; the next timer_start forgets a pending one. */
+int kt_cuda_after_timer_stop(kt_backend *b, void (*fn)(void *), void *arg);
+
 /* Copies up to 'max' of the 'n' metrics 'm' into 'out'; returns how many (for metrics()). */
 int kt_cuda_metrics_copy(kt_metric *out, int max, const kt_metric *m, int n);
 

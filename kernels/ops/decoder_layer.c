@@ -1,5 +1,5 @@
 /* decoder_layer.c - the decoder_layer op: shape, seeded inputs and the float64 reference of
- * one decode step through L blocks (layout and math in decoder_layer.h). */
+ * one decode step or one prefill chunk through L blocks (layout and math in decoder_layer.h). */
 #include "decoder_layer.h"
 
 #include <math.h>
@@ -9,6 +9,7 @@
 
 enum {
     IP_LAYERS,
+    IP_CHUNK,
     IP_SINK_TOKENS,
     IP_SINK_STRENGTH,
     IP_HEAVY_FRACTION,
@@ -27,6 +28,8 @@ enum {
 static const kt_param_def dl_input_params[IP_COUNT] = {
     {"layers", KT_PARAM_INT, 1, 1, 64, NULL,
      "transformer blocks in the step, each with its own weights and KV cache"},
+    {"chunk", KT_PARAM_INT, 128, 1, 8192, NULL,
+     "prefill points: new tokens per sequence, appended after the context_length cached ones"},
     {"sink_tokens", KT_PARAM_INT, 4, 0, 1024, NULL, "llm: leading tokens planted as sinks"},
     {"sink_strength", KT_PARAM_FLOAT, 16, 0, 1000, NULL,
      "llm: logit boost of a sink token, in nats, for every head of its group"},
@@ -49,7 +52,9 @@ static int dl_shape(kt_problem *out, const kt_point *point, kt_dtype dtype,
 {
     const kt_model *md = &point->model;
     int64_t layers = input_params ? (int64_t)input_params[IP_LAYERS].num : 1;
+    int64_t chunk = input_params ? (int64_t)input_params[IP_CHUNK].num : 128;
     int64_t b = point->batch_size, t = point->context_length;
+    int64_t c = point->phase == KT_PHASE_PREFILL ? chunk : 1;
     if (b < 1 || t < 1 || md->hidden < 1 || md->heads < 1 || md->kv_heads < 1 || md->head_dim < 2 ||
         md->intermediate < 1)
         return kt_error_code(KT_EINVAL,
@@ -62,7 +67,8 @@ static int dl_shape(kt_problem *out, const kt_point *point, kt_dtype dtype,
                              "and head_dim (%lld) even",
                              (long long)md->heads, (long long)md->kv_heads,
                              (long long)md->head_dim);
-    double cache = (double)layers * (double)b * (double)md->kv_heads * (double)t * md->head_dim;
+    double cache =
+        (double)layers * (double)b * (double)md->kv_heads * (double)(t + c) * md->head_dim;
     if (cache > 4294967296.0)
         return kt_error_code(KT_EINVAL, "decoder_layer: KV cache of %.3g elements is too large",
                              cache);
@@ -74,11 +80,15 @@ static int dl_shape(kt_problem *out, const kt_point *point, kt_dtype dtype,
     out->context = t;
     out->k = md->hidden;
     out->n = md->intermediate;
-    out->m = b;
+    out->m = b * c;
     out->layers = layers;
     kt_dl_dims m;
     kt_dl_dims_of(&m, out);
-    kt_op_add_tensor(out, "x", dtype, 2, b, m.h, 0, 0);
+    int prefill = point->phase == KT_PHASE_PREFILL;
+    if (prefill)
+        kt_op_add_tensor(out, "x", dtype, 3, b, c, m.h, 0);
+    else
+        kt_op_add_tensor(out, "x", dtype, 2, b, m.h, 0, 0);
     kt_op_add_tensor(out, "norms", dtype, 3, layers, 2, m.h, 0);
     kt_op_add_tensor(out, "w_qkv", dtype, 3, layers, m.qkv, m.h, 0);
     kt_op_add_tensor(out, "w_o", dtype, 3, layers, m.h, m.hq * m.d, 0);
@@ -87,13 +97,22 @@ static int dl_shape(kt_problem *out, const kt_point *point, kt_dtype dtype,
     kt_op_add_tensor(out, "k_cache", dtype, 4, layers * b, m.hkv, t, m.d);
     kt_op_add_tensor(out, "v_cache", dtype, 4, layers * b, m.hkv, t, m.d);
     out->n_inputs = KT_DL_N_INPUTS;
-    kt_op_add_tensor(out, "y", dtype, 2, b, m.h, 0, 0);
-    kt_op_add_tensor(out, "k_new", dtype, 4, layers, b, m.hkv, m.d);
-    kt_op_add_tensor(out, "v_new", dtype, 4, layers, b, m.hkv, m.d);
+    /* decode keeps its layouts; a chunk adds a token axis (at most 4 dims: L and B merged) */
+    if (!prefill) {
+        kt_op_add_tensor(out, "y", dtype, 2, b, m.h, 0, 0);
+        kt_op_add_tensor(out, "k_new", dtype, 4, layers, b, m.hkv, m.d);
+        kt_op_add_tensor(out, "v_new", dtype, 4, layers, b, m.hkv, m.d);
+    } else {
+        kt_op_add_tensor(out, "y", dtype, 3, b, c, m.h, 0);
+        kt_op_add_tensor(out, "k_new", dtype, 4, layers * b, m.hkv, c, m.d);
+        kt_op_add_tensor(out, "v_new", dtype, 4, layers * b, m.hkv, c, m.d);
+    }
     out->n_outputs = KT_DL_N_OUTPUTS;
     double per_row = 2.0 * (double)m.h * (double)(m.qkv + m.hq * m.d + 3 * m.i);
-    double attn = 4.0 * (double)m.hq * (double)(t + 1) * (double)m.d;
-    out->flops = (double)layers * (double)b * (per_row + attn);
+    /* token i of the chunk attends to t + i + 1 keys */
+    double keys = (double)c * (double)t + (double)c * (double)(c + 1) / 2;
+    double attn = 4.0 * (double)m.hq * keys * (double)m.d;
+    out->flops = (double)layers * (double)b * ((double)c * per_row + attn);
     out->bytes = 0;
     for (int i = 0; i < KT_DL_N_INPUTS + KT_DL_N_OUTPUTS; i++)
         out->bytes += (double)kt_tensor_bytes(&out->tensors[i]);
@@ -127,8 +146,8 @@ static void plant_head(const plant_ctx *c, const kt_dl_dims *m, int64_t l, int64
     kt_rng_seed(&rng, kt_seed_mix(c->seed, (uint64_t)((l * m->b + b) * m->hkv + kh)));
     double *all = units + m->g * m->d; /* the sum of the group's unit queries */
     memset(all, 0, sizeof(double) * (size_t)m->d);
-    for (int64_t h = 0; h < m->g; h++) {
-        const double *qh = q + ((b * m->hq) + kh * m->g + h) * m->d;
+    for (int64_t h = 0; h < m->g; h++) { /* the last new token's queries */
+        const double *qh = q + (((b * m->c + m->c - 1) * m->hq) + kh * m->g + h) * m->d;
         double n2 = 0;
         for (int64_t c2 = 0; c2 < m->d; c2++)
             n2 += qh[c2] * qh[c2];
@@ -197,7 +216,7 @@ static int dl_generate(const kt_problem *p, void *const *inputs, const kt_input_
     kt_dl_dims m;
     kt_dl_dims_of(&m, p);
     kt_input_config act = {cfg->distribution, cfg->seed, NULL};
-    int err = kt_op_fill_activations(inputs[KT_DL_X], p->dtype, m.b, m.h, &act,
+    int err = kt_op_fill_activations(inputs[KT_DL_X], p->dtype, m.rows, m.h, &act,
                                      kt_seed_mix(cfg->seed, 1));
     if (err < 0)
         return err;
@@ -247,9 +266,10 @@ static int dl_reference(const kt_problem *p, const void *const *inputs, double *
 const kt_op kt_op_decoder_layer = {
     /* .name = */ "decoder_layer",
     /* .doc = */
-    "one decode step of L transformer blocks (norm, QKV, RoPE, KV append, "
-    "attention, O, MLP) over a KV cache",
-    /* .axes = */ KT_AXIS_MODEL | KT_AXIS_BATCH | KT_AXIS_CONTEXT,
+    "one decode step or prefill chunk of L transformer blocks (norm, QKV, RoPE, "
+    "KV append, causal attention, O, MLP) over a KV cache",
+    /* .axes = */ KT_AXIS_MODEL | KT_AXIS_BATCH | KT_AXIS_CONTEXT | KT_AXIS_PHASE |
+        KT_AXIS_DECODE_CONTEXT,
     /* .model_fields = */ KT_MODEL_HIDDEN | KT_MODEL_HEADS | KT_MODEL_KV_HEADS | KT_MODEL_HEAD_DIM |
         KT_MODEL_INTERMEDIATE,
     /* .backend_only = */ NULL,

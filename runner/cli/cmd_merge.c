@@ -5,6 +5,7 @@
  * and the same plugins (sha256), unless --force; together they must hold every point of the
  * spec's matrix exactly once, whatever --force says. */
 #include "archive/archive.h"
+#include "archive/command_archive.h"
 #include "archive/provenance.h"
 #include "archive/result_json.h"
 #include "archive/run_archive.h"
@@ -340,9 +341,13 @@ static int write_archive(const merge_state *m, const kt_run_result *run, const k
     const char *commit = text_at(m->shards[0].doc, "provenance.git.commit");
     kt_samples_ids ids = {run_id,
                           strspn(commit, "0123456789abcdef") == strlen(commit) ? commit : ""};
-    for (size_t i = 0; i < run->n_points; i++)
+    for (size_t i = 0; i < run->n_points; i++) {
         if (kt_run_archive_point(m->out_dir, &run->points[i], spec, &ids) < 0)
             goto io_error;
+        for (int k = 0; k < m->n; k++) /* command outputs: only the shard that ran it has them */
+            if (kt_command_archive_gather(m->out_dir, m->shards[k].dir, run->points[i].point.id))
+                goto io_error;
+    }
     cJSON *doc = merged_document(m, run, spec, run_id);
     char *text = doc ? kt_json_print(doc) : NULL;
     cJSON_Delete(doc);

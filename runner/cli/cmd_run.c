@@ -199,8 +199,9 @@ static const char *arm_library(const kt_arm *arm, char *buf, size_t len)
     return kt_param_choice_name(buf, len, v->params[i].choices, (int)arm->params[i].num);
 }
 
-/* Prints the backend's "<library>_warning" items (an OpenBLAS running kernels older than the
- * CPU) for the libraries the spec's arms call, each once. */
+/* Prints the backend's "<library>_warning" and "<library>_<what>_warning" items (an OpenBLAS
+ * running kernels older than the CPU, its threads spinning after a call) for the libraries
+ * the spec's arms call, each once. */
 static void library_warnings(const kt_spec *spec, const kt_device_info *info)
 {
     for (int i = 0; i < info->n; i++) {
@@ -211,8 +212,8 @@ static void library_warnings(const kt_spec *spec, const kt_device_info *info)
             char buf[KT_NAME_MAX];
             const kt_arm *arm = a == 0 ? &spec->baseline : &spec->candidates[a - 1];
             const char *lib = arm_library(arm, buf, sizeof(buf));
-            if (lib && strlen(lib) == (size_t)(suffix - key) &&
-                strncmp(key, lib, strlen(lib)) == 0) {
+            if (lib && strlen(lib) <= (size_t)(suffix - key) &&
+                strncmp(key, lib, strlen(lib)) == 0 && key[strlen(lib)] == '_') {
                 fprintf(stderr, "warning: %s\n", info->items[i].value);
                 break;
             }
@@ -660,6 +661,17 @@ static void note_point_end(const run_state *st, const kt_point_result *r, double
     fflush(stderr);
 }
 
+/* Seconds the points after the current one should take: the plan's estimate for them
+ * scaled by how far off it was so far, or, without a plan (command specs, or a plan of
+ * zero), the mean time of the points measured so far. */
+static double time_left(const run_state *st, double estimated_done, double measured_done)
+{
+    if (estimated_done > 0 && isfinite(st->left_estimate_s))
+        return fmax(0, st->left_estimate_s) * measured_done / estimated_done;
+    size_t done = st->point_index + 1;
+    return measured_done / (double)done * (double)(st->n_todo - done);
+}
+
 static int already_done(const kt_point_result *done, size_t n_done, const char *id)
 {
     for (size_t i = 0; i < n_done; i++)
@@ -687,11 +699,19 @@ static void plan_run(run_state *st, const kt_point_result *done, size_t n_done)
         st->estimate_s += st->plan.point_seconds[i];
         n++;
     }
+    if (st->spec->command) /* a command's cost is known only by running it */
+        st->estimate_s = NAN;
     st->left_estimate_s = st->estimate_s;
     if (st->opt.json)
         return;
-    fprintf(stderr, "plan: %zu point%s to measure, estimate %.0f s", n, n == 1 ? "" : "s",
-            st->estimate_s);
+    if (st->spec->command)
+        fprintf(stderr,
+                "plan: %zu point%s to measure, estimate after the first point (`ktrial "
+                "validate --plan` calls each arm once to price a command spec)",
+                n, n == 1 ? "" : "s");
+    else
+        fprintf(stderr, "plan: %zu point%s to measure, estimate %.0f s", n, n == 1 ? "" : "s",
+                st->estimate_s);
     if (!isnan(st->spec->budget_minutes))
         fprintf(stderr, " (budget %g min)", st->spec->budget_minutes);
     fputc('\n', stderr);
@@ -798,7 +818,7 @@ static int run_points(run_state *st)
         st->left_estimate_s -= st->plan.point_seconds[i];
         if (!st->tty)
             note_point_end(st, slot, now_s() - point_start,
-                           fmax(0, st->left_estimate_s) * measured_done / estimated_done);
+                           time_left(st, estimated_done, measured_done));
         st->run.n_points++;
         st->point_index++;
         if (strcmp(slot->stop_reason, "killed") == 0) {

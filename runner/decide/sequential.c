@@ -19,6 +19,11 @@ static double norm_pdf(double x)
     return exp(-0.5 * x * x) / sqrt(2.0 * M_PI);
 }
 
+static double hsd(double alpha, double t, double gamma)
+{
+    return alpha * (1.0 - exp(-gamma * t)) / (1.0 - exp(-gamma));
+}
+
 /* Cumulative error spent by information time t in [0, 1]. */
 static double spend(kt_spending s, double alpha, double t)
 {
@@ -26,7 +31,11 @@ static double spend(kt_spending s, double alpha, double t)
         return alpha;
     switch (s) {
     case KT_SPEND_HSD:
-        return alpha * (1.0 - exp(-KT_HSD_GAMMA * t)) / (1.0 - exp(-KT_HSD_GAMMA));
+        return hsd(alpha, t, KT_HSD_GAMMA);
+    case KT_SPEND_HSD_GAMMA5:
+        return hsd(alpha, t, 5.0);
+    case KT_SPEND_HSD_GAMMA8:
+        return hsd(alpha, t, 8.0);
     case KT_SPEND_OBRIEN_FLEMING:
         return 2.0 - 2.0 * norm_cdf(kt_stats_normal_quantile(1.0 - alpha / 2.0) / sqrt(t));
     case KT_SPEND_POCOCK:

@@ -20,7 +20,9 @@ typedef enum {
     KT_SPEND_POCOCK,         /* alpha ln(1 + (e - 1) t), dense looks */
     KT_SPEND_OBRIEN_FLEMING, /* 2 - 2 Phi(z / sqrt(t)), dense looks */
     KT_SPEND_POCOCK_SPARSE,  /* Pocock-type on the x1.5 looks: the previous default */
-    KT_SPEND_BONFERRONI      /* alpha / L per look on the x1.5 looks: the first design */
+    KT_SPEND_BONFERRONI,     /* alpha / L per look on the x1.5 looks: the first design */
+    KT_SPEND_HSD_GAMMA5,     /* Hwang-Shih-DeCani, gamma 5 (spends early), dense looks */
+    KT_SPEND_HSD_GAMMA8      /* Hwang-Shih-DeCani, gamma 8, dense looks */
 } kt_spending;
 
 /* The gamma of the default Hwang-Shih-DeCani spending function

@@ -150,18 +150,30 @@ static int check_setup_and_energy(kt_candidate_result *c, const kt_arm_result *b
     return broken;
 }
 
-/* costs: tokens served per call (decode: the batch; prefill: batch x context), and the
+/* Tokens one call serves at 'point': the rows of the op's problem where it has rows (gemm,
+ * swiglu_mlp, decoder_layer: the batch for decode, the new tokens for prefill: batch x context
+ * for a GEMM, batch x chunk for a decoder layer), else the batch (x context for prefill). */
+static double tokens_of(const kt_spec *spec, const kt_point *point)
+{
+    double batch = point->batch_size > 0 ? (double)point->batch_size : 1;
+    kt_problem p;
+    memset(&p, 0, sizeof(p));
+    if (spec->op && spec->op->shape &&
+        spec->op->shape(&p, point, spec->dtype, spec->input_params) == KT_OK && p.m > 0)
+        return (double)p.m;
+    return point->phase == KT_PHASE_PREFILL && point->context_length > 0
+               ? batch * (double)point->context_length
+               : batch;
+}
+
+/* costs: tokens served per call (tokens_of, unless costs.tokens_per_call says), and the
  * dollars per million tokens of each arm at its median time per call. */
 static void costs(kt_candidate_result *c, const kt_spec *spec, const kt_point *point)
 {
     c->tokens_per_call = c->usd_per_mtok_base = c->usd_per_mtok_cand = NAN;
     if (isnan(spec->usd_per_hour))
         return;
-    double batch = point->batch_size > 0 ? (double)point->batch_size : 1;
-    double tokens = spec->tokens_per_call > 0 ? spec->tokens_per_call
-                    : point->phase == KT_PHASE_PREFILL && point->context_length > 0
-                        ? batch * (double)point->context_length
-                        : batch;
+    double tokens = spec->tokens_per_call > 0 ? spec->tokens_per_call : tokens_of(spec, point);
     double usd_per_ns = spec->usd_per_hour / 3600e9;
     c->tokens_per_call = tokens;
     c->usd_per_mtok_base = usd_per_ns * c->base_time.median / tokens * 1e6;

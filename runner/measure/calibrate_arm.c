@@ -106,9 +106,10 @@ typedef struct arm_record {
 /* The child: one instance of the calibration point (inputs and reference made once), then
  * every arm not yet cached, each sent as soon as it is measured, so an arm that crashes the
  * child loses only itself and those after it. */
-static void measure_in_child(int fd, const kt_spec *spec, const int *todo, int threads)
+static void measure_in_child(int fd, const kt_spec *spec, const int *todo, int threads,
+                             kt_phase phase)
 {
-    kt_point pt = kt_calibration_point();
+    kt_point pt = kt_calibration_point_in(phase);
     kt_backend *b = NULL;
     kt_instance *inst = NULL;
     if (kt_backend_open(&b, spec->backend, threads, 7) < 0 ||
@@ -131,7 +132,8 @@ static void measure_in_child(int fd, const kt_spec *spec, const int *todo, int t
 }
 
 /* The cache key: everything the costs depend on but the host (the file is per host). */
-static void arm_key(char *out, size_t len, const kt_spec *spec, const kt_arm *arm, int threads)
+static void arm_key(char *out, size_t len, const kt_spec *spec, const kt_arm *arm, int threads,
+                    kt_phase phase)
 {
     const kt_variant *v = arm->variant;
     int n = snprintf(out, len, "arm/%s/%s/%s/t%d/%s", spec->backend, spec->op->name,
@@ -142,8 +144,11 @@ static void arm_key(char *out, size_t len, const kt_spec *spec, const kt_arm *ar
         n += snprintf(out + n, len - (size_t)n, "/in.%s=%.17g", spec->op->input_params[i].name,
                       spec->input_params[i].num);
     if (n > 0 && (size_t)n < len)
-        snprintf(out + n, len - (size_t)n, "/dist%d/%s", (int)spec->distribution,
-                 spec->flush_cache ? "flush" : "noflush");
+        n += snprintf(out + n, len - (size_t)n, "/dist%d/%s", (int)spec->distribution,
+                      spec->flush_cache ? "flush" : "noflush");
+    /* decode keys stay as they were before prefill was calibrated on its own */
+    if (phase == KT_PHASE_PREFILL && n > 0 && (size_t)n < len)
+        snprintf(out + n, len - (size_t)n, "/prefill");
 }
 
 /* The cached numbers of an arm, in kt_arm_cost's order. */
@@ -164,7 +169,7 @@ static kt_arm_cost from_values(const double v[N_FIELDS])
     return c;
 }
 
-int kt_calibration_arms(kt_arm_cost *out, int *have, const kt_spec *spec)
+int kt_calibration_arms(kt_arm_cost *out, int *have, const kt_spec *spec, kt_phase phase)
 {
     size_t n = 1 + spec->n_candidates;
     memset(have, 0, n * sizeof(*have));
@@ -179,7 +184,7 @@ int kt_calibration_arms(kt_arm_cost *out, int *have, const kt_spec *spec)
         double v[N_FIELDS];
         if (!arm->variant)
             continue;
-        arm_key(keys[k], sizeof(keys[k]), spec, arm, threads);
+        arm_key(keys[k], sizeof(keys[k]), spec, arm, threads, phase);
         if (kt_calibration_cache_get(keys[k], fields, v, N_FIELDS) == 0 && v[1] > 0) {
             out[k] = from_values(v);
             have[k] = 1;
@@ -196,7 +201,7 @@ int kt_calibration_arms(kt_arm_cost *out, int *have, const kt_spec *spec)
     if (kt_fork_pipe(&pid, &fd, "an arm calibration") < 0)
         return -1;
     if (pid == 0)
-        measure_in_child(fd, spec, todo, threads);
+        measure_in_child(fd, spec, todo, threads, phase);
     arm_record r;
     size_t filled = 0;
     double deadline = now_s() + KT_CALIBRATION_LIMIT_S;

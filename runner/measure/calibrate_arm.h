@@ -20,6 +20,6 @@
  * found: not on a non-CPU backend, not an arm that failed or crashed on the calibration
  * problem (the plan then keeps its roofline for it). Fits kt_plan_arm_costs_fn: main
  * registers it with kt_plan_use_arm_costs. Returns 0, or -1 when no child could be forked. */
-int kt_calibration_arms(kt_arm_cost *out, int *have, const kt_spec *spec);
+int kt_calibration_arms(kt_arm_cost *out, int *have, const kt_spec *spec, kt_phase phase);
 
 #endif

@@ -141,6 +141,18 @@ kt_point kt_calibration_point(void)
     return p;
 }
 
+kt_point kt_calibration_point_in(kt_phase phase)
+{
+    kt_point p = kt_calibration_point();
+    if (phase == KT_PHASE_PREFILL) {
+        p.phase = KT_PHASE_PREFILL;
+        p.batch_size = 1;
+        p.context_length = 16;
+        snprintf(p.id, sizeof(p.id), "calibration-prefill");
+    }
+    return p;
+}
+
 /* In the child: generate and reference on the calibration point, best of three. */
 static int measure(kt_calibration *out, const kt_op *op, kt_dtype dtype)
 {

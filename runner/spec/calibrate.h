@@ -34,6 +34,11 @@ int kt_calibration_get(kt_calibration *out, const kt_op *op, kt_dtype dtype);
 /* The small point every op's calibration shapes: decode-sized gemm/swiglu rows (hidden
  * 1024, intermediate 2048, batch 8), attention over 1024 tokens with 8 heads and 2 KV heads. */
 kt_point kt_calibration_point(void);
+/* The calibration point in 'phase': decode is kt_calibration_point(); prefill is the same
+ * model with one sequence of 16 tokens (a GEMM of 16 rows; a decoder layer's chunk after 16
+ * cached tokens), small enough to measure in a second and compute-bound like a real prefill
+ * point, so an arm's measured cost scales to prefill points by the compute roofline. */
+kt_point kt_calibration_point_in(kt_phase phase);
 
 /* Runs 'fn' in a forked child (so what it starts, OpenMP or a crash, stays there) and copies
  * the 'len' bytes (at most 512) it wrote to 'out' back. Returns 0, or -1 when the child

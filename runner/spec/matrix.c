@@ -105,8 +105,9 @@ static void product_point(kt_point *p, const kt_spec *s, const axis_values *v, s
         p->batch_size = s->batch_sizes[idx[3]];
     if (vary & KT_AXIS_CONTEXT)
         p->context_length = s->context_lengths[idx[4]];
-    /* a decode point's shape does not depend on the context (M = batch): one point, no 't' */
-    if ((used & KT_AXIS_PHASE) && p->phase == KT_PHASE_DECODE)
+    /* a decode point's shape does not depend on the context (M = batch): one point, no 't';
+     * unless the op's decode reads a cache of that context (KT_AXIS_DECODE_CONTEXT) */
+    if ((used & KT_AXIS_PHASE) && !(used & KT_AXIS_DECODE_CONTEXT) && p->phase == KT_PHASE_DECODE)
         p->context_length = 0;
     point_id(p, used);
 }

@@ -180,14 +180,22 @@ int kt_plan_estimate(kt_plan *out, const kt_spec *spec, const kt_matrix *m)
     out->calls_per_point = kt_plan_calls_per_point(spec);
     double busy = kt_calibration_busy();
     kt_calibration c = rates(spec, busy), idle = rates(spec, 1.0);
-    kt_arm_cost measured[1 + KT_LIMIT_CANDIDATES];
-    int have[1 + KT_LIMIT_CANDIDATES] = {0};
-    const kt_arm_cost *costs[1 + KT_LIMIT_CANDIDATES] = {0};
-    if (arm_costs_fn && spec->n_candidates <= KT_LIMIT_CANDIDATES &&
-        arm_costs_fn(measured, have, spec) == 0)
-        for (size_t k = 0; k <= spec->n_candidates; k++)
-            costs[k] = have[k] && measured[k].roof_s > 0 ? &measured[k] : NULL;
+    /* per phase: a decode calibration is memory-bound and says nothing of a prefill point's
+     * arithmetic, so prefill points get their own (only when the matrix has any) */
+    kt_arm_cost measured[2][1 + KT_LIMIT_CANDIDATES];
+    int have[2][1 + KT_LIMIT_CANDIDATES] = {{0}};
+    const kt_arm_cost *costs[2][1 + KT_LIMIT_CANDIDATES] = {{0}};
+    for (int ph = 0; ph < 2; ph++) {
+        int wanted = ph == KT_PHASE_DECODE;
+        for (size_t i = 0; i < m->n && !wanted; i++)
+            wanted = m->points[i].phase == KT_PHASE_PREFILL;
+        if (wanted && arm_costs_fn && spec->n_candidates <= KT_LIMIT_CANDIDATES &&
+            arm_costs_fn(measured[ph], have[ph], spec, (kt_phase)ph) == 0)
+            for (size_t k = 0; k <= spec->n_candidates; k++)
+                costs[ph][k] = have[ph][k] && measured[ph][k].roof_s > 0 ? &measured[ph][k] : NULL;
+    }
     for (size_t i = 0; i < m->n; i++) {
+        const kt_arm_cost *const *at = costs[m->points[i].phase == KT_PHASE_PREFILL];
         kt_problem p;
         int err = spec->op->shape(&p, &m->points[i], spec->dtype, spec->input_params);
         if (err != KT_OK) {
@@ -196,11 +204,11 @@ int kt_plan_estimate(kt_plan *out, const kt_spec *spec, const kt_matrix *m)
         }
         double startup = startup_seconds(spec, &p, &c);
         out->point_seconds[i] =
-            KT_PLAN_WORKER_SECONDS + startup + point_seconds(spec, &p, busy, costs);
+            KT_PLAN_WORKER_SECONDS + startup + point_seconds(spec, &p, busy, at);
         out->startup_seconds += startup;
         out->total_seconds += out->point_seconds[i];
         out->idle_seconds += KT_PLAN_WORKER_SECONDS + startup_seconds(spec, &p, &idle) +
-                             point_seconds(spec, &p, 1.0, costs);
+                             point_seconds(spec, &p, 1.0, at);
     }
     return KT_OK;
 }

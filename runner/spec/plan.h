@@ -38,9 +38,11 @@ typedef struct kt_arm_cost {
     double busy;                /* kt_calibration_busy() while measured */
 } kt_arm_cost;
 
-/* Measures (or reads from the cache) the costs of every arm of 'spec', baseline first:
- * have[k] is 1 where out[k] holds them. Returns 0, or a negative code. */
-typedef int (*kt_plan_arm_costs_fn)(kt_arm_cost *out, int *have, const kt_spec *spec);
+/* Measures (or reads from the cache) the costs of every arm of 'spec', baseline first, at the
+ * calibration point in 'phase' (kt_calibration_point_in): have[k] is 1 where out[k] holds
+ * them. Returns 0, or a negative code. */
+typedef int (*kt_plan_arm_costs_fn)(kt_arm_cost *out, int *have, const kt_spec *spec,
+                                    kt_phase phase);
 /* Lets the plan measure arms: the measurement runs kernels (runner/measure), which this layer
  * must not call, so the command line registers it at start-up. Without it (unit tests) CPU
  * calls keep the roofline model. */

@@ -517,8 +517,11 @@ static void check_axes(mctx *c)
         spec->phases[i] = phases[i] == 1 ? KT_PHASE_PREFILL : KT_PHASE_DECODE;
         prefill |= spec->phases[i] == KT_PHASE_PREFILL;
     }
-    /* with a phase axis, the context only shapes prefill points (M = batch x context) */
-    int need_context = (!(spec->op->axes & KT_AXIS_PHASE) || prefill) && !is_command(spec);
+    /* with a phase axis, the context only shapes prefill points (M = batch x context), unless
+     * the op's decode points read a cache of that context */
+    unsigned axes = spec->op->axes;
+    int need_context = (!(axes & KT_AXIS_PHASE) || (axes & KT_AXIS_DECODE_CONTEXT) || prefill) &&
+                       !is_command(spec);
     check_int_axis(c, "context_lengths", KT_AXIS_CONTEXT, "context_length", MAX_CONTEXT,
                    need_context, &spec->context_lengths, &spec->n_context_lengths);
     default_axis(c, "context_lengths", &spec->context_lengths, &spec->n_context_lengths, 0);
@@ -802,6 +805,50 @@ static void check_arms(mctx *c)
     }
 }
 
+/* Refuses, at the blamed param (or the arm), an arm whose variant cannot run a phase the spec
+ * lists ('arm' declared at 'node', reported under 'path'). */
+static void check_arm_phases(mctx *c, const kt_node *node, const char *path, const kt_arm *arm)
+{
+    const kt_spec *spec = c->spec;
+    for (size_t i = 0; arm->variant && i < spec->n_phases; i++) {
+        int blame = -1;
+        const char *why =
+            kt_variant_phase_refusal(arm->variant, arm->params, spec->phases[i], &blame);
+        if (!why)
+            continue;
+        char sub[128];
+        const kt_node *at = node;
+        snprintf(sub, sizeof(sub), "%s", path);
+        if (blame >= 0 && blame < arm->variant->n_params) {
+            const char *name = arm->variant->params[blame].name;
+            const kt_node *pn = kt_node_get(kt_node_get(node, "params"), name);
+            at = pn ? pn : node;
+            snprintf(sub, sizeof(sub), "%s.params.%s", path, name);
+        }
+        report(c, at, sub, "%s; phases lists '%s'", why, kt_phase_name(spec->phases[i]));
+        return;
+    }
+}
+
+static void check_phases(mctx *c)
+{
+    kt_spec *spec = c->spec;
+    if (!spec->op || !(spec->op->axes & KT_AXIS_PHASE))
+        return;
+    const kt_node *baseline = kt_node_get(c->root, "baseline");
+    if (baseline)
+        check_arm_phases(c, baseline, "baseline", &spec->baseline);
+    const kt_node *list = kt_node_get(c->root, "candidates");
+    for (size_t i = 0; list && list->kind == KT_NODE_SEQ && i < list->n; i++) {
+        const char *name = kt_node_str(kt_node_get(list->items[i], "name"));
+        char path[64];
+        snprintf(path, sizeof(path), "candidates[%zu]", i);
+        for (size_t j = 0; name && j < spec->n_candidates; j++)
+            if (strcmp(spec->candidates[j].name, name) == 0)
+                check_arm_phases(c, list->items[i], path, &spec->candidates[j]);
+    }
+}
+
 /* ---- trials, thresholds, budget ---------------------------------------------------------- */
 
 static void check_trials(mctx *c)
@@ -1016,6 +1063,7 @@ int kt_spec_check_meaning(kt_spec *spec, const kt_spec_options *opts, kt_diag *d
     }
     check_inputs(&c);
     check_arms(&c);
+    check_phases(&c);
     check_command(&c);
     check_trials(&c);
     check_thresholds(&c);

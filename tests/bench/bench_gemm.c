@@ -2,9 +2,14 @@
  * sgemm rate, oneDNN's version and ISA), then every CPU gemm and swiglu_mlp variant per
  * storage type against OpenBLAS ('vs blas') and oneDNN ('vs onednn'), as one markdown report.
  *
- * usage: bench_gemm [threads] [--catalog [--quick]]   (threads default 2)
+ * usage: bench_gemm [threads] [--catalog | --fp32] [--quick] [--openblas-spin]
+ *   (threads default 2)
  *   --catalog: instead of the fixed shapes, every distinct gemm shape of the catalog's models
  *   at M = 64 and 256 (see catalog_table); --quick: llama-3.2-1b's shapes only
+ *   --fp32: the same shapes in fp32 only, OpenBLAS against tiled before and after its packing
+ *   prefetch and even column split (see fp32_table)
+ *   --openblas-spin: keep OpenBLAS's idle threads spinning as long as the library's default
+ *   (see keep_openblas_idle_short)
  *
  * Each figure is the median of repeated calls (at least 5 rounds and 0.5 s; the variants of
  * one shape take turns, one call each per round) with the backend's cache flush before
@@ -23,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 enum { MAX_REPS = 200 };
 
@@ -156,12 +162,28 @@ static kt_point point_of(const kt_model *md, int64_t m, kt_role role)
     return p;
 }
 
-/* --catalog: every distinct gemm shape of the catalog's models (roles qkv, o, gate_up, down) at
- * M = 64 and 256 ('quick': llama-3.2-1b only), fp32 with blas, tiled and onednn, bf16 with
- * onednn and tiled, each as a fraction of the OpenBLAS fp32 rate ('of blas') and of oneDNN's
- * rate in the same storage type ('of onednn'), then the lowest tiled fp32 fraction of OpenBLAS
- * against the 0.9x target. */
-static void catalog_table(int threads, int quick)
+/* The first three fields of /proc/loadavg ("?" when unreadable), in a static buffer. */
+static const char *load_average(void)
+{
+    static char buf[64];
+    FILE *f = fopen("/proc/loadavg", "r");
+    double a[3];
+    if (!f || fscanf(f, "%lf %lf %lf", &a[0], &a[1], &a[2]) != 3)
+        snprintf(buf, sizeof(buf), "?");
+    else
+        snprintf(buf, sizeof(buf), "%.2f %.2f %.2f", a[0], a[1], a[2]);
+    if (f)
+        fclose(f);
+    return buf;
+}
+
+/* Work on one catalog shape: 'pt' is its point, 'p' its fp32 problem. */
+typedef void (*shape_fn)(void *ctx, const kt_model *md, kt_role role, const kt_point *pt,
+                         const kt_problem *p);
+
+/* Calls 'fn' on every distinct gemm shape of the catalog's models (roles qkv, o, gate_up,
+ * down) at M = 64 and 256 ('quick': llama-3.2-1b only), in catalog order. */
+static void for_each_catalog_shape(int quick, shape_fn fn, void *ctx)
 {
     kt_catalog cat;
     kt_diag diag;
@@ -174,6 +196,81 @@ static void catalog_table(int threads, int quick)
     kt_diag_free(&diag);
     static const kt_role roles[] = {KT_ROLE_QKV, KT_ROLE_O, KT_ROLE_GATE_UP, KT_ROLE_DOWN};
     static const int ms[] = {64, 256};
+    int64_t seen[64][3];
+    int n_seen = 0;
+    for (size_t mi = 0; mi < cat.n; mi++) {
+        const kt_model *md = &cat.models[mi];
+        if (quick && strcmp(md->name, "llama-3.2-1b") != 0)
+            continue;
+        for (int r = 0; r < 4; r++) {
+            for (int mj = 0; mj < 2; mj++) {
+                kt_point pt = point_of(md, ms[mj], roles[r]);
+                kt_problem p;
+                if (kt_op_find("gemm")->shape(&p, &pt, KT_DTYPE_FP32, NULL) < 0)
+                    continue;
+                int dup = 0;
+                for (int i = 0; i < n_seen; i++)
+                    dup |= seen[i][0] == p.m && seen[i][1] == p.n && seen[i][2] == p.k;
+                if (dup || n_seen == 64)
+                    continue;
+                seen[n_seen][0] = p.m, seen[n_seen][1] = p.n, seen[n_seen++][2] = p.k;
+                fn(ctx, md, roles[r], &pt, &p);
+            }
+        }
+    }
+    kt_catalog_free(&cat);
+}
+
+/* Times 'n' cases on a fresh backend and instance of gemm at 'pt' in 'dtype' (see
+ * time_cases); returns the problem's GFLOP, or -1 when the instance cannot be made. */
+static double time_shape(double *sec, const bench_case *cases, int n, const kt_point *pt,
+                         kt_dtype dtype, int threads)
+{
+    kt_backend *b = NULL;
+    kt_instance *inst = NULL;
+    if (kt_backend_open(&b, "cpu", threads, 1) < 0 ||
+        kt_instance_create(&inst, b, kt_op_find("gemm"), pt, dtype, KT_DIST_NORMAL, NULL, 1) < 0) {
+        fprintf(stderr, "bench_gemm: %s: %s\n", pt->id, kt_error_last());
+        kt_backend_close(b);
+        return -1;
+    }
+    time_cases(sec, cases, n, inst, b, threads);
+    double gflop = inst->problem.flops * 1e-9;
+    kt_instance_free(inst, b);
+    kt_backend_close(b);
+    return gflop;
+}
+
+typedef struct catalog_ctx {
+    int threads;
+    double lowest, lowest_before; /* tiled's lowest fraction of OpenBLAS (after, before) */
+} catalog_ctx;
+
+/* "%.1f" of gflop / sec into 'buf', or "-" when 'sec' failed. */
+static const char *rate(char *buf, size_t size, double gflop, double sec)
+{
+    if (sec > 0)
+        snprintf(buf, size, "%.1f", gflop / sec);
+    else
+        snprintf(buf, size, "-");
+    return buf;
+}
+
+/* "%.2fx" of base / sec into 'buf', or "-" when either failed. */
+static const char *ratio(char *buf, size_t size, double base, double sec)
+{
+    if (base > 0 && sec > 0)
+        snprintf(buf, size, "%.2fx", base / sec);
+    else
+        snprintf(buf, size, "-");
+    return buf;
+}
+
+/* One shape of catalog_table: fp32 with blas, tiled and onednn, bf16 with onednn and tiled. */
+static void catalog_row(void *arg, const kt_model *md, kt_role role, const kt_point *pt,
+                        const kt_problem *p)
+{
+    catalog_ctx *c = arg;
     const bench_case fp32_cases[] = {
         {"gemm", "blas", "blas", {{0}}, 0},
         {"gemm", "tiled", "tiled", {{0}}, 0},
@@ -183,88 +280,123 @@ static void catalog_table(int threads, int quick)
         {"gemm", "onednn", "onednn", {{0}}, 0},
         {"gemm", "tiled", "tiled", {{0}}, 0},
     };
+    for (int bf16 = 0; bf16 < 2; bf16++) {
+        kt_dtype dt = bf16 ? KT_DTYPE_BF16 : KT_DTYPE_FP32;
+        double sec[3] = {-1, -1, -1}, blas, tiled, onednn, f;
+        if (bf16) {
+            f = time_shape(sec, bf16_cases, 2, pt, dt, c->threads);
+            blas = -1, onednn = sec[0], tiled = sec[1];
+        } else {
+            f = time_shape(sec, fp32_cases, 3, pt, dt, c->threads);
+            blas = sec[0], tiled = sec[1], onednn = sec[2];
+        }
+        if (f < 0)
+            continue;
+        char c_blas[24], c_tiled[24], c_onednn[24], f_blas[16], f_dnn[16];
+        printf(
+            "| %s | %s | %lld | %lld | %lld | %s | %s | %s | %s | %s | %s |\n", md->name,
+            kt_role_name(role), (long long)p->m, (long long)p->n, (long long)p->k,
+            kt_dtype_name(dt), rate(c_blas, sizeof(c_blas), f, blas),
+            rate(c_tiled, sizeof(c_tiled), f, tiled), rate(c_onednn, sizeof(c_onednn), f, onednn),
+            ratio(f_blas, sizeof(f_blas), blas, tiled), ratio(f_dnn, sizeof(f_dnn), onednn, tiled));
+        fflush(stdout);
+        if (blas > 0 && tiled > 0 && blas / tiled < c->lowest)
+            c->lowest = blas / tiled;
+    }
+}
+
+/* --catalog: every distinct gemm shape of the catalog (see for_each_catalog_shape), fp32 with
+ * blas, tiled and onednn, bf16 with onednn and tiled, each as a fraction of the OpenBLAS fp32
+ * rate ('of blas') and of oneDNN's rate in the same storage type ('of onednn'), then the
+ * lowest tiled fp32 fraction of OpenBLAS against the 0.9x target. */
+static void catalog_table(int threads, int quick)
+{
     printf(
         "\n| model | role | M | N | K | dtype | blas GFLOP/s | tiled GFLOP/s | onednn GFLOP/s | "
         "tiled of blas | tiled of onednn |\n|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"
         "\n");
-    int64_t seen[64][3];
-    int n_seen = 0;
-    double lowest = 1e9;
-    for (size_t mi = 0; mi < cat.n; mi++) {
-        const kt_model *md = &cat.models[mi];
-        if (quick && strcmp(md->name, "llama-3.2-1b") != 0)
-            continue;
-        for (int r = 0; r < 4; r++) {
-            for (int mj = 0; mj < 2; mj++) {
-                kt_point pt = point_of(md, ms[mj], roles[r]);
-                kt_backend *b = NULL;
-                kt_instance *inst = NULL;
-                const kt_op *op = kt_op_find("gemm");
-                kt_problem p;
-                if (op->shape(&p, &pt, KT_DTYPE_FP32, NULL) < 0)
-                    continue;
-                int dup = 0;
-                for (int i = 0; i < n_seen; i++)
-                    dup |= seen[i][0] == p.m && seen[i][1] == p.n && seen[i][2] == p.k;
-                if (dup || n_seen == 64)
-                    continue;
-                seen[n_seen][0] = p.m, seen[n_seen][1] = p.n, seen[n_seen++][2] = p.k;
-                for (int bf16 = 0; bf16 < 2; bf16++) {
-                    kt_dtype dt = bf16 ? KT_DTYPE_BF16 : KT_DTYPE_FP32;
-                    if (kt_backend_open(&b, "cpu", threads, 1) < 0 ||
-                        kt_instance_create(&inst, b, op, &pt, dt, KT_DIST_NORMAL, NULL, 1) < 0) {
-                        fprintf(stderr, "bench_gemm: %s: %s\n", pt.id, kt_error_last());
-                        kt_backend_close(b);
-                        continue;
-                    }
-                    double sec[3] = {-1, -1, -1}, blas, tiled, onednn;
-                    if (bf16) {
-                        time_cases(sec, bf16_cases, 2, inst, b, threads);
-                        blas = -1, onednn = sec[0], tiled = sec[1];
-                    } else {
-                        time_cases(sec, fp32_cases, 3, inst, b, threads);
-                        blas = sec[0], tiled = sec[1], onednn = sec[2];
-                    }
-                    double f = inst->problem.flops * 1e-9;
-                    char c_blas[24] = "-", c_onednn[24] = "-", f_blas[16] = "-", f_dnn[16] = "-";
-                    if (blas > 0)
-                        snprintf(c_blas, sizeof(c_blas), "%.1f", f / blas);
-                    if (onednn > 0)
-                        snprintf(c_onednn, sizeof(c_onednn), "%.1f", f / onednn);
-                    if (blas > 0 && tiled > 0)
-                        snprintf(f_blas, sizeof(f_blas), "%.2fx", blas / tiled);
-                    if (onednn > 0 && tiled > 0)
-                        snprintf(f_dnn, sizeof(f_dnn), "%.2fx", onednn / tiled);
-                    printf("| %s | %s | %lld | %lld | %lld | %s | %s | %.1f | %s | %s | %s |\n",
-                           md->name, kt_role_name(roles[r]), (long long)p.m, (long long)p.n,
-                           (long long)p.k, kt_dtype_name(dt), c_blas, tiled > 0 ? f / tiled : 0.0,
-                           c_onednn, f_blas, f_dnn);
-                    fflush(stdout);
-                    if (blas > 0 && tiled > 0 && blas / tiled < lowest)
-                        lowest = blas / tiled;
-                    kt_instance_free(inst, b);
-                    kt_backend_close(b);
-                }
-            }
-        }
-    }
-    if (lowest < 1e9)
-        printf("\ntiled fp32 at M >= 64: lowest %.2fx OpenBLAS; target 0.9x: %s\n", lowest,
-               lowest >= 0.9 ? "met" : "not met");
-    kt_catalog_free(&cat);
+    catalog_ctx c = {threads, 1e9, 1e9};
+    for_each_catalog_shape(quick, catalog_row, &c);
+    if (c.lowest < 1e9)
+        printf("\ntiled fp32 at M >= 64: lowest %.2fx OpenBLAS; target 0.9x: %s\n", c.lowest,
+               c.lowest >= 0.9 ? "met" : "not met");
+}
+
+/* One shape of fp32_table: OpenBLAS, tiled as it was before the packing prefetch and the even
+ * column split (prefetch 0, split blocks; the vectorised x packing and the row tails are in
+ * both), and tiled with its defaults, in the same rounds. */
+static void fp32_row(void *arg, const kt_model *md, kt_role role, const kt_point *pt,
+                     const kt_problem *p)
+{
+    catalog_ctx *c = arg;
+    bench_case cases[] = {
+        {"gemm", "blas", "blas", {{0}}, 0},
+        {"gemm", "tiled", "tiled (before)", {{264}, {512}, {128}, {0}, {0}, {1}}, 1},
+        {"gemm", "tiled", "tiled", {{0}}, 0},
+    };
+    double sec[3] = {-1, -1, -1};
+    double f = time_shape(sec, cases, 3, pt, KT_DTYPE_FP32, c->threads);
+    if (f < 0)
+        return;
+    char r[3][24], q[2][16];
+    printf("| %s | %s | %lld | %lld | %lld | %s | %s | %s | %s | %s |\n", md->name,
+           kt_role_name(role), (long long)p->m, (long long)p->n, (long long)p->k,
+           rate(r[0], sizeof(r[0]), f, sec[0]), rate(r[1], sizeof(r[1]), f, sec[1]),
+           rate(r[2], sizeof(r[2]), f, sec[2]), ratio(q[0], sizeof(q[0]), sec[0], sec[1]),
+           ratio(q[1], sizeof(q[1]), sec[0], sec[2]));
+    fflush(stdout);
+    if (sec[0] > 0 && sec[1] > 0 && sec[0] / sec[1] < c->lowest_before)
+        c->lowest_before = sec[0] / sec[1];
+    if (sec[0] > 0 && sec[2] > 0 && sec[0] / sec[2] < c->lowest)
+        c->lowest = sec[0] / sec[2];
+}
+
+/* --fp32: the catalog's shapes in fp32 only, OpenBLAS against tiled before and after (see
+ * fp32_row), then the lowest fraction of OpenBLAS of each against the 0.9x target. */
+static void fp32_table(int threads, int quick)
+{
+    printf("\n| model | role | M | N | K | blas GFLOP/s | tiled (before) GFLOP/s | tiled GFLOP/s | "
+           "before of blas | tiled of blas |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    catalog_ctx c = {threads, 1e9, 1e9};
+    for_each_catalog_shape(quick, fp32_row, &c);
+    if (c.lowest < 1e9 && c.lowest_before < 1e9)
+        printf("\ntiled fp32 at M >= 64: lowest %.2fx OpenBLAS (before: %.2fx); target 0.9x: %s\n",
+               c.lowest, c.lowest_before, c.lowest >= 0.9 ? "met" : "not met");
+}
+
+/* OpenBLAS's idle threads spin (yielding) for 2^28 TSC cycles, about 0.1 s here, after each
+ * call before they sleep, and the variable that sets it is read once, when the library loads.
+ * Spinning, they hold a core while the next case runs: the pool's two threads then share the
+ * other core and that case runs at half speed (seen as run-queue wait of the whole call). So,
+ * unless OPENBLAS_THREAD_TIMEOUT is set or --openblas-spin is given, the benchmark runs itself
+ * again with OPENBLAS_THREAD_TIMEOUT=16: about 30 us, as long as the pool's own spin before
+ * its futex wait, which costs OpenBLAS one wake-up per call. Returns only when it does not. */
+static void keep_openblas_idle_short(char **argv, int spin)
+{
+    if (spin || getenv("OPENBLAS_THREAD_TIMEOUT"))
+        return;
+    setenv("OPENBLAS_THREAD_TIMEOUT", "16", 1);
+    execv("/proc/self/exe", argv);
+    fprintf(stderr, "bench_gemm: cannot run itself again: OpenBLAS's idle threads spin\n");
 }
 
 int main(int argc, char **argv)
 {
-    int threads = 2, catalog = 0, quick = 0;
+    int threads = 2, catalog = 0, fp32 = 0, quick = 0, spin = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--catalog") == 0)
             catalog = 1;
+        else if (strcmp(argv[i], "--fp32") == 0)
+            fp32 = 1;
         else if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
+        else if (strcmp(argv[i], "--openblas-spin") == 0)
+            spin = 1;
         else
             threads = atoi(argv[i]) > 0 ? atoi(argv[i]) : 1;
     }
+    keep_openblas_idle_short(argv, spin);
+    double start = now_s();
     kt_device_info info;
     memset(&info, 0, sizeof(info));
     kt_baselines_describe(&info);
@@ -272,13 +404,23 @@ int main(int argc, char **argv)
     printf("| measurement | value |\n|---|---|\n");
     for (int i = 0; i < info.n; i++)
         printf("| %s | %s |\n", info.items[i].key, info.items[i].value);
-    printf("| memcpy bandwidth, 512 MiB, read+write | %.1f GB/s |\n", copy_bandwidth_gbs(threads));
+    const char *timeout = getenv("OPENBLAS_THREAD_TIMEOUT");
+    printf("| OPENBLAS_THREAD_TIMEOUT (idle spin, 2^N cycles) | %s |\n",
+           timeout ? timeout : "unset (28)");
+    printf("| load average at start | %s |\n", load_average());
+    if (!fp32)
+        printf("| memcpy bandwidth, 512 MiB, read+write | %.1f GB/s |\n",
+               copy_bandwidth_gbs(threads));
     static const int ms[] = {1, 16, 64, 256};
-    for (int i = catalog ? 2 : 0; i < 4; i++)
+    for (int i = catalog || fp32 ? 2 : 0; i < 4; i++)
         printf("| OpenBLAS sgemm M=%d N=K=4096 | %.1f GFLOP/s |\n", ms[i],
                sgemm_gflops(ms[i], 4096, 4096, threads));
-    if (catalog) {
-        catalog_table(threads, quick);
+    if (catalog || fp32) {
+        if (fp32)
+            fp32_table(threads, quick);
+        else
+            catalog_table(threads, quick);
+        printf("\nload average at the end: %s; %.0f s\n", load_average(), now_s() - start);
         return 0;
     }
     printf("\n| op | variant | dtype | shape | median ms | GFLOP/s | GB/s | vs blas | vs onednn |\n"

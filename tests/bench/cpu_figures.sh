@@ -12,7 +12,9 @@
 # Takes about 5 minutes on an idle 2-core machine; run it when `cat /proc/loadavg` is under 1.
 #
 # OpenBLAS's kernels are its own choice for this CPU: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE
-# are unset here (some login shells export them), and the core it ran is printed.
+# are unset here (some login shells export them), and the core it ran is printed. bench_gemm
+# runs itself with OPENBLAS_THREAD_TIMEOUT=16, so that OpenBLAS's idle threads do not hold a
+# core while the next variant is timed (docs/cpu-kernels.md), and prints the value.
 set -eu
 
 build=./build

@@ -1,17 +1,20 @@
 #!/bin/sh
 # decode_step_figures.sh - the README's "The whole decode step" tables: runs
 # experiments/decode-step-ffd.yaml (dense vs FFD attention in one decode step, llama-3.2-1b and
-# llama-3.1-8b, contexts 8K-32K) and experiments/decode-step-fusion.yaml (fusion none vs own vs
-# mlp vs layer, batch 1 and 16), then prints both tables in Markdown with the machine, the load
-# before and after, and the commands, ready to paste.
+# llama-3.1-8b, contexts 8K-32K), experiments/decode-step-fusion.yaml (fusion none vs own vs
+# mlp vs layer, batch 1 and 16) and experiments/prefill-chunk.yaml (a 128-token prefill chunk
+# beside a decode step at 4K: fusion none vs all GEMMs on OpenBLAS vs fusion layer), then
+# prints the tables in Markdown with the machine, the load before and after, and the commands,
+# ready to paste.
 #
-#   tests/bench/decode_step_figures.sh [--full | --smoke] [--ffd-only] [-o DIR]
+#   tests/bench/decode_step_figures.sh [--full | --smoke] [--ffd-only] [--no-prefill] [-o DIR]
 #
-# Default (bounded, about 3 minutes on an idle 2-core machine): every point of both
-# experiments, with ktrial's --quick (at most 20 timed pairs per point; with flush_cache each
-# llama-3.1-8b call first flushes about 1 GB). --full: the experiments as they are (up to 60 pairs,
-# about 6-8 minutes). --smoke: the first context and batch only, with --quick: shows that the
-# script works, not figures. --ffd-only skips the fusion experiment.
+# Default (bounded, about 4 minutes on an idle 2-core machine, the prefill experiment about 50 s
+# of it): every point of the experiments, with ktrial's --quick (at most 20 timed pairs per
+# point; with flush_cache each llama-3.1-8b call first flushes about 1 GB). --full: the
+# experiments as they are (up to 60 pairs, about 8-10 minutes). --smoke: the first context and
+# batch only, with --quick: shows that the script works, not figures. --ffd-only skips the
+# fusion and prefill experiments, --no-prefill the prefill one.
 # Env: KTRIAL (default build/ktrial), PYTHON (default python3). Archives go under DIR (default
 # a new temporary folder, printed on stderr). Exit status 0 when the tables were printed
 # (whatever the verdicts), 3 when a run failed, 64/66 on usage.
@@ -23,15 +26,17 @@ ktrial=${KTRIAL:-$root/build/ktrial}
 python=${PYTHON:-python3}
 mode=bounded
 fusion=1
+prefill=1
 out=
 
 while [ $# -gt 0 ]; do
     case $1 in
     --full) mode=full ;;
     --smoke) mode=smoke ;;
-    --ffd-only) fusion=0 ;;
+    --ffd-only) fusion=0; prefill=0 ;;
+    --no-prefill) prefill=0 ;;
     -o) out=$2; shift ;;
-    *) echo "usage: $0 [--full | --smoke] [--ffd-only] [-o DIR]" >&2; exit 64 ;;
+    *) echo "usage: $0 [--full | --smoke] [--ffd-only] [--no-prefill] [-o DIR]" >&2; exit 64 ;;
     esac
     shift
 done
@@ -66,6 +71,7 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 start=$(date +%s)
 run ffd "$root/experiments/decode-step-ffd.yaml"
 [ $fusion = 0 ] || run fusion "$root/experiments/decode-step-fusion.yaml"
+[ $prefill = 0 ] || run prefill "$root/experiments/prefill-chunk.yaml"
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 echo "Load average (1, 5, 15 min) before: $load_before; after: $load_after;" \
@@ -81,5 +87,11 @@ if [ $fusion = 1 ]; then
     echo
     "$python" "$here/decode_step_table.py" fusion "$out/fusion/result.json"
 fi
+if [ $prefill = 1 ]; then
+    echo
+    echo "\`./build/ktrial run experiments/prefill-chunk.yaml$q\`, speedup against \`fusion: none\`:"
+    echo
+    "$python" "$here/decode_step_table.py" prefill "$out/prefill/result.json"
+fi
 echo
-echo "archives: $out/ffd$([ $fusion = 1 ] && echo " $out/fusion")" >&2
+echo "archives: $out/ffd$([ $fusion = 1 ] && echo " $out/fusion")$([ $prefill = 1 ] && echo " $out/prefill")" >&2

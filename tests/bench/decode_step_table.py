@@ -3,6 +3,7 @@
 
 Usage: decode_step_table.py ffd RESULT_JSON     (dense vs FFD attention inside the step)
        decode_step_table.py fusion RESULT_JSON  (fusion settings against 'none')
+       decode_step_table.py prefill RESULT_JSON (a prefill chunk beside a decode step)
 
 Reads only what result.json holds (schemas/result.schema.json): the per-arm medians, the paired
 speedup and its interval, the baseline's per-stage profile, the candidate's stage speedups with
@@ -91,13 +92,58 @@ def fusion_table(r):
     return rows
 
 
+def shares(arm, top=3):
+    """The arm's largest stage shares, then the rest: 'attention 47%, mlp 33%, ...'."""
+    stages = sorted(arm.get("profile", {}).get("stages", []), key=lambda s: -s["share"])
+    if not stages:
+        return "-"
+    head = ["%s %.0f%%" % (s["name"], 100 * s["share"]) for s in stages[:top]]
+    rest = 1 - sum(s["share"] for s in stages[:top])
+    return ", ".join(head + ["rest %.0f%%" % (100 * rest)])
+
+
+def prefill_table(r):
+    """Per point (phase): the baseline's median per call and per new token, each candidate's
+    speedup, and where the baseline's and each candidate's time goes."""
+    names = [c["name"] for c in r["spec"]["parsed"]["candidates"]]
+    chunk = r["spec"]["parsed"].get("inputs", {}).get("params", {}).get("chunk", 128)
+    rows = ["| point | none (median) | per new token | " +
+            " | ".join("`%s`" % n for n in names) + " | stages of none | " +
+            " | ".join("stages of `%s`" % n for n in names) + " |",
+            "|---|---:|---:|" + "---|" * len(names) + "---|" + "---|" * len(names)]
+    for p in r["points"]:
+        ax = p["axes"]
+        phase = ax.get("phase", "decode")
+        label = "%s, %s%s, b%d, %dK cached" % (
+            ax["model"], phase, " %d" % chunk if phase == "prefill" else "", ax["batch_size"],
+            ax["context_length"] // 1024)
+        if p.get("error"):
+            rows.append("| %s | failed: %s |" % (label, p["error"]) + " |" * (2 * len(names) + 2))
+            continue
+        cells, cand_shares, base = [], [], None
+        for c in p["candidates"]:
+            if c.get("failed") or "speedup" not in c:
+                cells.append("failed: %s" % c.get("failure"))
+                cand_shares.append("-")
+                continue
+            base = c["times"]["baseline"]["median_ns"]
+            cells.append(interval(c))
+            cand_shares.append(shares(c))
+        tokens = ax["batch_size"] * (chunk if phase == "prefill" else 1)
+        rows.append("| %s | %s | %s | %s | %s | %s |" % (
+            label, ms(base) if base else "-", "%.3f ms" % (base / 1e6 / tokens) if base else "-",
+            " | ".join(cells), shares(p["baseline"]), " | ".join(cand_shares)))
+    return rows
+
+
 def main(argv):
-    if len(argv) != 3 or argv[1] not in ("ffd", "fusion"):
+    tables = {"ffd": ffd_table, "fusion": fusion_table, "prefill": prefill_table}
+    if len(argv) != 3 or argv[1] not in tables:
         sys.stderr.write(__doc__.split("\n\n")[1] + "\n")
         return 64
     with open(argv[2]) as f:
         r = json.load(f)
-    rows = ffd_table(r) if argv[1] == "ffd" else fusion_table(r)
+    rows = tables[argv[1]](r)
     print(machine(r))
     print()
     print("\n".join(rows))

@@ -78,6 +78,21 @@ class BaselineIdentityTest(unittest.TestCase):
         # printed once, however many arms call OpenBLAS
         self.assertEqual(p.stderr.count("OPENBLAS_CORETYPE="), 1)
 
+    def test_spinning_openblas_threads_are_named_not_changed(self):
+        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+        env["OPENBLAS_NUM_THREADS"] = "2"
+        p, doc = self.run_spec("blas", "tiled", env)
+        info = doc["provenance"]["device"]["info"]
+        self.assertEqual(info["openblas_thread_timeout"], "unset")
+        self.assertIn("OPENBLAS_THREAD_TIMEOUT=16", info["openblas_threads_warning"])
+        self.assertIn("warning: OpenBLAS's 2 threads spin", p.stderr)
+        env["OPENBLAS_THREAD_TIMEOUT"] = "16"
+        p, doc = self.run_spec("blas", "deterministic", env)
+        info = doc["provenance"]["device"]["info"]
+        self.assertEqual(info["openblas_thread_timeout"], "16")
+        self.assertNotIn("openblas_threads_warning", info)
+        self.assertNotIn("threads spin", p.stderr)
+
     def test_no_warning_for_specs_without_openblas(self):
         if "avx2" not in cpu_flags():
             self.skipTest("the CPU has no AVX2")

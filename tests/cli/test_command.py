@@ -3,6 +3,7 @@ tests/commands/fake_engine.c (built as kt_fake_engine) as baseline and candidate
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -81,6 +82,42 @@ class CommandTrials(unittest.TestCase):
         self.assertGreater(m["max_rss_mib"]["value"], 0)
         self.assertGreaterEqual(m["wall_ms"]["value"], 60)
         self.assertGreater(point["baseline"]["bytes"], 0)  # peak RSS: the memory gate's figure
+
+    def test_run_estimates_the_time_left_from_the_points_measured(self):
+        # a command's cost is known only by running it: no invented plan figure
+        path = self.spec(
+            "batch_sizes: [1, 2]\n"
+            f"baseline: {{run: {engine('--sleep-ms', '5')}}}\n"
+            f"candidates:\n  - {{name: same, run: {engine('--sleep-ms', '5')}}}\n")
+        r, out = self.run_spec(path)
+        self.assertIn(r.returncode, (0, 1, 2), r.stderr)
+        self.assertIn("plan: 2 points to measure, estimate after the first point", r.stderr)
+        self.assertNotRegex(r.stderr, r"plan: [^\n]*estimate 0 s")
+        left = re.search(r"\[1/2\] [^\n]*; estimate (\S+) s left", r.stderr)
+        self.assertIsNotNone(left, r.stderr)
+        self.assertGreaterEqual(float(left.group(1)), 0)  # a number, not nan
+        doc = kc.validate_result(self, out)
+        self.assertEqual("NaN", doc["timing"]["estimate_seconds"])
+
+    def test_merged_shards_keep_every_points_outputs(self):
+        path = self.spec(
+            "batch_sizes: [1, 2]\ntasks: [{name: t}]\n"
+            f"baseline: {{run: {engine('--sleep-ms', '2', '--out', '{output}')}}}\n"
+            f"candidates:\n  - {{name: c, run: {engine('--sleep-ms', '2', '--out', '{output}')}}}\n"
+            "outputs: {format: f32, compare_to: baseline}\n")
+        shards = [os.path.join(self.dir, f"shard-{i}") for i in (1, 2)]
+        for i, d in enumerate(shards, 1):
+            r = kc.run(["run", path, "-o", d, "--shard", f"{i}/2"])
+            self.assertEqual(0, r.returncode, r.stderr)
+        out = os.path.join(self.dir, "merged")
+        m = kc.run(["merge", *shards, "-o", out])
+        self.assertIn(m.returncode, (0, 1, 2), m.stderr)
+        doc = kc.validate_result(self, out)
+        self.assertEqual(2, len(doc["points"]))
+        for point in doc["points"]:  # each shard ran one point; the merged run has both
+            for arm in ("baseline", "c"):
+                f = os.path.join(out, "outputs", point["id"], arm, "t.f32")
+                self.assertEqual(16 * 4, os.path.getsize(f), f)
 
     def assert_not_rejected_but_on_time(self, c):
         """An arm whose outputs and runs are right: only timing may judge it. Its speed verdict

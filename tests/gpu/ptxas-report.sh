@@ -10,7 +10,7 @@ nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 for f in kernels/cuda/*.cu; do
-    "$nvcc" -O3 -std=c++17 -DKT_HAVE_CUDA=1 -D_GNU_SOURCE -Ikernels -Ikernels/cuda \
+    "$nvcc" -O3 -std=c++17 -DKT_HAVE_CUDA=1 -D_GNU_SOURCE -Iinclude -Ikernels -Ikernels/cuda \
         --generate-code=arch=compute_$arch,code=sm_$arch -Xptxas -v -c "$f" -o /dev/null 2>"$tmp"
     awk -v file="$(basename "$f")" '
         /Compiling entry function/ { match($0, /_Z[A-Za-z0-9_]+/); fn = substr($0, RSTART, RLENGTH) }

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh - the one script to run on a lent GPU machine (H200, sm_90), bounded to
-# 8 minutes in all: builds for sm_90 only, runs the GPU tests (a skip or a missing device is
-# a failure here, never a pass), compute-sanitizer memcheck and racecheck on a small case,
-# bench_cuda, the three experiments/gpu specs, and tests/gpu/profile.yaml under --profile
+# 8 minutes in all: builds for sm_90 only, runs the GPU tests (test_cuda_kernels, then
+# test_cuda_decoder; a skip or a missing device is a failure here, never a pass),
+# compute-sanitizer memcheck and racecheck on a small case, bench_cuda, the three
+# experiments/gpu specs and experiments/decode-step-cuda.yaml (--quick), and
+# tests/gpu/profile.yaml under --profile
 # (CUPTI counters, NVML energy; tests/gpu/check_profile.py). Writes into $OUT (default ./gpu-results):
 #   summary.json          every check (name, status, seconds, detail) and bench_cuda's figures
 #   run.log               everything printed
@@ -97,7 +99,7 @@ if [ $failed -eq 0 ]; then
     if timeout "$(step_timeout 60)" cmake -S . -B "$build" -DKT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
         -DCMAKE_BUILD_TYPE=Release >"$build.configure.log" 2>&1 &&
         timeout "$(step_timeout 200)" cmake --build "$build" -j"$jobs" \
-            --target ktrial test_cuda_kernels bench_cuda >"$build.build.log" 2>&1; then
+            --target ktrial test_cuda_kernels test_cuda_decoder bench_cuda >"$build.build.log" 2>&1; then
         built=1
         check build pass $((SECONDS - t0)) "$(grep -m1 'CUDA backend' "$build.configure.log")"
     else
@@ -106,41 +108,52 @@ if [ $failed -eq 0 ]; then
 fi
 
 # ---- 4. the GPU tests: a skip (77) is a failure here ---------------------------------------
-if [ $built -eq 1 ]; then
-    t0=$SECONDS
-    echo "== test_cuda_kernels"
-    tout=$(CMOCKA_MESSAGE_OUTPUT=stdout timeout "$(step_timeout 150)" "$build/tests/test_cuda_kernels" 2>&1)
+# gpu_test CHECK PROGRAM CAP: runs tests/PROGRAM of the build for at most CAP seconds; a check
+# per cmocka test ('test/<name>') and CHECK for the program
+gpu_test() {
+    local t0=$SECONDS tout rc
+    echo "== $2"
+    tout=$(CMOCKA_MESSAGE_OUTPUT=stdout timeout "$(step_timeout "$3")" "$build/tests/$2" 2>&1)
     rc=$?
     printf '%s\n' "$tout"
     while read -r tag name; do
         [ "$tag" = OK ] && check "test/$name" pass 0 "" || check "test/$name" fail 0 "see run.log"
     done < <(printf '%s\n' "$tout" | sed -n 's/^\[ *\(OK\|FAILED\) *\] \(test_[a-z0-9_]*\)$/\1 \2/p')
     case $rc in
-    0) check gpu-tests pass $((SECONDS - t0)) "test_cuda_kernels: all passed" ;;
-    77) check gpu-tests fail $((SECONDS - t0)) "GPU test SKIPPED, so nothing was checked: $(printf '%s' "$tout" | tail -3)" ;;
-    124) check gpu-tests fail $((SECONDS - t0)) "timed out" ;;
-    *) check gpu-tests fail $((SECONDS - t0)) "exit $rc" ;;
+    0) check "$1" pass $((SECONDS - t0)) "$2: all passed" ;;
+    77) check "$1" fail $((SECONDS - t0)) "GPU test SKIPPED, so nothing was checked: $(printf '%s' "$tout" | tail -3)" ;;
+    124) check "$1" fail $((SECONDS - t0)) "$2 timed out" ;;
+    *) check "$1" fail $((SECONDS - t0)) "$2 exit $rc" ;;
     esac
+}
+if [ $built -eq 1 ]; then
+    gpu_test gpu-tests test_cuda_kernels 150
+    # the decoder_layer variant: float64 checks, none vs graph, the per-stage profile (~10 s)
+    have_time gpu-tests/decoder && gpu_test gpu-tests/decoder test_cuda_decoder 60
 
     # ---- 5. compute-sanitizer on the small case ----------------------------------------
-    for tool in memcheck racecheck; do
-        t0=$SECONDS
-        have_time "sanitizer/$tool" || continue
+    # sanitize CHECK TOOL PROGRAM CAP: compute-sanitizer TOOL on 'tests/PROGRAM --small'
+    sanitize() {
+        local t0=$SECONDS sout rc
+        have_time "$1" || return 0
         if ! command -v compute-sanitizer >/dev/null; then
-            check "sanitizer/$tool" unavailable 0 "compute-sanitizer not found"
-            continue
+            check "$1" unavailable 0 "compute-sanitizer not found"
+            return 0
         fi
-        sout=$(timeout "$(step_timeout 45)" compute-sanitizer --tool "$tool" --error-exitcode 3 \
-            "$build/tests/test_cuda_kernels" --small 2>&1)
+        sout=$(timeout "$(step_timeout "$4")" compute-sanitizer --tool "$2" --error-exitcode 3 \
+            "$build/tests/$3" --small 2>&1)
         rc=$?
         printf '%s\n' "$sout" | tail -15
         if printf '%s' "$sout" | grep -q -i 'device not supported'; then
-            check "sanitizer/$tool" unavailable $((SECONDS - t0)) "compute-sanitizer: device not supported on this machine"
+            check "$1" unavailable $((SECONDS - t0)) "compute-sanitizer: device not supported on this machine"
         elif [ $rc -eq 0 ]; then
-            check "sanitizer/$tool" pass $((SECONDS - t0)) "$(printf '%s' "$sout" | grep -m1 'ERROR SUMMARY')"
+            check "$1" pass $((SECONDS - t0)) "$(printf '%s' "$sout" | grep -m1 'ERROR SUMMARY')"
         else
-            check "sanitizer/$tool" fail $((SECONDS - t0)) "exit $rc: $(printf '%s' "$sout" | tail -8)"
+            check "$1" fail $((SECONDS - t0)) "exit $rc: $(printf '%s' "$sout" | tail -8)"
         fi
+    }
+    for tool in memcheck racecheck; do
+        sanitize "sanitizer/$tool" "$tool" test_cuda_kernels 45
     done
 
     # ---- 6. figures --------------------------------------------------------------------
@@ -159,13 +172,17 @@ if [ $built -eq 1 ]; then
 
     # ---- 7. the experiments: a verdict (0, 1, 2) is a completed run ---------------------
     verdicts=(KEEP REJECT INCONCLUSIVE)
-    for spec in experiments/gpu/*.yaml; do
+    # decode-step-cuda.yaml (fusion none vs graph) with --quick: its budget is minutes
+    for spec in experiments/gpu/*.yaml experiments/decode-step-cuda.yaml; do
         name=$(basename "$spec" .yaml)
         t0=$SECONDS
         have_time "experiment/$name" || continue
         rm -rf "$build/gpu-runs/$name"
         echo "== ktrial run $spec"
-        timeout "$(step_timeout 40)" "$build/ktrial" run "$spec" --backend cuda \
+        quick=() cap=40
+        # its start-up (two llama-3.2-1b blocks at 8K, float64 references) is ~20 s on 16 cores
+        [ "$name" = decode-step-cuda ] && quick=(--quick) cap=90
+        timeout "$(step_timeout $cap)" "$build/ktrial" run "$spec" --backend cuda ${quick[@]+"${quick[@]}"} \
             -o "$build/gpu-runs/$name" 2>&1 | tail -12
         rc=${PIPESTATUS[0]}
         cp "$build/gpu-runs/$name/result.json" "$OUT/$name.result.json" 2>/dev/null
@@ -174,6 +191,9 @@ if [ $built -eq 1 ]; then
         *) check "experiment/$name" fail $((SECONDS - t0)) "exit $rc" ;;
         esac
     done
+
+    # ---- 7b. memcheck on the decoder_layer variant's small case (last: the kernels come first)
+    sanitize sanitizer/memcheck-decoder memcheck test_cuda_decoder 40
 
     # ---- 8. the GPU half of the profiling pass (CUPTI counters, NVML energy) ------------
     t0=$SECONDS

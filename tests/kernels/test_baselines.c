@@ -11,6 +11,7 @@
 #include "kernel.h"
 
 #include <cblas.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void test_core_isa(void **state)
@@ -73,6 +74,14 @@ static void test_cpu_probe(void **state)
         assert_string_equal(got, w);
     else
         assert_null(got);
+    const char *timeout = getenv("OPENBLAS_THREAD_TIMEOUT");
+    assert_string_equal(info_value(&info, "openblas_thread_timeout"), timeout ? timeout : "unset");
+    expect = kt_openblas_spin_warning(w, sizeof(w), openblas_get_num_threads(), timeout);
+    got = info_value(&info, "openblas_threads_warning");
+    if (expect)
+        assert_string_equal(got, w);
+    else
+        assert_null(got);
 #ifdef KT_HAVE_ONEDNN
     assert_non_null(info_value(&info, "onednn_version"));
     assert_non_null(info_value(&info, "onednn_isa"));
@@ -87,12 +96,27 @@ static void test_cpu_probe(void **state)
     assert_null(kt_variant_library(kt_variant_find("gemm", "cpu", "tiled")));
 }
 
+/* The spin warning: only with more than one OpenBLAS thread and the variable unset. */
+static void test_spin_warning(void **state)
+{
+    (void)state;
+    char w[160];
+    assert_int_equal(kt_openblas_spin_warning(w, sizeof(w), 2, NULL), 1);
+    assert_non_null(strstr(w, "OpenBLAS's 2 threads spin"));
+    assert_non_null(strstr(w, "OPENBLAS_THREAD_TIMEOUT=16"));
+    assert_int_equal(kt_openblas_spin_warning(w, sizeof(w), 2, "16"), 0);
+    assert_string_equal(w, "");
+    assert_int_equal(kt_openblas_spin_warning(w, sizeof(w), 1, NULL), 0);
+    assert_int_equal(kt_openblas_spin_warning(w, sizeof(w), 8, ""), 1); /* empty = unset */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_core_isa),
         cmocka_unit_test(test_warning),
         cmocka_unit_test(test_cpu_probe),
+        cmocka_unit_test(test_spin_warning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

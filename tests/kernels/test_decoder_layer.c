@@ -1,10 +1,13 @@
 /* test_decoder_layer.c - the decoder_layer op's CPU variant against its float64 reference on
  * awkward shapes (odd GQA groups, contexts that are no multiple of any block or split, batch >
  * 1, two blocks), every output checked on its own (y, and the appended K and V), in every
- * fusion setting and with each stage variant; the fused settings must agree bit for bit. */
+ * fusion setting and with each stage variant; the fused settings must agree bit for bit. The
+ * same for prefill chunks (chunks no multiple of the causal kernel's row block or key chunk),
+ * and a chunk of one token must give a decode step's outputs. */
 #include "kernel.h"
 #include "measure/check.h"
 #include "gemm_tolerance.h"
+#include "decoder_test_shape.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,16 +18,20 @@
 
 #include <cmocka.h>
 
-typedef struct shape {
-    const char *name;
-    int64_t hidden, heads, kv_heads, head_dim, inter, batch, context, layers;
-} shape;
-
 static const shape shapes[] = {
-    {"g3-b3-t300-l2", 72, 9, 3, 24, 100, 3, 300, 2}, /* G = 3, d % 16 != 0, two blocks */
-    {"g1-b1-t1", 64, 4, 4, 16, 40, 1, 1, 1},         /* one cached token, MHA */
-    {"g3-b2-t1500", 96, 6, 2, 32, 130, 2, 1500, 1},  /* > one split, no multiple of 128 */
-    {"g5-b5-t1023", 80, 5, 1, 16, 48, 5, 1023, 1},   /* MQA, t + 1 = 1024: a full last block */
+    {"g3-b3-t300-l2", 72, 9, 3, 24, 100, 3, 300, 2, 0}, /* G = 3, d % 16 != 0, two blocks */
+    {"g1-b1-t1", 64, 4, 4, 16, 40, 1, 1, 1, 0},         /* one cached token, MHA */
+    {"g3-b2-t1500", 96, 6, 2, 32, 130, 2, 1500, 1, 0},  /* > one split, no multiple of 128 */
+    {"g5-b5-t1023", 80, 5, 1, 16, 48, 5, 1023, 1, 0},   /* MQA, t + 1 = 1024: a full last block */
+};
+
+static const shape prefill_shapes[] = {
+    /* G = 3, two blocks, 37 rows: 4 row blocks and a 5-row tail, keys cross 32-token chunks */
+    {"pre-g3-b3-t300-c37-l2", 72, 9, 3, 24, 100, 3, 300, 2, 37},
+    /* MQA with G = 5, the chunk longer than the cache */
+    {"pre-g5-b2-t45-c70", 80, 5, 1, 16, 48, 2, 45, 1, 70},
+    /* G = 7 (qwen2.5's group), one cached token, d = 40 (not a multiple of 16) */
+    {"pre-g7-b2-t1-c13", 112, 14, 2, 40, 60, 2, 1, 1, 13},
 };
 
 typedef struct outcome {
@@ -33,22 +40,6 @@ typedef struct outcome {
     void *out[3]; /* host copies of y, k_new, v_new */
     size_t bytes[3];
 } outcome;
-
-static kt_point point_of(const shape *s)
-{
-    kt_point pt;
-    memset(&pt, 0, sizeof(pt));
-    snprintf(pt.model.name, sizeof(pt.model.name), "%s", s->name);
-    pt.model.hidden = s->hidden;
-    pt.model.heads = s->heads;
-    pt.model.kv_heads = s->kv_heads;
-    pt.model.head_dim = s->head_dim;
-    pt.model.intermediate = s->inter;
-    pt.batch_size = s->batch;
-    pt.context_length = s->context;
-    snprintf(pt.id, sizeof(pt.id), "%s", s->name);
-    return pt;
-}
 
 /* Sets param 'name' of 'v' to 'value' (a number, or an enum choice). */
 static void set_param(const kt_variant *v, kt_param_value *values, const char *name,
@@ -61,17 +52,6 @@ static void set_param(const kt_variant *v, kt_param_value *values, const char *n
     else
         values[i].num = atof(value);
     assert_true(values[i].num >= 0);
-}
-
-static double rel_l2(const void *out, const double *ref, kt_dtype dt, size_t n)
-{
-    double e2 = 0, r2 = 0;
-    for (size_t i = 0; i < n; i++) {
-        double d = (double)kt_dtype_load(out, dt, i) - ref[i];
-        e2 += d * d;
-        r2 += ref[i] * ref[i];
-    }
-    return sqrt(e2 / r2);
 }
 
 /* Runs the CPU 'layer' variant with "name=value" params (NULL-terminated). */
@@ -87,6 +67,8 @@ static outcome run_layer(const shape *s, kt_dtype dt, kt_distribution dist, int 
     kt_param_defaults(params, v->params, v->n_params);
     kt_param_defaults(ip, op->input_params, op->n_input_params);
     ip[kt_param_index(op->input_params, op->n_input_params, "layers")].num = (double)s->layers;
+    if (s->chunk)
+        ip[kt_param_index(op->input_params, op->n_input_params, "chunk")].num = (double)s->chunk;
     va_list ap;
     va_start(ap, threads);
     for (const char *kv = va_arg(ap, const char *); kv; kv = va_arg(ap, const char *)) {
@@ -140,16 +122,6 @@ static void outcome_free(outcome *r)
         free(r->out[o]);
 }
 
-/* Storage roundings that reach an output at full weight, per block (the rounded q, k, v and
- * y; the others are damped by the residual stream and the normalisations). */
-static double limit(kt_dtype dt, const shape *s)
-{
-    int64_t k = s->inter > s->hidden ? s->inter : s->hidden;
-    if (s->context + 1 > k)
-        k = s->context + 1;
-    return kt_test_rel_l2_limit(dt, 4 * (int)s->layers, k);
-}
-
 static void check(const outcome *r, const shape *s, kt_dtype dt, const char *what)
 {
     double lim = limit(dt, s);
@@ -162,17 +134,18 @@ static void check(const outcome *r, const shape *s, kt_dtype dt, const char *wha
         assert_true(r->rel_l2[o] <= lim);
 }
 
-static void test_fusions_match_reference(void **unused)
+/* Every fusion setting on each of 'n' shapes in fp32 and bf16: each matches the reference, and
+ * own, mlp and layer agree bit for bit. */
+static void fusions_match(const shape *shapes_, size_t n)
 {
-    (void)unused;
     const char *fusions[] = {"fusion=none", "fusion=own", "fusion=mlp", "fusion=layer"};
     kt_dtype dts[] = {KT_DTYPE_FP32, KT_DTYPE_BF16};
-    for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+    for (size_t i = 0; i < n; i++) {
         for (size_t d = 0; d < 2; d++) {
             outcome fused[3];
             for (int f = 0; f < 4; f++) {
-                outcome r = run_layer(&shapes[i], dts[d], KT_DIST_LLM, 3, fusions[f], NULL);
-                check(&r, &shapes[i], dts[d], fusions[f]);
+                outcome r = run_layer(&shapes_[i], dts[d], KT_DIST_LLM, 3, fusions[f], NULL);
+                check(&r, &shapes_[i], dts[d], fusions[f]);
                 if (f == 0)
                     outcome_free(&r);
                 else
@@ -189,18 +162,69 @@ static void test_fusions_match_reference(void **unused)
     }
 }
 
+static void test_fusions_match_reference(void **unused)
+{
+    (void)unused;
+    fusions_match(shapes, sizeof(shapes) / sizeof(shapes[0]));
+}
+
+static void test_prefill_fusions_match_reference(void **unused)
+{
+    (void)unused;
+    fusions_match(prefill_shapes, sizeof(prefill_shapes) / sizeof(prefill_shapes[0]));
+}
+
+/* A chunk of one token is a decode step computed another way (the causal kernel, the stages
+ * shaped as prefill points): same inputs, same layouts, outputs equal within the tolerance. */
+static void test_chunk_one_is_a_decode_step(void **unused)
+{
+    (void)unused;
+    const char *fusions[] = {"fusion=none", "fusion=layer"};
+    for (size_t i = 0; i < 2; i++) {
+        shape one = shapes[i == 0 ? 0 : 2];
+        shape step = one;
+        one.chunk = 1;
+        for (int f = 0; f < 2; f++) {
+            outcome a = run_layer(&step, KT_DTYPE_FP32, KT_DIST_LLM, 2, fusions[f], NULL);
+            outcome b = run_layer(&one, KT_DTYPE_FP32, KT_DIST_LLM, 2, fusions[f], NULL);
+            check(&a, &step, KT_DTYPE_FP32, fusions[f]);
+            check(&b, &one, KT_DTYPE_FP32, fusions[f]);
+            for (int o = 0; o < 3; o++) {
+                assert_int_equal(a.bytes[o], b.bytes[o]);
+                size_t n = a.bytes[o] / sizeof(float);
+                double *ref = malloc(sizeof(double) * n);
+                assert_non_null(ref);
+                for (size_t e = 0; e < n; e++)
+                    ref[e] = (double)kt_dtype_load(a.out[o], KT_DTYPE_FP32, e);
+                double diff = rel_l2(b.out[o], ref, KT_DTYPE_FP32, n);
+                if (getenv("KT_TEST_VERBOSE"))
+                    print_message("%s %s output %d: chunk 1 vs decode rel_l2 %.3g\n", one.name,
+                                  fusions[f], o, diff);
+                assert_true(diff <= 2 * limit(KT_DTYPE_FP32, &one));
+                free(ref);
+            }
+            outcome_free(&a);
+            outcome_free(&b);
+        }
+    }
+}
+
+/* Each stage variant inside the step, for a decode step and a prefill chunk (where the GEMM and
+ * MLP variants run as prefill points of B C rows). */
 static void test_stage_variants(void **unused)
 {
     (void)unused;
-    const shape *s = &shapes[2];
+    const shape *all[] = {&shapes[2], &prefill_shapes[0]};
     const char *sets[][3] = {{"gemm=blas", "mlp=unfused", "mlp.engine=tiled"},
                              {"gemm=deterministic", "mlp=unfused", "mlp.engine=blas"},
                              {"gemm=tiled", "mlp=fused", "attention.split=256"}};
-    for (size_t k = 0; k < 3; k++) {
-        outcome r =
-            run_layer(s, KT_DTYPE_FP32, KT_DIST_LLM, 2, sets[k][0], sets[k][1], sets[k][2], NULL);
-        check(&r, s, KT_DTYPE_FP32, sets[k][0]);
-        outcome_free(&r);
+    for (size_t i = 0; i < 2; i++) {
+        for (size_t k = 0; k < 3; k++) {
+            outcome r = run_layer(all[i], KT_DTYPE_FP32, KT_DIST_LLM, 2, sets[k][0], sets[k][1],
+                                  sets[k][2], NULL);
+            check(&r, all[i], KT_DTYPE_FP32, sets[k][0]);
+            outcome_free(&r);
+        }
     }
 }
 
@@ -236,6 +260,10 @@ static void test_param_errors(void **unused)
     r = run_layer(s, KT_DTYPE_FP32, KT_DIST_NORMAL, 1, "fusion=layer", "attention=ffd", NULL);
     assert_int_equal(r.status, KT_EINVAL);
     assert_non_null(strstr(kt_error_last(), "fusion 'layer'"));
+    /* FFD attends one query per sequence: a chunk refuses it (validation refuses it first) */
+    r = run_layer(&prefill_shapes[1], KT_DTYPE_FP32, KT_DIST_NORMAL, 1, "attention=ffd", NULL);
+    assert_int_equal(r.status, KT_EINVAL);
+    assert_non_null(strstr(kt_error_last(), "prefill"));
 }
 
 /* A pass-through param left unset must give the stage variant its own default: every
@@ -283,6 +311,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fusions_match_reference),
+        cmocka_unit_test(test_prefill_fusions_match_reference),
+        cmocka_unit_test(test_chunk_one_is_a_decode_step),
         cmocka_unit_test(test_stage_variants),
         cmocka_unit_test(test_ffd_stage),
         cmocka_unit_test(test_param_errors),

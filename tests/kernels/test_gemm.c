@@ -101,6 +101,10 @@ static void test_tiled(void **state)
 {
     (void)state;
     check_awkward("tiled", NULL);
+    /* more than 128 rows: kc auto packs 384 deep, so K = 896 is 384 + 384 + 128 */
+    kt_point p = make_point(&qwen05, 2, 100, KT_PHASE_PREFILL, KT_ROLE_O);
+    for (size_t d = 0; d < 3; d++)
+        check_variant("tiled", &p, dtypes[d], KT_DIST_LLM, NULL);
 }
 
 /* Blocks smaller than the shapes: several row, column and depth blocks, partial ones at
@@ -108,9 +112,10 @@ static void test_tiled(void **state)
 static void test_tiled_small_blocks(void **state)
 {
     (void)state;
-    const kt_param_value small[4] = {{12}, {32}, {20}, {0}};
+    const kt_param_value small[6] = {{12}, {32}, {20}, {0}, {2}, {0}};
     check_awkward("tiled", small);
-    const kt_param_value odd[4] = {{7}, {17}, {9}, {0}}; /* rounded to 12, 32; kc 9 */
+    /* rounded to 12, 64; kc 9; nc-wide column blocks, prefetch beyond every block */
+    const kt_param_value odd[6] = {{7}, {17}, {9}, {0}, {8}, {1}};
     kt_point p = make_point(&tiny, 17, 0, KT_PHASE_DECODE, KT_ROLE_DOWN);
     for (size_t d = 0; d < 3; d++)
         check_variant("tiled", &p, dtypes[d], KT_DIST_NORMAL, odd);
@@ -121,9 +126,9 @@ static void test_tiled_small_blocks(void **state)
 static void test_tiled_avx2(void **state)
 {
     (void)state;
-    const kt_param_value avx2[4] = {{96}, {256}, {256}, {1}};
+    const kt_param_value avx2[6] = {{96}, {256}, {256}, {1}, {2}, {0}};
     check_awkward("tiled", avx2);
-    const kt_param_value small[4] = {{12}, {32}, {20}, {1}};
+    const kt_param_value small[6] = {{12}, {32}, {20}, {1}, {1}, {1}};
     kt_point p = make_point(&tiny, 17, 0, KT_PHASE_DECODE, KT_ROLE_GATE_UP);
     for (size_t d = 0; d < 3; d++)
         check_variant("tiled", &p, dtypes[d], KT_DIST_NORMAL, small);
@@ -155,13 +160,15 @@ static void test_deterministic(void **state)
     check_awkward("deterministic", NULL);
 }
 
-/* Runs the deterministic variant directly on host buffers (the CPU backend's memory is
- * host memory) with 'm' rows of 'x'. */
-static void det_run(void *y, const void *x, const void *w, const kt_problem *full, int64_t m,
-                    int threads, kt_backend *b)
+/* Runs 'variant' (with 'params', NULL: the defaults) directly on host buffers (the CPU
+ * backend's memory is host memory) with 'm' rows of 'x'. */
+static void run_rows(const char *variant, const kt_param_value *params, void *y, const void *x,
+                     const void *w, const kt_problem *full, int64_t m, int threads, kt_backend *b)
 {
-    const kt_variant *v = kt_variant_find("gemm", "cpu", "deterministic");
+    const kt_variant *v = kt_variant_find("gemm", "cpu", variant);
     assert_non_null(v);
+    kt_param_value defaults[KT_MAX_PARAMS];
+    kt_param_defaults(defaults, v->params, v->n_params);
     kt_problem p = *full;
     p.m = m;
     p.tensors[0].dims[0] = m;
@@ -172,6 +179,7 @@ static void det_run(void *y, const void *x, const void *w, const kt_problem *ful
     memset(&call, 0, sizeof(call));
     call.backend = b;
     call.problem = &p;
+    call.params = params ? params : defaults;
     call.inputs = inputs;
     call.outputs = outputs;
     call.threads = threads;
@@ -180,6 +188,12 @@ static void det_run(void *y, const void *x, const void *w, const kt_problem *ful
     assert_int_equal(v->prepare(&st, &call), KT_OK);
     assert_int_equal(v->run(st, &call), KT_OK);
     v->release(st, b);
+}
+
+static void det_run(void *y, const void *x, const void *w, const kt_problem *full, int64_t m,
+                    int threads, kt_backend *b)
+{
+    run_rows("deterministic", NULL, y, x, w, full, m, threads, b);
 }
 
 /* Batch invariance (every row of the batch-M product equals the batch-1 product of that
@@ -228,6 +242,66 @@ static void test_deterministic_bitwise(void **state)
             free(y0);
             free(y1);
             free(y2);
+        }
+    }
+    kt_backend_close(b);
+}
+
+/* How tiled cuts the columns (split even or blocks, 1 to 3 threads) and how far it prefetches
+ * change which thread computes a column, not how: the products are bitwise equal. And a row
+ * computed in a partial micro-panel (mr = 1..5 rows) equals the same row computed alone or in
+ * a full panel, so the tails take the full tile's order of operations. */
+static void test_tiled_split_bitwise(void **state)
+{
+    (void)state;
+    /* gate_up: 2000 columns, 31.25 panels of 64 (125 of 16); qkv: 280 columns */
+    static const kt_model wide = {"wide", 200, 5, 1, 40, 1000, 1};
+    const kt_point points[] = {
+        make_point(&wide, 13, 0, KT_PHASE_DECODE, KT_ROLE_GATE_UP),
+        make_point(&wide, 17, 0, KT_PHASE_DECODE, KT_ROLE_QKV),
+        make_point(&tiny, 11, 0, KT_PHASE_DECODE, KT_ROLE_DOWN),
+    };
+    /* mc 12 gives a second row block with 1 (M 13) or 5 (M 17) rows; nc 192: 3 panels of 64 */
+    const kt_param_value ref[6] = {{12}, {192}, {24}, {0}, {0}, {1}};
+    const struct {
+        int threads;
+        kt_param_value params[6];
+    } others[] = {
+        {2, {{12}, {192}, {24}, {0}, {2}, {0}}},
+        {3, {{12}, {192}, {24}, {0}, {8}, {0}}},
+        {3, {{12}, {192}, {24}, {0}, {1}, {1}}},
+        {2, {{264}, {512}, {24}, {0}, {2}, {0}}},
+    };
+    static const kt_dtype dts[] = {KT_DTYPE_FP32, KT_DTYPE_BF16};
+    kt_backend *b = NULL;
+    assert_int_equal(kt_backend_open(&b, "cpu", 3, 1), KT_OK);
+    for (size_t d = 0; d < 2; d++) {
+        for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
+            kt_problem p;
+            assert_int_equal(kt_op_find("gemm")->shape(&p, &points[i], dts[d], NULL), KT_OK);
+            size_t es = kt_dtype_size(dts[d]), bytes = kt_tensor_bytes(&p.tensors[2]);
+            size_t row_bytes = (size_t)p.n * es;
+            void *x = malloc(kt_tensor_bytes(&p.tensors[0]));
+            void *w = malloc(kt_tensor_bytes(&p.tensors[1]));
+            char *y0 = malloc(bytes), *y1 = malloc(bytes);
+            void *inputs[2] = {x, w};
+            kt_input_config cfg = {KT_DIST_NORMAL, case_seed(), NULL};
+            assert_int_equal(kt_op_find("gemm")->generate(&p, inputs, &cfg), KT_OK);
+            run_rows("tiled", ref, y0, x, w, &p, p.m, 1, b);
+            for (size_t o = 0; o < sizeof(others) / sizeof(others[0]); o++) {
+                memset(y1, 0xff, bytes);
+                run_rows("tiled", others[o].params, y1, x, w, &p, p.m, others[o].threads, b);
+                assert_memory_equal(y0, y1, bytes);
+            }
+            for (int64_t r = 0; r < p.m; r++) {
+                run_rows("tiled", ref, y1, (const char *)x + (size_t)(r * p.k) * es, w, &p, 1, 2,
+                         b);
+                assert_memory_equal(y1, y0 + (size_t)r * row_bytes, row_bytes);
+            }
+            free(x);
+            free(w);
+            free(y0);
+            free(y1);
         }
     }
     kt_backend_close(b);
@@ -333,6 +407,7 @@ int main(int argc, char **argv)
 #endif
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_deterministic_bitwise),
+        cmocka_unit_test(test_tiled_split_bitwise),
         cmocka_unit_test(test_blas_staging_is_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

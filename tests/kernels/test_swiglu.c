@@ -127,9 +127,10 @@ static void test_fused(void **state)
 static void test_fused_small_blocks(void **state)
 {
     (void)state;
-    const kt_param_value small[4] = {{12}, {32}, {20}, {0}};
+    const kt_param_value small[6] = {{12}, {32}, {20}, {0}, {2}, {0}};
     check_all("fused", small, FUSED_ROUNDINGS);
-    const kt_param_value small_avx2[4] = {{12}, {32}, {20}, {1}}; /* 8 gate + 8 up per panel */
+    /* 8 gate + 8 up per panel; nc-wide column blocks */
+    const kt_param_value small_avx2[6] = {{12}, {32}, {20}, {1}, {1}, {1}};
     check_all("fused", small_avx2, FUSED_ROUNDINGS);
 }
 

@@ -82,7 +82,7 @@ static void test_measured_and_cached(void **state)
     kt_spec s = gemm_spec();
     kt_arm_cost arms[2], c;
     int have[2];
-    assert_int_equal(kt_calibration_arms(arms, have, &s), 0);
+    assert_int_equal(kt_calibration_arms(arms, have, &s, KT_PHASE_DECODE), 0);
     assert_true(have[0] && have[1]);
     c = arms[0];
     /* the calibration problem: gate_up at hidden 1024, intermediate 2048, batch 8 */
@@ -114,13 +114,13 @@ static void test_measured_and_cached(void **state)
     assert_non_null(strstr(text, "\"arm/cpu/gemm/fp32/t1/blas"));
     assert_non_null(strstr(text, "\"arm/cpu/gemm/fp32/t1/deterministic"));
     kt_arm_cost again[2];
-    assert_int_equal(kt_calibration_arms(again, have, &s), 0);
+    assert_int_equal(kt_calibration_arms(again, have, &s, KT_PHASE_DECODE), 0);
     assert_true(have[0] && have[1]);
     for (int k = 0; k < 2; k++) /* cJSON prints 15 digits when they read back close enough */
         assert_same_cost(&again[k], &arms[k]);
     /* another thread count is another entry */
     s.threads = 2;
-    assert_int_equal(kt_calibration_arms(again, have, &s), 0);
+    assert_int_equal(kt_calibration_arms(again, have, &s, KT_PHASE_DECODE), 0);
     f = fopen(cache, "r");
     n = fread(text, 1, sizeof(text) - 1, f);
     fclose(f);
@@ -135,11 +135,11 @@ static void test_nothing_to_measure(void **state)
     kt_arm_cost c[2];
     int have[2] = {1, 1};
     strcpy(s.backend, "sim"); /* virtual time: the plan uses the arm's params */
-    assert_int_equal(kt_calibration_arms(c, have, &s), 0);
+    assert_int_equal(kt_calibration_arms(c, have, &s, KT_PHASE_DECODE), 0);
     assert_true(!have[0] && !have[1]);
     have[0] = have[1] = 1;
     strcpy(s.backend, "cuda"); /* no device to measure on here */
-    assert_int_equal(kt_calibration_arms(c, have, &s), 0);
+    assert_int_equal(kt_calibration_arms(c, have, &s, KT_PHASE_DECODE), 0);
     assert_true(!have[0] && !have[1]);
 }
 

@@ -150,13 +150,16 @@ static void test_estimate_and_cap(void **state)
     kt_plan_free(&plan);
 }
 
-/* Measured arm costs, as kt_calibration_arm gives them; test_measured_costs sets them. */
-static kt_arm_cost fake_cost;
+/* Measured arm costs, as kt_calibration_arm gives them; test_measured_costs sets them, and
+ * for prefill calibrations 'fake_prefill_cost' when 'fake_prefill' is set. */
+static kt_arm_cost fake_cost, fake_prefill_cost;
+static int fake_prefill, asked[2];
 
-static int fake_costs(kt_arm_cost *out, int *have, const kt_spec *spec)
+static int fake_costs(kt_arm_cost *out, int *have, const kt_spec *spec, kt_phase phase)
 {
+    asked[phase == KT_PHASE_PREFILL]++;
     for (size_t k = 0; k <= spec->n_candidates; k++) {
-        out[k] = fake_cost;
+        out[k] = fake_prefill && phase == KT_PHASE_PREFILL ? fake_prefill_cost : fake_cost;
         have[k] = 1;
     }
     return 0;
@@ -241,6 +244,48 @@ static void test_measured_costs(void **state)
     kt_plan_use_arm_costs(NULL);
 }
 
+/* A prefill point's arms are costed from a calibration in that phase (asked only when the
+ * matrix has prefill points); decode points keep the decode calibration. */
+static void test_costs_per_phase(void **state)
+{
+    (void)state;
+    kt_spec s = sim_spec();
+    s.threads = 1;
+    kt_point pts[2];
+    memset(pts, 0, sizeof(pts));
+    pts[0].batch_size = pts[1].batch_size = 1;
+    pts[0].context_length = pts[1].context_length = 1024;
+    pts[1].phase = KT_PHASE_PREFILL;
+    strcpy(pts[0].id, "decode/b1/t1024");
+    strcpy(pts[1].id, "prefill/b1/t1024");
+    kt_problem p;
+    assert_int_equal(s.op->shape(&p, &pts[0], s.dtype, s.input_params), KT_OK);
+    kt_arm_cost c = {0};
+    c.roof_s = kt_plan_roofline_seconds(&s, &p);
+    c.busy = 1;
+    kt_plan_use_arm_costs(fake_costs);
+    fake_cost = c;
+    fake_prefill = 1;
+    kt_matrix decode_only = {pts, 1}, prefill_only = {pts + 1, 1};
+    double est[2][2]; /* [matrix][prefill call_s 0 or 1 ms] */
+    for (int mx = 0; mx < 2; mx++) {
+        for (int slow = 0; slow < 2; slow++) {
+            fake_prefill_cost = c;
+            fake_prefill_cost.call_s = slow ? 1e-3 : 0;
+            asked[0] = asked[1] = 0;
+            kt_plan plan;
+            assert_int_equal(kt_plan_estimate(&plan, &s, mx ? &prefill_only : &decode_only), KT_OK);
+            est[mx][slow] = plan.idle_seconds;
+            kt_plan_free(&plan);
+            assert_int_equal(asked[1] > 0, mx == 1);
+        }
+    }
+    assert_float_equal(est[0][1], est[0][0], 1e-12); /* decode: the decode calibration */
+    assert_true(est[1][1] > est[1][0] + 1e-3);       /* prefill: its own */
+    fake_prefill = 0;
+    kt_plan_use_arm_costs(NULL);
+}
+
 static void test_unshapeable_point(void **state)
 {
     (void)state;
@@ -256,9 +301,9 @@ static void test_unshapeable_point(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_calls_per_point),   cmocka_unit_test(test_call_models),
-        cmocka_unit_test(test_estimate_and_cap),  cmocka_unit_test(test_measured_costs),
-        cmocka_unit_test(test_unshapeable_point),
+        cmocka_unit_test(test_calls_per_point),  cmocka_unit_test(test_call_models),
+        cmocka_unit_test(test_estimate_and_cap), cmocka_unit_test(test_measured_costs),
+        cmocka_unit_test(test_costs_per_phase),  cmocka_unit_test(test_unshapeable_point),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
