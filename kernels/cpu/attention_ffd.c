@@ -53,7 +53,7 @@ typedef struct ffd_state {
     int64_t split_blocks;
     int stored_keys; /* kept blocks use the stored K instead of the fp8 refinement */
     int int8;        /* selection by kt_ffd_block_int8 */
-    int bf16_dot;    /* kept blocks attended by kt_attn_dense_range_bf16_dot, as dense does */
+    int bf16_dot;    /* kept blocks attended by kt_attn_dense_range_bf16_pv, as dense does */
     int phases;      /* phase_times */
     double delta;
     int64_t blocks_kept, blocks_rescanned, blocks_total;
@@ -587,10 +587,14 @@ static void attend_stored(kt_attn_task *t, const int64_t *list, int64_t kept, in
     }
 }
 
-/* attend_stored on bf16 with kt_attn_dense_range_bf16_dot (dense's bf16 score path), a block
- * at a time, prefetching the first chunks of the next kept block; 'scratch' is its extra. */
+/* attend_stored on bf16 with dense's bf16 path (kt_attn_dense_range_bf16_pv: scores and P V
+ * by AVX-512 BF16 dot products), a block at a time, prefetching the first chunks of the next
+ * kept block, then the tokens [tail0, tail1) after the last full block (none when equal): that
+ * path leaves the task's acc in its own channel order, so every range of the task comes here.
+ * 'scratch' is its extra. */
 static void attend_stored_bf16(kt_attn_task *t, const int64_t *list, int64_t kept, int64_t block,
-                               const uint16_t *k, const uint16_t *v, void *scratch)
+                               const uint16_t *k, const uint16_t *v, int64_t tail0, int64_t tail1,
+                               void *scratch)
 {
     size_t row_bytes = (size_t)t->d * sizeof(uint16_t);
     size_t ahead = (size_t)(block < KT_ATTN_PREFETCH_CHUNKS * KT_ATTN_CHUNK
@@ -605,8 +609,10 @@ static void attend_stored_bf16(kt_attn_task *t, const int64_t *list, int64_t kep
             kt_attn_prefetch(k + next, ahead);
             kt_attn_prefetch(v + next, ahead);
         }
-        kt_attn_dense_range_bf16_dot(t, k, v, list[i] * block, (list[i] + 1) * block);
+        kt_attn_dense_range_bf16_pv(t, k, v, list[i] * block, (list[i] + 1) * block);
     }
+    if (tail1 > tail0)
+        kt_attn_dense_range_bf16_pv(t, k, v, tail0, tail1);
     t->extra = own;
 }
 
@@ -639,16 +645,20 @@ static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t 
             list[kept++] = blk;
     }
     double t1 = st->phases ? now_ns() : 0;
-    if (st->stored_keys && st->bf16_dot && t->wide)
-        attend_stored_bf16(t, list, kept, c->block, (const uint16_t *)k, (const uint16_t *)v,
-                           extra_bf16(t, st->split_blocks));
-    else if (st->stored_keys)
+    /* the tokens after the last full block, attended densely by the last split */
+    int64_t tail0 = c->n_full * c->block, tail1 = split == n_splits - 1 ? p->context : tail0;
+    if (st->stored_keys && st->bf16_dot && t->wide) {
+        attend_stored_bf16(t, list, kept, c->block, (const uint16_t *)k, (const uint16_t *)v, tail0,
+                           tail1, extra_bf16(t, st->split_blocks));
+        tail1 = tail0;
+    } else if (st->stored_keys) {
         attend_stored(t, list, kept, c->block, k, v, p->dtype);
-    else
+    } else {
         for (int64_t i = 0; i < kept; i++)
             attend_refined(t, c, first, list[i], v, row_bytes, p->dtype);
-    if (split == n_splits - 1)
-        kt_attn_dense_range(t, k, v, p->dtype, c->n_full * c->block, p->context);
+    }
+    if (tail1 > tail0)
+        kt_attn_dense_range(t, k, v, p->dtype, tail0, tail1);
     int64_t task = (b * p->kv_heads + kh) * n_splits + split;
     st->kept[task] = kept;
     st->rescanned[task] = rescanned;
