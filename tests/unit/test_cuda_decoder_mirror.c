@@ -344,6 +344,22 @@ static void test_no_device_reported(void **state)
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", out);
     assert_int_equal(system(cmd), 0);
 }
+
+/* Prefill is refused for validation through the registry's phase table, decode is not. */
+static void test_prefill_refused(void **state)
+{
+    (void)state;
+    const kt_variant *v = kt_variant_find("decoder_layer", "cuda", "layer");
+    assert_non_null(v);
+    kt_param_value params[KT_MAX_PARAMS];
+    kt_param_defaults(params, v->params, v->n_params);
+    int blame = 0;
+    const char *why = kt_variant_phase_refusal(v, params, KT_PHASE_PREFILL, &blame);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "prefill is not built on cuda"));
+    assert_int_equal(blame, -1);
+    assert_null(kt_variant_phase_refusal(v, params, KT_PHASE_DECODE, &blame));
+}
 #endif
 
 int main(void)
@@ -357,6 +373,7 @@ int main(void)
 #ifdef KT_HAVE_CUDA
         cmocka_unit_test(test_pass_through_matches_variants),
         cmocka_unit_test(test_no_device_reported),
+        cmocka_unit_test(test_prefill_refused),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
