@@ -1,5 +1,6 @@
 /* attention_common.c - split-KV flash decoding pieces shared by the CPU attention variants. */
 #include "attention_common.h"
+#include "simd_reduce.h"
 #include "pool.h"
 
 #include <math.h>
@@ -111,22 +112,6 @@ static inline __m256 exp2_ps(__m256 x)
     __m256i e =
         _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(fi), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-}
-
-static inline float hmax_ps(__m256 v)
-{
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_max_ss(m, _mm_movehdup_ps(m));
-    return _mm_cvtss_f32(m);
-}
-
-static inline float hsum_ps(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
 }
 
 /* Scores of 8 consecutive key rows 'k' (row stride d) against 'q', one per lane. */
@@ -284,7 +269,7 @@ void kt_attn_step(kt_attn_task *t, const float *k, int k_perm, const void *v, kt
         float *p = t->p + h * KT_ATTN_CHUNK;
         __m256 s0 = _mm256_blendv_ps(ninf, dot8(q, k, d), valid0);
         __m256 s1 = n > 8 ? _mm256_blendv_ps(ninf, dot8(q, k + 8 * d, d), valid1) : ninf;
-        float mx = hmax_ps(_mm256_max_ps(s0, s1));
+        float mx = kt_hmax8(_mm256_max_ps(s0, s1));
         if (mx > t->m[h]) {
             float alpha = exp2f(t->m[h] - mx);
             t->l[h] *= alpha;
@@ -299,7 +284,7 @@ void kt_attn_step(kt_attn_task *t, const float *k, int k_perm, const void *v, kt
         __m256 p1 = _mm256_and_ps(exp2_ps(_mm256_sub_ps(s1, mv)), valid1);
         _mm256_store_ps(p, p0);
         _mm256_store_ps(p + 8, p1);
-        t->l[h] += hsum_ps(_mm256_add_ps(p0, p1));
+        t->l[h] += kt_hsum8(_mm256_add_ps(p0, p1));
     }
     pv(t, v, dtype, n);
 }

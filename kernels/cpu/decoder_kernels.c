@@ -49,7 +49,7 @@ static void dot_rows(float *dots, const float *x, int64_t k, const void *w, kt_d
             acc[r] = _mm256_fmadd_ps(_mm256_loadu_ps(x + r * k + c), wv, acc[r]);
     }
     for (int r = 0; r < rows; r++) {
-        float s = kt_dls_hsum8(acc[r]);
+        float s = kt_hsum8(acc[r]);
         for (int64_t cc = c; cc < k; cc++)
             s += x[r * k + cc] * kt_cpu_load1(w, dt, w_at + (size_t)cc);
         dots[r] = s;

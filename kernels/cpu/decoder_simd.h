@@ -4,17 +4,10 @@
 #define KT_DECODER_SIMD_H
 
 #include "cpu_gemm.h"
+#include "simd_reduce.h"
 
 #include <math.h>
 #include <string.h>
-
-static inline float kt_dls_hsum8(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 /* 2^x for x <= 0 (and -inf), fp32, relative error ~1e-7: x = i + f with |f| <= 1/2, a degree-6
  * Taylor polynomial of 2^f, and i placed into the exponent bits. Vectorises. */
@@ -51,7 +44,7 @@ static inline float kt_dls_dot(const float *a, const float *b, int64_t d)
     int64_t c = 0;
     for (; c + 8 <= d; c += 8)
         acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + c), _mm256_loadu_ps(b + c), acc);
-    float s = kt_dls_hsum8(acc);
+    float s = kt_hsum8(acc);
     for (; c < d; c++)
         s += a[c] * b[c];
     return s;
