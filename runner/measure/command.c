@@ -243,21 +243,7 @@ static const char *run_paired(crun *r, int min_reps, int max_reps, const kt_desi
         if (interrupted(r))
             return "interrupted";
         if (look < d->n_looks && rep + 1 == d->looks[look]) {
-            int at = look++;
-            for (size_t k = 0; k < K && d->decisive[at]; k++) {
-                kt_candidate_result *c = &r->out->cands[k];
-                if (!active[k])
-                    continue;
-                kt_candidate_evaluate(c, &r->out->baseline, r->spec, r->point, d->confidence[at]);
-                c->looks = at + 1;
-                c->decided_at = at;
-                int may_stop =
-                    r->spec->aggregate != KT_AGGREGATE_GEOMEAN && c->order_p >= KT_ORDER_SUSPECT_P;
-                if (c->verdict != KT_VERDICT_INCONCLUSIVE && may_stop) {
-                    active[k] = 0;
-                    c->stopped_early = rep + 1 < max_reps;
-                }
-            }
+            kt_trial_look(r->out, active, d, look++, r->spec, r->point, rep + 1, max_reps);
             if (r->hooks && r->hooks->on_progress)
                 r->hooks->on_progress(r->hooks->ctx, rep + 1, max_reps);
         }

@@ -452,25 +452,7 @@ static const char *run_paired(point_run *r, int min_reps, int max_reps, const kt
         if (interrupted(r))
             return "interrupted";
         if (look < d->n_looks && rep + 1 == d->looks[look]) {
-            int at = look++;
-            for (size_t k = 0; k < K && d->decisive[at]; k++) {
-                kt_candidate_result *c = &r->out->cands[k];
-                if (!active[k])
-                    continue;
-                kt_candidate_evaluate(c, &r->out->baseline, r->spec, r->point, d->confidence[at]);
-                c->looks = at + 1;
-                c->decided_at = at;
-                /* A suspected order effect postpones stopping: the verdict then rests on
-                 * every pair, and the order check gets the power to confirm or clear it. */
-                int suspect = c->order_p < KT_ORDER_SUSPECT_P;
-                /* under geomean a point never stops on its own verdict: an estimate kept
-                 * because it looked extreme would bias the mean over the points */
-                int may_stop = r->spec->aggregate != KT_AGGREGATE_GEOMEAN;
-                if (c->verdict != KT_VERDICT_INCONCLUSIVE && !suspect && may_stop) {
-                    active[k] = 0;
-                    c->stopped_early = rep + 1 < max_reps;
-                }
-            }
+            kt_trial_look(r->out, active, d, look++, r->spec, r->point, rep + 1, max_reps);
             if (r->hooks && r->hooks->on_progress)
                 r->hooks->on_progress(r->hooks->ctx, rep + 1, max_reps);
         }
@@ -561,6 +543,29 @@ static void release_all(point_run *r)
 static uint64_t point_seed(const kt_spec *spec, const kt_point *point)
 {
     return kt_seed_mix(spec->seed, kt_hash_bytes(point->id, strlen(point->id)));
+}
+
+void kt_trial_look(kt_point_result *out, int *active, const kt_design *d, int at,
+                   const kt_spec *spec, const kt_point *point, int pairs, int max_reps)
+{
+    for (size_t k = 0; k < out->n_cands && d->decisive[at]; k++) {
+        kt_candidate_result *c = &out->cands[k];
+        if (!active[k])
+            continue;
+        kt_candidate_evaluate(c, &out->baseline, spec, point, d->confidence[at]);
+        c->looks = at + 1;
+        c->decided_at = at;
+        /* A suspected order effect postpones stopping: the verdict then rests on every pair,
+         * and the order check gets the power to confirm or clear it. */
+        int suspect = c->order_p < KT_ORDER_SUSPECT_P;
+        /* under geomean a point never stops on its own verdict: an estimate kept because it
+         * looked extreme would bias the mean over the points */
+        int may_stop = spec->aggregate != KT_AGGREGATE_GEOMEAN;
+        if (c->verdict != KT_VERDICT_INCONCLUSIVE && !suspect && may_stop) {
+            active[k] = 0;
+            c->stopped_early = pairs < max_reps;
+        }
+    }
 }
 
 void kt_point_result_mark_unmeasured(kt_point_result *out, const kt_spec *spec,

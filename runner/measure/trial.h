@@ -136,6 +136,13 @@ void kt_point_result_free(kt_point_result *r);
 void kt_point_result_mark_unmeasured(kt_point_result *out, const kt_spec *spec,
                                      const kt_point *point);
 
+/* Planned look 'at' of design 'd' after 'pairs' pairs: evaluates every candidate of 'out'
+ * still active at the look's confidence, and stops (active[k] = 0) those with a verdict,
+ * unless an order effect is suspected or the spec aggregates by geomean. Kernel and command
+ * trials share it. */
+void kt_trial_look(kt_point_result *out, int *active, const kt_design *d, int at,
+                   const kt_spec *spec, const kt_point *point, int pairs, int max_reps);
+
 /* Recomputes statistics and the verdict of candidate 'c' at 'confidence' (per look). */
 void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline,
                            const kt_spec *spec, const kt_point *point, double confidence);
