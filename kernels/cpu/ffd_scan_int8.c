@@ -2,18 +2,23 @@
  * (see ffd_scan_int8.h for the arithmetic). */
 #include "ffd_scan_int8.h"
 
+#include "attention_common.h"
+
 #include <immintrin.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
-#define KT_VNNI     __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+/* a superset of KT_ATTN_AVX512, so that its helpers (kt_attn_hreduce16) inline here */
+#define KT_VNNI     __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,fma,f16c")))
 #define VNNI_INLINE static inline KT_VNNI __attribute__((always_inline))
 
 int kt_ffd_int8_supported(void)
 {
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("fma") &&
+           __builtin_cpu_supports("f16c");
 }
 
 int kt_ffd_int8_shape_ok(const kt_ffd_cache *c)
@@ -34,85 +39,122 @@ void kt_ffd_codes_transpose(uint32_t *dst, const kt_ffd_cache *c)
     }
 }
 
-/* Scratch: int8 weights [g][d / 4] words, then keep_at [g] and drop_below [g]. */
+/* Scratch: int8 weights [g][d / 4] words, then keep_at [g] and drop_below [g], each rounded up to
+ * whole 16-head tiles (heads_weights stores a tile's bounds with one masked store). */
 size_t kt_ffd_int8_scratch_bytes(int64_t g, int64_t d)
 {
-    return sizeof(int32_t) * (size_t)(g * d / 4 + 2 * g);
+    return sizeof(int32_t) * (size_t)(g * d / 4 + 2 * (g + 15) / 16 * 16);
 }
 
-static int32_t to_int32(double x, int32_t if_nan)
+/* ceil(x) as int32, saturated, NaN to 'if_nan' (+-2^31 - 128: beyond any S of a block). */
+VNNI_INLINE __m512i ceil_to_int32(__m512 x, const int if_nan_low)
 {
-    if (isnan(x))
-        return if_nan;
-    return x >= 2147483647.0 ? INT32_MAX : x <= -2147483648.0 ? INT32_MIN : (int32_t)x;
+    const __m512 lo = _mm512_set1_ps(-2147483648.0f), hi = _mm512_set1_ps(2147483520.0f);
+    /* min/max return their second operand when the first is NaN */
+    x = if_nan_low ? _mm512_min_ps(_mm512_max_ps(x, lo), hi)
+                   : _mm512_max_ps(_mm512_min_ps(x, hi), lo);
+    return _mm512_cvt_roundps_epi32(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
 }
 
 /* The int8 weights of heads h0..h0+n-1 (n <= 16) of one block into 'wd' (d / 4 words a head:
  * word 4q + m holds channels 16q + 4j + m, j = 0..3, as vpdpbusd pairs them with plane m of
  * the codes' word q), and the integer bounds on S of each head: keep_at (S >= it: the float
  * score certainly reaches 'thr') and drop_below (S < it: the float score certainly stays below
- * 'thr'). The heads' largest |w| come first so that their steps take one vector division
- * instead of a scalar one each; the bounds multiply by that reciprocal rather than divide by
- * the step: its relative error (about 1e-7) is far inside the slack, whose part
- * 1e-4 |thr| / step already exceeds 1e-7 |thr + E| / step. */
+ * 'thr'), 16 heads a vector: per head only vertical operations, then one transposed reduction
+ * (kt_attn_hreduce16) for the heads' largest |w|, and one each for their rounding errors and weight
+ * sums. The bounds multiply by the reciprocal of the step rather than divide by it, in float:
+ * the relative error of that arithmetic (a few 1e-7) is far inside the slack, whose part
+ * 1e-4 (3 d max|w| + |thr|) / step already exceeds 1e-6 (|thr| + E) / step, and the sums are of
+ * integers below 2^24 (exact). */
 static KT_VNNI void heads_weights(uint32_t *wd, int32_t *keep_at, int32_t *drop_below,
                                   const float *qs, const float *scale, const float *thr, int64_t n,
                                   int64_t d)
 {
-    float amax[16], steps[16], invs[16];
+    __m512 v[16];
     for (int64_t h = 0; h < 16; h++) {
         __m512 m = _mm512_setzero_ps();
         for (int64_t c = 0; h < n && c < d; c += 16)
             m = _mm512_max_ps(m, _mm512_abs_ps(_mm512_mul_ps(_mm512_loadu_ps(qs + h * d + c),
                                                              _mm512_loadu_ps(scale + c))));
-        amax[h] = h < n ? _mm512_reduce_max_ps(m) : 1.0f;
+        v[h] = m;
     }
-    __m512 a = _mm512_loadu_ps(amax);
-    __mmask16 live = _mm512_cmp_ps_mask(a, _mm512_set1_ps(1e-30f), _CMP_GT_OQ);
-    __m512 step = _mm512_mask_div_ps(_mm512_set1_ps(1.0f), live, a, _mm512_set1_ps(127.0f));
+    const __m512 amax = kt_attn_hreduce16(v, 1);
+    __mmask16 live = _mm512_cmp_ps_mask(amax, _mm512_set1_ps(1e-30f), _CMP_GT_OQ);
+    const __m512 step =
+        _mm512_mask_div_ps(_mm512_set1_ps(1.0f), live, amax, _mm512_set1_ps(127.0f));
+    const __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.0f), step);
+    float steps[16], invs[16];
     _mm512_storeu_ps(steps, step);
-    _mm512_storeu_ps(invs, _mm512_div_ps(_mm512_set1_ps(1.0f), step));
+    _mm512_storeu_ps(invs, inv);
     const __m128i order = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    for (int64_t h = 0; h < n; h++) {
-        const __m512 inv = _mm512_set1_ps(invs[h]), stepv = _mm512_set1_ps(steps[h]);
-        __m512 wsum = _mm512_setzero_ps(), err = _mm512_setzero_ps();
-        for (int64_t c = 0; c < d; c += 16) {
+    __m512 err[16];
+    for (int64_t h = 0; h < 16; h++) {
+        const __m512 ih = _mm512_set1_ps(invs[h]), sh = _mm512_set1_ps(steps[h]);
+        __m512 wsum = _mm512_setzero_ps(), e = _mm512_setzero_ps();
+        for (int64_t c = 0; h < n && c < d; c += 16) {
             __m512 w = _mm512_mul_ps(_mm512_loadu_ps(qs + h * d + c), _mm512_loadu_ps(scale + c));
             /* round to nearest even; |w| * inv <= 127 up to rounding, so the result fits int8 */
-            __m512i wi = _mm512_cvtps_epi32(_mm512_mul_ps(w, inv));
+            __m512i wi = _mm512_cvtps_epi32(_mm512_mul_ps(w, ih));
             __m512 wf = _mm512_cvtepi32_ps(wi); /* exact: |wi| <= 128 */
             wsum = _mm512_add_ps(wsum, wf);     /* exact: integers below 2^24 */
-            err = _mm512_add_ps(err, _mm512_abs_ps(_mm512_fnmadd_ps(stepv, wf, w)));
+            e = _mm512_add_ps(e, _mm512_abs_ps(_mm512_fnmadd_ps(sh, wf, w)));
             __m128i bytes = _mm_shuffle_epi8(_mm512_cvtepi32_epi8(wi), order);
             _mm_storeu_si128((__m128i *)(wd + h * (d / 4) + c / 4), bytes);
         }
-        /* E, plus a slack for the float scan's own rounding (relative 1e-4 of the largest
-         * magnitudes it sums) */
-        double t = (double)thr[h], is = (double)invs[h];
-        double e = 1.5 * (double)_mm512_reduce_add_ps(err) +
-                   1e-4 * (3.0 * (double)d * (double)amax[h] + fabs(t)) + 1e-6;
-        double base = 1.5 * (double)_mm512_reduce_add_ps(wsum);
-        keep_at[h] = to_int32(ceil((t + e) * is + base), INT32_MAX);
-        drop_below[h] = to_int32(ceil((t - e) * is + base), INT32_MIN);
+        v[h] = wsum;
+        err[h] = e;
     }
+    /* E, plus a slack for the float scan's own rounding (relative 1e-4 of the largest
+     * magnitudes it sums) */
+    __mmask16 heads = (__mmask16)((1u << n) - 1);
+    const __m512 t = _mm512_maskz_loadu_ps(heads, thr);
+    const __m512 slack = _mm512_fmadd_ps(
+        _mm512_set1_ps(3e-4f * (float)d), amax,
+        _mm512_fmadd_ps(_mm512_set1_ps(1e-4f), _mm512_abs_ps(t), _mm512_set1_ps(1e-6f)));
+    const __m512 e = _mm512_fmadd_ps(_mm512_set1_ps(1.5f), kt_attn_hreduce16(err, 0), slack);
+    const __m512 base = _mm512_mul_ps(_mm512_set1_ps(1.5f), kt_attn_hreduce16(v, 0));
+    _mm512_mask_storeu_epi32(keep_at, heads,
+                             ceil_to_int32(_mm512_fmadd_ps(_mm512_add_ps(t, e), inv, base), 0));
+    _mm512_mask_storeu_epi32(drop_below, heads,
+                             ceil_to_int32(_mm512_fmadd_ps(_mm512_sub_ps(t, e), inv, base), 1));
 }
 
-/* The largest S of each of gt (<= 8) heads over the block's 'block' tokens: 'tv' vectors of 16
- * tokens at a time, so that tv * gt accumulators hide vpdpbusd's latency. 'ct' is the block's
- * transposed codes, 'wd' the heads' weights ([gt][d / 4] words). */
-VNNI_INLINE void scan_tile(int32_t *smax, const uint32_t *ct, int64_t block, int64_t d,
-                           const uint32_t *wd, const int gt, const int tv)
+/* acc + vpdpbusd(x, the int8 weights in the 4 bytes at 'w' broadcast): the broadcast stays the
+ * instruction's memory operand ({1to16}), so that the compiler cannot merge the tile's repeated
+ * weight loads into gt * 4 live registers, which spilled the accumulators to the stack. */
+VNNI_INLINE __m512i dpbusd_bcast(__m512i acc, __m512i x, const uint32_t *w)
+{
+    __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(x), "m"(*w));
+    return acc;
+}
+
+/* Whether any lane of 'best' reaches 'at'. */
+VNNI_INLINE int reaches(__m512i best, int32_t at)
+{
+    return _mm512_cmpge_epi32_mask(best, _mm512_set1_epi32(at)) != 0;
+}
+
+/* Scans the block's 'block' tokens for a tile of gt (<= 8) heads, 'tv' vectors of 16 tokens at a
+ * time so that tv * gt accumulators (all in registers: every loop over them unrolls) hide
+ * vpdpbusd's latency, and compares each head's largest S with its bounds lane-wise (no
+ * horizontal reduction): returns 1 when a head reaches keep_at, else -1 when one reaches
+ * drop_below, else 0. 'ct' is the block's transposed codes, 'wd' the heads' weights ([gt][d / 4]
+ * words). */
+VNNI_INLINE int scan_tile(const uint32_t *ct, int64_t block, int64_t d, const uint32_t *wd,
+                          const int32_t *keep_at, const int32_t *drop_below, const int gt,
+                          const int tv)
 {
     const __m512i m3 = _mm512_set1_epi8(3);
     __m512i best[8];
-    for (int h = 0; h < 8; h++)
+#pragma GCC unroll 8
+    for (int h = 0; h < gt; h++)
         best[h] = _mm512_set1_epi32(INT32_MIN);
     int64_t nv = block / 16, words = d / 4;
     for (int64_t v0 = 0; v0 < nv; v0 += tv) {
-        __m512i acc[8][8];
-        for (int u = 0; u < tv; u++)
-            for (int h = 0; h < gt; h++)
-                acc[u][h] = _mm512_setzero_si512();
+        __m512i acc[24];
+#pragma GCC unroll 24
+        for (int i = 0; i < tv * gt; i++)
+            acc[i] = _mm512_setzero_si512();
         for (int64_t q = 0; q < d / 16; q++) {
 #pragma GCC unroll 8
             for (int u = 0; u < tv; u++) {
@@ -126,45 +168,48 @@ VNNI_INLINE void scan_tile(int32_t *smax, const uint32_t *ct, int64_t block, int
                 for (int h = 0; h < gt; h++)
 #pragma GCC unroll 4
                     for (int m = 0; m < 4; m++)
-                        acc[u][h] = _mm512_dpbusd_epi32(
-                            acc[u][h], pl[m], _mm512_set1_epi32((int)wd[h * words + 4 * q + m]));
+                        acc[u * gt + h] =
+                            dpbusd_bcast(acc[u * gt + h], pl[m], wd + h * words + 4 * q + m);
             }
         }
+#pragma GCC unroll 8
         for (int u = 0; u < tv; u++)
+#pragma GCC unroll 8
             for (int h = 0; h < gt; h++)
-                best[h] = _mm512_max_epi32(best[h], acc[u][h]);
+                best[h] = _mm512_max_epi32(best[h], acc[u * gt + h]);
     }
-    for (int h = 0; h < gt; h++)
-        smax[h] = _mm512_reduce_max_epi32(best[h]);
+    int unsure = 0;
+#pragma GCC unroll 8
+    for (int h = 0; h < gt; h++) {
+        if (reaches(best[h], keep_at[h]))
+            return 1;
+        unsure |= reaches(best[h], drop_below[h]);
+    }
+    return unsure ? -1 : 0;
 }
 
-static KT_VNNI void scan_heads(int32_t *smax, const uint32_t *ct, int64_t block, int64_t d,
-                               const uint32_t *wd, int gt)
+/* scan_tile with the tile's size a compile-time constant, and tv chosen so that tv * gt is 8 to
+ * 16 independent accumulators (vpdpbusd: latency 3-5 cycles, 1-2 a cycle). */
+static KT_VNNI int scan_heads(const uint32_t *ct, int64_t block, int64_t d, const uint32_t *wd,
+                              const int32_t *keep_at, const int32_t *drop_below, int gt)
 {
     switch (gt) {
     case 1:
-        scan_tile(smax, ct, block, d, wd, 1, 8);
-        break;
+        return scan_tile(ct, block, d, wd, keep_at, drop_below, 1, 8);
     case 2:
-        scan_tile(smax, ct, block, d, wd, 2, 4);
-        break;
+        return scan_tile(ct, block, d, wd, keep_at, drop_below, 2, 4);
     case 3:
-        scan_tile(smax, ct, block, d, wd, 3, 2);
-        break;
+        return scan_tile(ct, block, d, wd, keep_at, drop_below, 3, 4);
     case 4:
-        scan_tile(smax, ct, block, d, wd, 4, 2);
-        break;
+        return scan_tile(ct, block, d, wd, keep_at, drop_below, 4, 2);
     case 5:
-        scan_tile(smax, ct, block, d, wd, 5, 2);
-        break;
+        return scan_tile(ct, block, d, wd, keep_at, drop_below, 5, 2);
     case 6:
-        scan_tile(smax, ct, block, d, wd, 6, 2);
-        break;
+        return scan_tile(ct, block, d, wd, keep_at, drop_below, 6, 2);
     case 7:
-        scan_tile(smax, ct, block, d, wd, 7, 2);
-        break;
+        return scan_tile(ct, block, d, wd, keep_at, drop_below, 7, 2);
     default:
-        scan_tile(smax, ct, block, d, wd, 8, 2);
+        return scan_tile(ct, block, d, wd, keep_at, drop_below, 8, 2);
     }
 }
 
@@ -173,7 +218,7 @@ int kt_ffd_block_int8(const uint32_t *codes_t, const kt_ffd_cache *c, int64_t bl
 {
     int64_t d = c->head_dim, words = d / 4;
     uint32_t *wd = scratch;
-    int32_t *keep_at = (int32_t *)(wd + g * words), *drop_below = keep_at + g;
+    int32_t *keep_at = (int32_t *)(wd + g * words), *drop_below = keep_at + (g + 15) / 16 * 16;
     const float *scale = c->scales + blk * d;
     for (int64_t h = 0; h < g; h += 16)
         heads_weights(wd + h * words, keep_at + h, drop_below + h, qs + h * d, scale, thr + h,
@@ -182,14 +227,10 @@ int kt_ffd_block_int8(const uint32_t *codes_t, const kt_ffd_cache *c, int64_t bl
     int unsure = 0;
     for (int64_t h0 = 0; h0 < g; h0 += 8) {
         int gt = g - h0 < 8 ? (int)(g - h0) : 8;
-        int32_t smax[8];
-        scan_heads(smax, ct, c->block, d, wd + h0 * words, gt);
-        for (int h = 0; h < gt; h++) {
-            if (smax[h] >= keep_at[h0 + h])
-                return 1;
-            if (smax[h] >= drop_below[h0 + h])
-                unsure = 1;
-        }
+        int r = scan_heads(ct, c->block, d, wd + h0 * words, keep_at + h0, drop_below + h0, gt);
+        if (r == 1)
+            return 1;
+        unsure |= r < 0;
     }
     return unsure ? -1 : 0;
 }

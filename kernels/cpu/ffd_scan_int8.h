@@ -21,7 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Whether this CPU has the instructions of the int8 scan (AVX-512 F, BW and VNNI). */
+/* Whether this CPU has the instructions of the int8 scan (AVX-512 F, BW, DQ, VL and VNNI, FMA,
+ * F16C: the attention kernels' AVX-512 set and VNNI). */
 int kt_ffd_int8_supported(void);
 
 /* Whether the int8 scan handles this cache shape: head_dim and block multiples of 16. */

@@ -168,17 +168,6 @@ static long long mem_available_kib(void)
     return kib;
 }
 
-static int model_selected(const sweep_opts *o, const char *name)
-{
-    if (!o->models)
-        return 1;
-    size_t n = strlen(name);
-    for (const char *p = o->models; (p = strstr(p, name)); p += n)
-        if ((p == o->models || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
-            return 1;
-    return 0;
-}
-
 /* One point (model, context, block): prints its table row. */
 static int sweep_point(const sweep_opts *o, kt_backend *b, const kt_model *md, int64_t context,
                        int64_t block, const kt_param_value *in, double *speedup_out,
@@ -312,19 +301,11 @@ int main(int argc, char **argv)
             "[--reps=N (<= 64)] [--blocks=B,...] [--models=NAME,...] [--cpu-time (1 thread)]\n");
         return 64;
     }
-    const kt_op *op = kt_op_find("attention_decode");
     kt_param_value in[KT_MAX_PARAMS];
-    kt_param_defaults(in, op->input_params, op->n_input_params);
     kt_catalog cat;
-    kt_diag diag;
-    kt_diag_init(&diag);
     kt_backend *b = NULL;
-    if (kt_catalog_load(&cat, &diag) < 0 || kt_backend_open(&b, "cpu", o.threads, 1) < 0) {
-        fprintf(stderr, "bench_ffd_sweep: cannot load the catalog or open the cpu backend\n");
-        kt_diag_free(&diag);
+    if (ffd_bench_open(&cat, &b, in, o.threads, "bench_ffd_sweep") < 0)
         return 1;
-    }
-    kt_diag_free(&diag);
     double load[3] = {0, 0, 0};
     FILE *f = fopen("/proc/loadavg", "r");
     if (!f || fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3)
@@ -346,7 +327,7 @@ int main(int argc, char **argv)
         int n_done = 0, n_ok = 0;
         for (size_t mi = 0; mi < cat.n; mi++) {
             const kt_model *md = &cat.models[mi];
-            if (!model_selected(&o, md->name))
+            if (!ffd_bench_model_selected(o.models, md->name))
                 continue;
             /* K and V in bf16, the float64 reference's inputs, FFD's codes and residual */
             double need_kib =
