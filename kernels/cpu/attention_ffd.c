@@ -12,6 +12,7 @@
 #include "cpu.h"
 #include "ffd_quant.h"
 #include "ffd_scan_int8.h"
+#include "ffd_stream.h"
 #include "pool.h"
 
 #include <math.h>
@@ -635,12 +636,10 @@ static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t 
     int64_t kept = 0, rescanned = 0, *list = extra_kept_list(t);
     double t0 = st->phases ? now_ns() : 0;
     scan_queries(t);
-    size_t code_row = (size_t)(c->head_dim / 4), block_codes = (size_t)c->block * code_row;
     const uint8_t *codes = st->int8 ? (const uint8_t *)st->codes_t : c->codes;
     for (int64_t blk = b0; blk < b1; blk++) {
-        /* each block's codes are a fresh page for the hardware prefetcher: fetch the next */
         if (blk + 1 < b1)
-            kt_attn_prefetch(codes + (size_t)(first + blk + 1) * block_codes, block_codes);
+            kt_ffd_prefetch_block(codes, c, first + blk + 1);
         if (select_block(t, st, first + blk, thr, &rescanned))
             list[kept++] = blk;
     }
