@@ -3,19 +3,22 @@
  * profiled and compared without the attention around it.
  *
  * usage: bench_ffd_scan [--contexts=T1,T2,...] [--models=NAME,...] [--reps=N] [--delta=D]
- *                       [--block=B]
+ *                       [--block=B] [--cold]
  *   contexts default 32768; reps default 30 (warm calls over every block of the instance; the
  *   fastest is shown, which load from other processes can only slow); delta default FFD's;
- *   block default 128. Queries and keys: bf16 llm inputs (seed 7), batch 1. The thresholds are
- *   the variant's: the largest approximate score of each head over block 0 and the last full
- *   block, minus delta. Instructions and cycles (user space, this thread) come from
- *   perf_event_open where the kernel allows it, else "n/a". About 10 s for the 8 models at 32K
- *   on an idle machine. Prints markdown on stdout. */
+ *   block default 128; --cold: each pass starts from flushed caches (kt_backend_flush_cache),
+ *   and prefetches the next block as the variant does, so that memory's share of the scan shows.
+ * Queries and keys: bf16 llm inputs (seed 7), batch 1. The thresholds are the variant's: the
+ * largest approximate score of each head over block 0 and the last full block, minus delta.
+ * Instructions and cycles (user space, this thread) come from perf_event_open where the kernel
+ * allows it, else "n/a". About 10 s for the 8 models at 32K on an idle machine. Prints markdown on
+ * stdout. */
 #include "measure/check.h"
 #include "kernel.h"
 
 #include "cpu/ffd_quant.h"
 #include "cpu/ffd_scan_int8.h"
+#include "cpu/ffd_stream.h"
 #include "spec/catalog.h"
 
 #include <linux/perf_event.h>
@@ -33,7 +36,7 @@
 
 typedef struct scan_opts {
     int64_t contexts[MAX_CONTEXTS], block;
-    int n_contexts, reps;
+    int n_contexts, reps, cold;
     double delta;
     const char *models;
 } scan_opts;
@@ -90,9 +93,11 @@ typedef struct scan_result {
     int64_t kept, unsure;
 } scan_result;
 
-/* 'reps' passes of kt_ffd_block_int8 over every block of 'c'. */
+/* 'reps' passes of kt_ffd_block_int8 over every block of 'c', each after flushing the caches of
+ * 'b' where 'b' is not NULL (and then prefetching the next block as the variant does). */
 static void time_scan(scan_result *res, const uint32_t *codes_t, const kt_ffd_cache *c,
-                      const float *qs, const float *thr, int64_t g, void *scratch, int reps)
+                      const float *qs, const float *thr, int64_t g, void *scratch, int reps,
+                      kt_backend *b)
 {
     int fi = counter_open(PERF_COUNT_HW_INSTRUCTIONS), fc = counter_open(PERF_COUNT_HW_CPU_CYCLES);
     int64_t d = c->head_dim;
@@ -100,6 +105,8 @@ static void time_scan(scan_result *res, const uint32_t *codes_t, const kt_ffd_ca
     res->instructions = res->cycles = -1;
     for (int r = 0; r < reps; r++) {
         int64_t kept = 0, unsure = 0;
+        if (b)
+            kt_backend_flush_cache(b);
         long long i0 = counter_read(fi), c0 = counter_read(fc);
         if (fi >= 0)
             ioctl(fi, PERF_EVENT_IOC_ENABLE, 0);
@@ -108,6 +115,8 @@ static void time_scan(scan_result *res, const uint32_t *codes_t, const kt_ffd_ca
         double t0 = now_s();
         for (int64_t kh = 0; kh < c->kv_heads; kh++)
             for (int64_t blk = 0; blk < c->n_full; blk++) {
+                if (b && blk + 1 < c->n_full) /* as the variant's selection does */
+                    kt_ffd_prefetch_block(codes_t, c, kh * c->n_full + blk + 1);
                 int v = kt_ffd_block_int8(codes_t, c, kh * c->n_full + blk, qs + kh * g * d,
                                           thr + kh * g, g, scratch);
                 kept += v == 1;
@@ -171,7 +180,7 @@ static int scan_point(const scan_opts *o, kt_backend *b, const kt_model *md, int
         qs[i] = kt_dtype_load(inst->host_inputs[0], KT_DTYPE_BF16, (size_t)i) * scale_log2;
     thresholds(thr, &c, qs, g, o->delta);
     scan_result r;
-    time_scan(&r, codes_t, &c, qs, thr, g, scratch, o->reps);
+    time_scan(&r, codes_t, &c, qs, thr, g, scratch, o->reps, o->cold ? b : NULL);
     double blocks = (double)(c.kv_heads * c.n_full), tokens = blocks * (double)c.block;
     char ins[32] = "n/a", ipc[32] = "n/a";
     if (r.instructions >= 0)
@@ -221,6 +230,8 @@ static int parse_args(scan_opts *o, int argc, char **argv)
             o->reps = atoi(a + 7);
         } else if (strncmp(a, "--delta=", 8) == 0) {
             o->delta = atof(a + 8);
+        } else if (strcmp(a, "--cold") == 0) {
+            o->cold = 1;
         } else if (strncmp(a, "--block=", 8) == 0) {
             o->block = atoi(a + 8);
         } else {
@@ -237,7 +248,7 @@ int main(int argc, char **argv)
     scan_opts o;
     if (parse_args(&o, argc, argv) < 0) {
         fprintf(stderr, "usage: bench_ffd_scan [--contexts=T,...] [--models=NAME,...] [--reps=N] "
-                        "[--delta=D] [--block=B (multiple of 16)]\n");
+                        "[--delta=D] [--block=B (multiple of 16)] [--cold]\n");
         return 64;
     }
     if (!kt_ffd_int8_supported()) {
@@ -249,9 +260,9 @@ int main(int argc, char **argv)
     kt_backend *b = NULL;
     if (ffd_bench_open(&cat, &b, in, 1, "bench_ffd_scan") < 0)
         return 1;
-    printf("int8 selection alone, warm, fastest of %d passes over all blocks; delta %g; user-space "
+    printf("int8 selection alone, %s, fastest of %d passes over all blocks; delta %g; user-space "
            "counters of this thread\n\n",
-           o.reps, o.delta);
+           o.cold ? "cold (caches flushed before each pass)" : "warm", o.reps, o.delta);
     printf("| model | d | heads / kv | context | block | ms | ns / block | ns / token | "
            "instructions / token | IPC | kept | undecided |\n");
     printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
