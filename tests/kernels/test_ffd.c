@@ -298,7 +298,9 @@ static int run_ffd(void *out, kt_metric *m, kt_instance *inst, kt_backend *b,
 
 /* The int8 scan with its exact bound keeps exactly the blocks the float scan keeps, so the
  * outputs are bit-identical, on the catalog's awkward shapes (GQA 7, head_dim 64 and 256, odd
- * contexts) and from very tight to loose deltas; and its bound decides most blocks itself. */
+ * contexts), on shapes the catalog lacks (groups of 3 heads at head_dim 64 and 128, 7 heads at
+ * 256), at blocks of 128 and 64 with contexts not a multiple of either, from very tight to loose
+ * deltas; and its bound decides most blocks itself. */
 static void test_int8_selects_as_float(void **state)
 {
     (void)state;
@@ -306,12 +308,11 @@ static void test_int8_selects_as_float(void **state)
     if (test_scans(scans) < 2)
         return;
     struct {
-        int64_t heads, kv_heads, head_dim, context;
-    } shapes[] = {{32, 8, 64, 4096 + 37},
-                  {14, 2, 64, 4096 + 129},
-                  {16, 8, 256, 3000 + 1},
-                  {28, 4, 128, 5000},
-                  {8, 1, 128, 2048}};
+        int64_t heads, kv_heads, head_dim, context, block;
+    } shapes[] = {
+        {32, 8, 64, 4096 + 37, 128}, {14, 2, 64, 4096 + 129, 128}, {16, 8, 256, 3000 + 1, 128},
+        {28, 4, 128, 5000, 128},     {8, 1, 128, 2048, 128},       {12, 4, 64, 4096 + 45, 64},
+        {6, 2, 128, 3000 + 7, 64},   {21, 3, 256, 2000 + 33, 64},  {14, 2, 64, 4096 + 1, 64}};
     double deltas[] = {0.25, 2, 5, 9, 14};
     const kt_op *op = kt_op_find("attention_decode");
     kt_backend *b = NULL;
@@ -333,17 +334,19 @@ static void test_int8_selects_as_float(void **state)
         size_t bytes = (size_t)(shapes[i].heads * shapes[i].head_dim) * 2;
         void *out_f = malloc(bytes), *out_i = malloc(bytes);
         for (size_t k = 0; k < sizeof(deltas) / sizeof(deltas[0]); k++) {
-            kt_param_value pf[7] = {{deltas[k]}, {128}, {1024}, {1}, {1}, {0}, {0}}, pi[7];
+            kt_param_value pf[7] = {{deltas[k]}, {(double)shapes[i].block}, {1024}, {1}, {1}, {0},
+                                    {0}},
+                           pi[7];
             memcpy(pi, pf, sizeof(pf));
             pi[4].num = 2;
             kt_metric mf[KT_MAX_METRICS], mi[KT_MAX_METRICS];
             assert_int_equal(run_ffd(out_f, mf, inst, b, pf), KT_OK);
             assert_int_equal(run_ffd(out_i, mi, inst, b, pi), KT_OK);
             if (getenv("KT_TEST_VERBOSE"))
-                print_message("d %lld g %lld delta %g: kept %.3f, rescanned %.3f\n",
+                print_message("d %lld g %lld block %lld delta %g: kept %.3f, rescanned %.3f\n",
                               (long long)shapes[i].head_dim,
-                              (long long)(shapes[i].heads / shapes[i].kv_heads), deltas[k],
-                              mi[0].value, mi[2].value);
+                              (long long)(shapes[i].heads / shapes[i].kv_heads),
+                              (long long)shapes[i].block, deltas[k], mi[0].value, mi[2].value);
             assert_true(mi[0].value == mf[0].value);
             assert_true(mf[3].value == 0.0 && mi[3].value == 1.0); /* the scan that ran */
             assert_int_equal(memcmp(out_f, out_i, bytes), 0);
