@@ -29,7 +29,8 @@ static const kt_param_def ffd_params[P_COUNT] = {
     {"delta", KT_PARAM_FLOAT, KT_FFD_DEFAULT_DELTA, 0, 1e6, NULL,
      "keep a block when a score reaches pseudo-max - delta (log2 units; the paper: 5 aggressive, "
      "7 safe; default 9, see docs/cpu-kernels.md)"},
-    {"block", KT_PARAM_INT, 128, 16, 8192, NULL, "tokens per quantisation block"},
+    {"block", KT_PARAM_INT, KT_FFD_DEFAULT_BLOCK, 16, 8192, NULL,
+     "tokens per quantisation block (default 64; the paper: 128; see docs/cpu-kernels.md)"},
     {"split", KT_PARAM_INT, 1024, 16, 1 << 24, NULL,
      "tokens per split-KV task, rounded up to whole blocks"},
     {"keys", KT_PARAM_ENUM, KEYS_STORED, 0, 0, "fp8|stored",

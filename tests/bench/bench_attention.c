@@ -17,6 +17,7 @@
 #include "measure/check.h"
 #include "kernel.h"
 
+#include "cpu/ffd_quant.h"
 #include "cpu/pool.h"
 #include "spec/catalog.h"
 
@@ -283,7 +284,7 @@ static int models_table(int threads, int64_t context, const kt_param_value *in, 
         double kv = (double)(kt_tensor_bytes(&inst->problem.tensors[1]) +
                              kt_tensor_bytes(&inst->problem.tensors[2]));
         double gbs = kv / (arms[0].ms * 1e-3) / 1e9, speedup = arms[0].ms / arms[1].ms;
-        double bound = ffd_byte_bound(arms[1].kept, md->head_dim, 2, 128);
+        double bound = ffd_byte_bound(arms[1].kept, md->head_dim, 2, KT_FFD_DEFAULT_BLOCK);
         int ok = speedup >= 2.0 && arms[1].num.rel_l2 <= 2e-2;
         printf("| %s | %lld | %lld / %lld | %lld | %.3f | %.0f%% | %.0f%% | %.3f | %.3f | %.2fx | "
                "%.2fx | %.0f%% | %.3g | %.2g | %s |\n",
@@ -555,8 +556,8 @@ int main(int argc, char **argv)
                          "%.2g | %.0f |",
                          a == 5 ? "avx2" : "auto", kt_dtype_name(dtypes[di]), (long long)t,
                          f->params[0].num, f->kept, d->ms, f->ms, d->ms / f->ms,
-                         ffd_byte_bound(f->kept, 128, 2, 128), f->num.rel_l2, d->num.rel_l2,
-                         f->prepare_ms);
+                         ffd_byte_bound(f->kept, 128, 2, KT_FFD_DEFAULT_BLOCK), f->num.rel_l2,
+                         d->num.rel_l2, f->prepare_ms);
             }
             kt_instance_free(inst, b);
         }

@@ -8,9 +8,9 @@
  *   THREADS default 1; contexts default 8192,32768,131072 (a context is skipped, with a note,
  *   where the instance would not fit in half of MemAvailable); seeds: input sets for the error
  *   column (default 2, 1 from 128K; the worst is shown); reps: timed rounds per point (default
- *   11, 5 from 128K); blocks: FFD block sizes to compare (default 128); --cpu-time (one thread
- * only): times each call by the calling thread's CPU time instead of the backend's wall-clock
- *   timer, which leaves out the time other processes held the core (for a loaded machine;
+ *   11, 5 from 128K); blocks: FFD block sizes to compare (default FFD's, 64); --cpu-time (one
+ * thread only): times each call by the calling thread's CPU time instead of the backend's
+ * wall-clock timer, which leaves out the time other processes held the core (for a loaded machine;
  *   memory contention still shows).
  * Arms of a point run in rotating order within each round, cold (kt_backend_flush_cache), so
  * that load from elsewhere falls on all of them alike; times are medians. The arms: dense,
@@ -263,7 +263,7 @@ static int parse_args(sweep_opts *o, int argc, char **argv)
         .threads = 1, .seeds = 2, .n_contexts = 3, .n_blocks = 1, .delta = KT_FFD_DEFAULT_DELTA};
     int64_t contexts[] = {8192, 32768, 131072};
     memcpy(o->contexts, contexts, sizeof(contexts));
-    o->blocks[0] = 128;
+    o->blocks[0] = KT_FFD_DEFAULT_BLOCK;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strncmp(a, "--contexts=", 11) == 0)

@@ -165,8 +165,8 @@ static void test_ffd_all_blocks_matches_reference(void **state)
 static void test_ffd_short_context_is_dense(void **state)
 {
     (void)state;
-    /* T < block: nothing is quantised, FFD attends the tail densely like 'dense' */
-    shape s = {14, 2, 64, 3, 100};
+    /* T < block (default 64): nothing is quantised, FFD attends the tail densely like 'dense' */
+    shape s = {14, 2, 64, 3, 50};
     kt_point pt = make_point(&s);
     kt_test_result r = kt_test_run("cpu", "attention_decode", "ffd", &pt, KT_DTYPE_FP32,
                                    KT_DIST_LLM, NULL, NULL, 3, 1);
