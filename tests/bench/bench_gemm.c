@@ -2,12 +2,12 @@
  * sgemm rate, oneDNN's version and ISA), then every CPU gemm and swiglu_mlp variant per
  * storage type against OpenBLAS ('vs blas') and oneDNN ('vs onednn'), as one markdown report.
  *
- * usage: bench_gemm [threads] [--catalog | --fp32] [--quick | --model=NAME] [--openblas-spin]
- *                   [--omp-spin]
+ * usage: bench_gemm [threads] [--catalog [--no-bf16] | --fp32] [--quick | --model=NAME]
+ *                   [--openblas-spin] [--omp-spin]
  *   (threads default 2)
  *   --catalog: instead of the fixed shapes, every distinct gemm shape of the catalog's models
  *   at M = 64 and 256 (see catalog_table); --quick: llama-3.2-1b's shapes only; --model=NAME:
- *   that catalog model's shapes only
+ *   that catalog model's shapes only; --no-bf16: the catalog table's fp32 rows only
  *   --fp32: the same shapes in fp32 only, OpenBLAS against tiled before and after its packing
  *   prefetch and even column split (see fp32_table)
  *   --openblas-spin, --omp-spin: keep OpenBLAS's (oneDNN's OpenMP) idle threads spinning as
@@ -248,6 +248,7 @@ static double time_shape(double *sec, const bench_case *cases, int n, const kt_p
 
 typedef struct catalog_ctx {
     int threads;
+    int no_bf16;                  /* --no-bf16: the catalog table's fp32 rows only */
     double lowest, lowest_before; /* tiled's lowest fraction of OpenBLAS (after, before) */
 } catalog_ctx;
 
@@ -285,7 +286,7 @@ static void catalog_row(void *arg, const kt_model *md, kt_role role, const kt_po
         {"gemm", "onednn", "onednn", {{0}}, 0},
         {"gemm", "tiled", "tiled", {{0}}, 0},
     };
-    for (int bf16 = 0; bf16 < 2; bf16++) {
+    for (int bf16 = 0; bf16 < 2 - c->no_bf16; bf16++) {
         kt_dtype dt = bf16 ? KT_DTYPE_BF16 : KT_DTYPE_FP32;
         double sec[3] = {-1, -1, -1}, blas, tiled, onednn, f;
         if (bf16) {
@@ -314,13 +315,13 @@ static void catalog_row(void *arg, const kt_model *md, kt_role role, const kt_po
  * blas, tiled and onednn, bf16 with onednn and tiled, each as a fraction of the OpenBLAS fp32
  * rate ('of blas') and of oneDNN's rate in the same storage type ('of onednn'), then the
  * lowest tiled fp32 fraction of OpenBLAS against the 0.9x target. */
-static void catalog_table(int threads, const char *only)
+static void catalog_table(int threads, const char *only, int no_bf16)
 {
     printf(
         "\n| model | role | M | N | K | dtype | blas GFLOP/s | tiled GFLOP/s | onednn GFLOP/s | "
         "tiled of blas | tiled of onednn |\n|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"
         "\n");
-    catalog_ctx c = {threads, 1e9, 1e9};
+    catalog_ctx c = {threads, no_bf16, 1e9, 1e9};
     for_each_catalog_shape(only, catalog_row, &c);
     if (c.lowest < 1e9)
         printf("\ntiled fp32 at M >= 64: lowest %.2fx OpenBLAS; target 0.9x: %s\n", c.lowest,
@@ -362,7 +363,7 @@ static void fp32_table(int threads, const char *only)
 {
     printf("\n| model | role | M | N | K | blas GFLOP/s | tiled (before) GFLOP/s | tiled GFLOP/s | "
            "before of blas | tiled of blas |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    catalog_ctx c = {threads, 1e9, 1e9};
+    catalog_ctx c = {threads, 1, 1e9, 1e9};
     for_each_catalog_shape(only, fp32_row, &c);
     if (c.lowest < 1e9 && c.lowest_before < 1e9)
         printf("\ntiled fp32 at M >= 64: lowest %.2fx OpenBLAS (before: %.2fx); target 0.9x: %s\n",
@@ -406,7 +407,7 @@ static const char *env_or(const char *name, const char *unset)
 
 int main(int argc, char **argv)
 {
-    int threads = 2, catalog = 0, fp32 = 0, spin = 0, omp_spin = 0;
+    int threads = 2, catalog = 0, fp32 = 0, spin = 0, omp_spin = 0, no_bf16 = 0;
     const char *only = NULL; /* --quick: llama-3.2-1b; --model=NAME */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--catalog") == 0)
@@ -421,6 +422,8 @@ int main(int argc, char **argv)
             spin = 1;
         else if (strcmp(argv[i], "--omp-spin") == 0)
             omp_spin = 1;
+        else if (strcmp(argv[i], "--no-bf16") == 0)
+            no_bf16 = 1;
         else
             threads = atoi(argv[i]) > 0 ? atoi(argv[i]) : 1;
     }
@@ -450,7 +453,7 @@ int main(int argc, char **argv)
         if (fp32)
             fp32_table(threads, only);
         else
-            catalog_table(threads, only);
+            catalog_table(threads, only, no_bf16);
         printf("\nload average at the end: %s; %.0f s\n", load_average(), now_s() - start);
         return 0;
     }
