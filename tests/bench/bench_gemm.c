@@ -8,8 +8,8 @@
  *   --catalog: instead of the fixed shapes, every distinct gemm shape of the catalog's models
  *   at M = 64 and 256 (see catalog_table); --quick: llama-3.2-1b's shapes only; --model=NAME:
  *   that catalog model's shapes only; --no-bf16: the catalog table's fp32 rows only
- *   --fp32: the same shapes in fp32 only, OpenBLAS against tiled before and after its packing
- *   prefetch and even column split (see fp32_table)
+ *   --fp32: the same shapes in fp32 only, OpenBLAS against tiled before and after x was
+ *   packed once per call (see fp32_table)
  *   --openblas-spin, --omp-spin: keep OpenBLAS's (oneDNN's OpenMP) idle threads spinning as
  *   long as the library's default (see keep_idle_threads_short)
  *
@@ -328,16 +328,16 @@ static void catalog_table(int threads, const char *only, int no_bf16)
                c.lowest >= 0.9 ? "met" : "not met");
 }
 
-/* One shape of fp32_table: OpenBLAS, tiled as it was before the packing prefetch and the even
- * column split (prefetch 0, split blocks; the vectorised x packing and the row tails are in
- * both), and tiled with its defaults, in the same rounds. */
+/* One shape of fp32_table: OpenBLAS, tiled as it was before x was packed once per call and
+ * shared by finer column blocks (pack_x per_block, the other params the defaults), and tiled
+ * with its defaults, in the same rounds. */
 static void fp32_row(void *arg, const kt_model *md, kt_role role, const kt_point *pt,
                      const kt_problem *p)
 {
     catalog_ctx *c = arg;
     bench_case cases[] = {
         {"gemm", "blas", "blas", {{0}}, 0},
-        {"gemm", "tiled", "tiled (before)", {{264}, {512}, {128}, {0}, {0}, {1}}, 1},
+        {"gemm", "tiled", "tiled (before)", {{264}, {512}, {0}, {0}, {2}, {0}, {1}}, 1},
         {"gemm", "tiled", "tiled", {{0}}, 0},
     };
     double sec[3] = {-1, -1, -1};
