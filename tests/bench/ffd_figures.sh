@@ -6,7 +6,8 @@
 # usage: tests/bench/ffd_figures.sh [BUILD_DIR]      (default: build)
 # Run it on a quiet machine (load average under 1): the times are wall clock. It pins itself
 # to one core with taskset when taskset is there. Extra arguments after BUILD_DIR go to
-# bench_ffd_sweep (e.g. --contexts=32768 for the 32K rows alone).
+# bench_ffd_sweep (e.g. --contexts=32768 for the 32K rows alone). Then, where it is built,
+# bench_ffd_scan --cold prints the int8 selection alone per model at 32K (about a minute).
 set -eu
 build=${1:-build}
 [ $# -gt 0 ] && shift
@@ -23,4 +24,10 @@ echo "machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc)
     "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 start=$(date +%s)
 $pin "$bench" 1 "$@"
+# the int8 selection alone, cold, block 64 (the default) at 32K: where selection's time goes
+scan="$build/tests/bench_ffd_scan"
+if [ -x "$scan" ]; then
+    echo
+    $pin "$scan" --cold --reps=15
+fi
 echo "took $(($(date +%s) - start)) s; load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
