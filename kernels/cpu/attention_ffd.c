@@ -528,15 +528,21 @@ static double now_ns(void)
 }
 
 /* Whether block 'blk' (global index) is kept: by the int8 bound where it decides, else by the
- * float scan (counted in *rescanned when the int8 scan ran first). */
+ * float scan (counted in *rescanned when the int8 scan ran first). The float scan's queries
+ * (scan_queries, g x d scalar copies: at 64-token blocks as much work as a few blocks' int8
+ * selection) are laid out on its first use in the task, flagged by *float_ready. */
 static int select_block(kt_attn_task *t, const ffd_state *st, int64_t blk, const float *thr,
-                        int64_t *rescanned)
+                        int64_t *rescanned, int *float_ready)
 {
     if (st->int8) {
         int r = kt_ffd_block_int8(st->codes_t, &st->cache, blk, t->qs, thr, t->g, extra_int8(t));
         if (r >= 0)
             return r;
         (*rescanned)++;
+    }
+    if (!*float_ready) {
+        scan_queries(t);
+        *float_ready = 1;
     }
     return block_kept(t, &st->cache, blk, thr);
 }
@@ -636,12 +642,12 @@ static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t 
     const float *thr = st->thr + b * p->heads + kh * t->g;
     int64_t kept = 0, rescanned = 0, *list = extra_kept_list(t);
     double t0 = st->phases ? now_ns() : 0;
-    scan_queries(t);
+    int float_ready = 0;
     const uint8_t *codes = st->int8 ? (const uint8_t *)st->codes_t : c->codes;
     for (int64_t blk = b0; blk < b1; blk++) {
         if (blk + 1 < b1)
             kt_ffd_prefetch_block(codes, c, first + blk + 1);
-        if (select_block(t, st, first + blk, thr, &rescanned))
+        if (select_block(t, st, first + blk, thr, &rescanned, &float_ready))
             list[kept++] = blk;
     }
     double t1 = st->phases ? now_ns() : 0;
