@@ -149,7 +149,8 @@ static void test_dense_matches_reference(void **state)
 static void test_dense_small_split(void **state)
 {
     (void)state;
-    kt_param_value split[2] = {{16}, {0}}; /* many splits: exercises the log-sum-exp merge */
+    /* many splits, exactly 16 tokens each (max_splits 0): exercises the log-sum-exp merge */
+    kt_param_value split[3] = {{16}, {0}, {0}};
     check_variant("dense", split, 0, KT_DIST_LLM);
 }
 
@@ -239,7 +240,7 @@ static void test_dense_bf16_dot(void **state)
     (void)state;
     const int modes[] = {BF16_DOT_AUTO, BF16_DOT_SCORES, BF16_DOT_OFF};
     for (int m = 0; m < 3; m++) {
-        kt_param_value p[2] = {{1024}, {modes[m]}};
+        kt_param_value p[3] = {{1024}, {8}, {modes[m]}}; /* split, max_splits, bf16_dot */
         check_variant("dense", p, 0, KT_DIST_LLM);
     }
     if (!cpu_has_avx512() || !__builtin_cpu_supports("avx512bf16")) {
@@ -252,7 +253,7 @@ static void test_dense_bf16_dot(void **state)
         float *out[3];
         size_t n[3];
         for (int m = 0; m < 3; m++) {
-            kt_param_value p[2] = {{1024}, {modes[m]}}, pv[KT_MAX_PARAMS];
+            kt_param_value p[3] = {{1024}, {8}, {modes[m]}}, pv[KT_MAX_PARAMS];
             variant_params(pv, "dense", p, ISA_AVX512);
             out[m] = run_output_dtype("dense", &pt, pv, 2, KT_DTYPE_BF16, &n[m]);
             assert_int_equal(n[m], n[0]);
