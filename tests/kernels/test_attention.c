@@ -269,6 +269,29 @@ static void test_dense_bf16_dot(void **state)
     }
 }
 
+/* max_splits: 9000 tokens in splits of 1024 would be 9 > 8, so split doubles to 2048: the same
+ * bits as an exact split of 2048 (max_splits 0), and other bits than an exact 1024 (a different
+ * merge), in fp32 where the paths sum alike otherwise. */
+static void test_dense_max_splits_doubles_split(void **state)
+{
+    (void)state;
+    const shape s = {14, 2, 64, 1, 9000};
+    kt_point pt = make_point(&s);
+    const kt_param_value asked[3][3] = {{{1024}, {8}, {0}}, {{2048}, {0}, {0}}, {{1024}, {0}, {0}}};
+    float *out[3];
+    size_t n[3];
+    for (int m = 0; m < 3; m++) {
+        kt_param_value pv[KT_MAX_PARAMS];
+        variant_params(pv, "dense", asked[m], 0); /* isa auto */
+        out[m] = run_output_dtype("dense", &pt, pv, 2, KT_DTYPE_FP32, &n[m]);
+        assert_int_equal(n[m], n[0]);
+    }
+    assert_memory_equal(out[0], out[1], n[0] * sizeof(float));
+    assert_true(memcmp(out[0], out[2], n[0] * sizeof(float)) != 0);
+    for (int m = 0; m < 3; m++)
+        free(out[m]);
+}
+
 /* Fixed splits and a fixed merge order: for each isa the same bits for 1 and 2 threads, and
  * batch row 0 of a batch of 3 equals a batch of 1 (llm inputs of row 0 do not depend on the
  * batch size). The two isas sum in different orders, so their outputs differ in the last bits
@@ -401,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_dense_matches_reference),
         cmocka_unit_test(test_dense_small_split),
         cmocka_unit_test(test_dense_bf16_dot),
+        cmocka_unit_test(test_dense_max_splits_doubles_split),
         cmocka_unit_test(test_ffd_all_blocks_matches_reference),
         cmocka_unit_test(test_ffd_short_context_is_dense),
         cmocka_unit_test(test_independent_of_threads_and_batch),
