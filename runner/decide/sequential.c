@@ -24,18 +24,35 @@ static double hsd(double alpha, double t, double gamma)
     return alpha * (1.0 - exp(-gamma * t)) / (1.0 - exp(-gamma));
 }
 
-/* Cumulative error spent by information time t in [0, 1]. */
-static double spend(kt_spending s, double alpha, double t)
+/* The front-loaded function at n pairs, for looks from 'first' to 'last' whose looks after
+ * every pair end at 'dense_end' (KT_FRONT_FIRST at the first look, KT_FRONT_DENSE at the end
+ * of the dense looks, linear in n between and after). */
+static double front(double alpha, double n, double first, double dense_end, double last)
 {
+    if (n >= last)
+        return alpha;
+    if (n < first)
+        return 0;
+    if (dense_end >= last)
+        dense_end = first; /* no geometric looks: the first share, then linear to the end */
+    if (n <= dense_end && dense_end > first)
+        return alpha * (KT_FRONT_FIRST +
+                        (KT_FRONT_DENSE - KT_FRONT_FIRST) * (n - first) / (dense_end - first));
+    double from = dense_end > first ? KT_FRONT_DENSE : KT_FRONT_FIRST;
+    return alpha * (from + (1.0 - from) * (n - dense_end) / (last - dense_end));
+}
+
+/* Cumulative error spent by look 'n' of a design whose looks run from 'first' to 'last'. */
+static double spend(kt_spending s, double alpha, int n, int first, int last)
+{
+    double t = (double)n / last;
     if (t >= 1)
         return alpha;
     switch (s) {
+    case KT_SPEND_FRONT:
+        return front(alpha, n, first, kt_trial_dense_end(first), last);
     case KT_SPEND_HSD:
         return hsd(alpha, t, KT_HSD_GAMMA);
-    case KT_SPEND_HSD_GAMMA5:
-        return hsd(alpha, t, 5.0);
-    case KT_SPEND_HSD_GAMMA8:
-        return hsd(alpha, t, 8.0);
     case KT_SPEND_OBRIEN_FLEMING:
         return 2.0 - 2.0 * norm_cdf(kt_stats_normal_quantile(1.0 - alpha / 2.0) / sqrt(t));
     case KT_SPEND_POCOCK:
@@ -73,10 +90,15 @@ int kt_trial_looks_sparse(int *looks, int max_looks, int min_reps, int max_reps)
     return geometric(looks, 0, max_looks, min_reps, 1.5, max_reps);
 }
 
+int kt_trial_dense_end(int min_reps)
+{
+    return min_reps * 2 < min_reps + 15 ? min_reps * 2 : min_reps + 15;
+}
+
 int kt_trial_looks(int *looks, int max_looks, int min_reps, int max_reps)
 {
     clamp_reps(&min_reps, &max_reps);
-    int n = 0, dense_end = min_reps * 2 < min_reps + 15 ? min_reps * 2 : min_reps + 15;
+    int n = 0, dense_end = kt_trial_dense_end(min_reps);
     for (int v = min_reps; v <= dense_end && v < max_reps && n < max_looks - 1; v++)
         looks[n++] = v;
     double next = n ? looks[n - 1] * 1.2 : min_reps;
@@ -132,7 +154,6 @@ static double cross_prob(const density *f, double sd, double c)
 static void boundaries(kt_design *d, const int *use)
 {
     int last = d->n_looks - 1;
-    double nmax = d->looks[last];
     density *f = calloc(1, sizeof(*f)), *g = calloc(1, sizeof(*g));
     int decisive_total = 0;
     for (int k = 0; k <= last; k++)
@@ -145,9 +166,11 @@ static void boundaries(kt_design *d, const int *use)
         if (!use[k])
             continue;
         double info = d->looks[k];
-        double target = d->spending == KT_SPEND_BONFERRONI
-                            ? d->alpha / decisive_total
-                            : spend(d->spending, d->alpha, info / nmax) - prev_spent;
+        double target =
+            d->spending == KT_SPEND_BONFERRONI
+                ? d->alpha / decisive_total
+                : spend(d->spending, d->alpha, d->looks[k], d->looks[0], d->looks[last]) -
+                      prev_spent;
         double b;
         if (d->spending == KT_SPEND_BONFERRONI || first) {
             b = kt_stats_normal_quantile(1.0 - target / 2.0);

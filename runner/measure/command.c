@@ -354,7 +354,7 @@ int kt_command_run_point(kt_point_result *out, const kt_spec *spec, const kt_poi
     if (hooks && hooks->quick && max_reps > KT_QUICK_MAX_REPETITIONS)
         max_reps = KT_QUICK_MAX_REPETITIONS;
     int min_reps = spec->min_repetitions < max_reps ? spec->min_repetitions : max_reps;
-    if (kt_design_plan(&design, min_reps, max_reps, alpha, KT_SPEND_HSD) < 0) {
+    if (kt_design_plan(&design, min_reps, max_reps, alpha, KT_SPEND_DEFAULT) < 0) {
         snprintf(out->error, sizeof(out->error), "%s", kt_error_last());
         goto finish;
     }

@@ -664,7 +664,7 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
 
     kt_design design;
     double alpha = kt_design_point_alpha(spec);
-    kt_spending spending = hooks ? hooks->spending : KT_SPEND_HSD;
+    kt_spending spending = hooks ? hooks->spending : KT_SPEND_DEFAULT;
     if (kt_design_plan(&design, min_reps, max_reps, alpha, spending) < 0) {
         snprintf(out->error, sizeof(out->error), "%s", kt_error_last());
         goto finish;

@@ -93,7 +93,7 @@ static void child_main(int fd, const kt_spec *spec, const kt_point *point,
     worker_ctx ctx = {fd, &child_interrupted};
     kt_trial_hooks hooks = {child_step,  child_progress,   &ctx,
                             skip,        skip_reason,      (volatile int *)&child_interrupted,
-                            opts->quick, opts->no_profile, KT_SPEND_HSD};
+                            opts->quick, opts->no_profile, KT_SPEND_DEFAULT};
     kt_backend *backend = NULL;
     if (kt_backend_open(&backend, opts->backend, opts->threads, kt_point_seed(spec, point)) < 0) {
         send_line(fd, "error %s\n", kt_error_last());

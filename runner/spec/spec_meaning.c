@@ -861,7 +861,7 @@ static void check_trials(mctx *c)
     if ((n = kt_node_get(t, "warmup")) &&
         get_int(c, n, "trials.warmup", 0, KT_LIMIT_WARMUP, &v) == 0)
         spec->warmup = (int)v;
-    spec->min_repetitions = 10;
+    spec->min_repetitions = 7;
     const kt_node *min_node = kt_node_get(t, "min_repetitions");
     if (min_node &&
         get_int(c, min_node, "trials.min_repetitions", 2, KT_LIMIT_REPETITIONS, &v) == 0)
@@ -947,7 +947,7 @@ static void check_design(mctx *c, const kt_spec *spec)
 {
     kt_design d;
     if (kt_design_plan(&d, spec->min_repetitions, spec->max_repetitions,
-                       kt_design_point_alpha(spec), KT_SPEND_HSD) == 0)
+                       kt_design_point_alpha(spec), KT_SPEND_DEFAULT) == 0)
         return;
     const char *path = "trials.max_repetitions";
     const kt_node *at = kt_node_at_path(spec->root, path);

@@ -121,11 +121,58 @@ static void test_looks_that_cannot_decide_take_no_budget(void **state)
     assert_int_equal(kt_design_last_look(&d, 20), d.n_looks - 1);
 }
 
+static void test_front_loaded_default(void **state)
+{
+    (void)state;
+    kt_design d;
+    /* looks 7, 8, ..., 14, then 17, 21, ..., 186, 200 */
+    assert_int_equal(kt_design_plan(&d, 7, 200, 0.05, KT_SPEND_DEFAULT), 0);
+    assert_int_equal(d.spending, KT_SPEND_FRONT);
+    assert_int_equal(d.looks[0], 7);
+    assert_int_equal(d.looks[7], 14);
+    assert_int_equal(d.looks[8], 17);
+    for (int k = 0; k < d.n_looks; k++)
+        assert_true(d.decisive[k]);
+    assert_true(fabs(d.spent[0] - KT_FRONT_FIRST * 0.05) < 1e-12);
+    assert_true(fabs(d.spent[4] -
+                     (KT_FRONT_FIRST + (KT_FRONT_DENSE - KT_FRONT_FIRST) * 4 / 7) * 0.05) < 1e-12);
+    assert_true(fabs(d.spent[7] - KT_FRONT_DENSE * 0.05) < 1e-12);
+    assert_true(fabs(d.spent[d.n_looks - 1] - 0.05) < 1e-12);
+    /* the first look's exact interval is finite with one discordant pair of the lowest rank
+     * (two-sided level 4 / 128), not with one of the second rank (6 / 128) */
+    double one_low[7] = {-0.5, 1, 2, 3, 4, 5, 6}, one_second[7] = {-1.5, 1, 2, 3, 4, 5, 6};
+    kt_shift s;
+    assert_int_equal(kt_stats_signed_rank(&s, one_low, 7, d.confidence[0]), 0);
+    assert_true(s.ci_low > 0);
+    assert_int_equal(kt_stats_signed_rank(&s, one_second, 7, d.confidence[0]), 0);
+    assert_true(s.ci_low <= 0);
+    double err = simulated_error(&d, 200000, 47);
+    if (fabs(err - 0.05) > 0.003)
+        fail_msg("front-loaded: simulated error %.4f, expected 0.05", err);
+
+    /* a sixth of the budget (aggregate all over 6 points): 7 and 8 pairs cannot decide at
+     * their shares and pass them on */
+    assert_int_equal(kt_design_plan(&d, 7, 200, 0.05 / 6, KT_SPEND_DEFAULT), 0);
+    assert_false(d.decisive[0]);
+    assert_false(d.decisive[1]);
+    assert_true(d.decisive[2] && d.looks[2] == 9);
+    assert_true(fabs(d.spent[d.n_looks - 1] - 0.05 / 6) < 1e-12);
+    err = simulated_error(&d, 200000, 48);
+    if (fabs(err - 0.05 / 6) > 0.0012)
+        fail_msg("front-loaded at alpha/6: simulated error %.4f, expected %.4f", err, 0.05 / 6);
+
+    /* min = max: the whole budget at the one look */
+    assert_int_equal(kt_design_plan(&d, 12, 12, 0.05, KT_SPEND_DEFAULT), 0);
+    assert_int_equal(d.n_looks, 1);
+    assert_true(fabs(d.confidence[0] - 0.95) < 1e-9);
+}
+
 static void test_a_design_that_never_decides(void **state)
 {
     (void)state;
     kt_design d;
     assert_true(kt_design_plan(&d, 5, 5, 0.01, KT_SPEND_HSD) < 0);
+    assert_true(kt_design_plan(&d, 5, 5, 0.01, KT_SPEND_DEFAULT) < 0);
     assert_non_null(strstr(kt_error_last(), "no look can decide"));
     assert_true(kt_design_plan(&d, 8, 8, 0.01, KT_SPEND_HSD) == 0);
     assert_true(kt_design_plan(&d, 10, 200, 0, KT_SPEND_HSD) < 0);
@@ -136,6 +183,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spending_spends_exactly_alpha),
         cmocka_unit_test(test_looks_that_cannot_decide_take_no_budget),
+        cmocka_unit_test(test_front_loaded_default),
         cmocka_unit_test(test_a_design_that_never_decides),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

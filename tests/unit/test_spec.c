@@ -88,7 +88,7 @@ static void test_defaults(void **state)
     assert_float_equal(param(&s->candidates[0], "spread"), 0.02, 0);
     assert_float_equal(param(&s->candidates[0], "fail"), 2, 0); /* none|error|nan: index 2 */
     assert_int_equal(s->warmup, 3);
-    assert_int_equal(s->min_repetitions, 10);
+    assert_int_equal(s->min_repetitions, 7);
     assert_int_equal(s->max_repetitions, 200);
     assert_float_equal(s->max_seconds_per_point, 20, 0);
     assert_int_equal(s->order, KT_ORDER_RANDOM);
