@@ -7,6 +7,7 @@
 #include <strings.h>
 #ifdef KT_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
 #endif
 
 const char *kt_isa_level_name(kt_isa_level level)
@@ -128,6 +129,20 @@ int kt_openblas_spin_warning(char *out, size_t len, int threads, const char *tim
     return 1;
 }
 
+int kt_omp_spin_warning(char *out, size_t len, int threads, const char *policy,
+                        const char *spincount)
+{
+    if (len > 0)
+        out[0] = '\0';
+    if (threads <= 1 || (spincount && *spincount) || (policy && strcasecmp(policy, "passive") == 0))
+        return 0;
+    snprintf(out, len,
+             "oneDNN's %d OpenMP threads spin for milliseconds after each call, taking CPU from "
+             "the arm timed next; GOMP_SPINCOUNT=2000 makes them sleep after about 20 us",
+             threads);
+    return 1;
+}
+
 void kt_baselines_describe(kt_device_info *info)
 {
     const char *core = openblas_get_corename();
@@ -149,5 +164,10 @@ void kt_baselines_describe(kt_device_info *info)
     kt_device_info_add(info, "onednn_version", "%d.%d.%d (%s)", v->major, v->minor, v->patch,
                        v->hash);
     kt_device_info_add(info, "onednn_isa", "%s", kt_onednn_isa_name());
+    const char *policy = getenv("OMP_WAIT_POLICY"), *spincount = getenv("GOMP_SPINCOUNT");
+    kt_device_info_add(info, "omp_wait_policy", "%s", policy && *policy ? policy : "unset");
+    kt_device_info_add(info, "gomp_spincount", "%s", spincount && *spincount ? spincount : "unset");
+    if (kt_omp_spin_warning(spin, sizeof(spin), omp_get_max_threads(), policy, spincount))
+        kt_device_info_add(info, "onednn_threads_warning", "%s", spin);
 #endif
 }

@@ -39,9 +39,16 @@ int kt_openblas_core_warning(char *out, size_t len, const char *corename, kt_isa
  * OPENBLAS_THREAD_TIMEOUT value, or NULL when unset) leaves its default spin. Returns 1 when
  * it wrote one, else 0 (out empty). */
 int kt_openblas_spin_warning(char *out, size_t len, int threads, const char *timeout);
+/* The same for oneDNN's OpenMP threads (Debian's oneDNN runs on libgomp): with 'policy' (the
+ * OMP_WAIT_POLICY value) neither "passive" nor set to anything else, and 'spincount'
+ * (GOMP_SPINCOUNT) unset, libgomp's idle threads spin 300,000 pauses, milliseconds, after each
+ * parallel region. Empty values count as unset; "active" spins longer still and warns too. */
+int kt_omp_spin_warning(char *out, size_t len, int threads, const char *policy,
+                        const char *spincount);
 /* Adds openblas_config, openblas_core, openblas_core_isa, cpu_isa, openblas_warning (only
  * when there is one), openblas_thread_timeout, openblas_threads_warning (only when there is
- * one), and onednn_version, onednn_isa (oneDNN builds) to 'info'. */
+ * one), and onednn_version, onednn_isa, omp_wait_policy, gomp_spincount and
+ * onednn_threads_warning (only when there is one) (oneDNN builds) to 'info'. */
 void kt_baselines_describe(kt_device_info *info);
 #ifdef KT_HAVE_ONEDNN
 /* oneDNN's effective ISA, e.g. "avx512_core_bf16" (gemm_onednn.c). */

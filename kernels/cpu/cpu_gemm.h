@@ -92,22 +92,29 @@ typedef struct kt_cpu_tiled {
     int nr;         /* microkernel columns: 16 (AVX2) or 64 (AVX-512) */
     int prefetch;   /* groups of 8 rows of w prefetched ahead while packing; 0: none */
     int split;      /* 0: even, 1: blocks (nc wide, the last one short) */
+    int pack_x;     /* 0: shared (x packed once per call into xbuf), 1: per block */
     int threads;
     float *buf; /* threads * per_thread floats */
     size_t per_thread;
     size_t bytes;
+    float *xbuf; /* x packed once per call; NULL: every block packs its own */
+    size_t x_floats;
 } kt_cpu_tiled;
 
-/* The engine's block sizes, microkernel, packing prefetch and column split as variant params
- * (mc, nc, kc, isa, prefetch, split), shared by every variant built on it; the defaults were
- * chosen with tests/bench/bench_gemm.c. */
-#define KT_CPU_TILED_N_PARAMS 6
+/* The engine's block sizes, microkernel, packing prefetch, column split and x packing as
+ * variant params (mc, nc, kc, isa, prefetch, split, pack_x), shared by every variant built on
+ * it; the defaults were chosen with tests/bench/bench_gemm.c. */
+#define KT_CPU_TILED_N_PARAMS 7
 extern const kt_param_def kt_cpu_tiled_params[KT_CPU_TILED_N_PARAMS];
 
 /* Allocates per-thread buffers for 'threads' threads; 'params' holds the engine's params (NULL:
  * the defaults). KT_EUNSUPPORTED when isa 'avx512' is asked of a CPU without it. */
 int kt_cpu_tiled_init(kt_cpu_tiled *t, kt_backend *b, int threads, const kt_param_value *params);
-/* Frees what init allocated; accepts a zeroed or partially initialised 't'. */
+/* With pack_x shared, reserves the buffer x is packed into once per call, for calls of up to
+ * 'm' rows of depth 'k' (at least 32 rows; at most 64 MiB, else nothing is reserved). Calls
+ * without a reserved buffer large enough pack x block by block. */
+int kt_cpu_tiled_reserve_x(kt_cpu_tiled *t, kt_backend *b, int64_t m, int64_t k);
+/* Frees what init and reserve_x allocated; accepts a zeroed or partially initialised 't'. */
 void kt_cpu_tiled_release(kt_cpu_tiled *t, kt_backend *b);
 /* glu == 0: y[m, n] = x[m, k] w[n, k]^T.
  * glu != 0: w has 2n rows (gate 0..n-1, up n..2n-1) and y[m, n] = silu(x wg^T) * (x wu^T):

@@ -16,6 +16,15 @@ enum { SPLIT_EVEN, SPLIT_BLOCKS };
  * few rows the packed panel of w is used by few tiles, and a shallow one stays in cache; with
  * many rows the tile of accumulators is large, and a deep panel reloads it less often. */
 enum { KC_ROWS = 128, KC_SHALLOW = 128, KC_DEEP = 384 };
+/* pack_x shared: calls of at least SHARED_ROWS rows pack x once, before the blocks run, into a
+ * buffer of at most SHARED_BYTES (reserved by kt_cpu_tiled_reserve_x), and cut the columns into
+ * at least ITEMS_PER_THREAD items per thread of at least MIN_PANELS panels where there are
+ * enough: with x packed once, a finer cut costs no packing, and a worker that starts late
+ * (descheduled, or woken slowly) still finds items to take instead of leaving the caller to run
+ * a whole half of the call. Fewer rows: x is a few cache lines per item, not worth a pass. */
+enum { SHARED_ROWS = 32, ITEMS_PER_THREAD = 4, MIN_PANELS = 2 };
+#define SHARED_BYTES ((size_t)64 << 20)
+enum { PACK_X_SHARED, PACK_X_PER_BLOCK };
 
 /* ---- conversions ------------------------------------------------------------------------ */
 
@@ -322,6 +331,9 @@ const kt_param_def kt_cpu_tiled_params[KT_CPU_TILED_N_PARAMS] = {
      "groups of 8 rows of w prefetched ahead while packing (0: none)"},
     {"split", KT_PARAM_ENUM, SPLIT_EVEN, 0, 0, "even|blocks",
      "column blocks: even (a multiple of the threads, panels spread evenly) or blocks (nc wide)"},
+    {"pack_x", KT_PARAM_ENUM, PACK_X_SHARED, 0, 0, "shared|per_block",
+     "x packed once per call and shared by the column blocks, which are then cut finer (from 32 "
+     "rows, up to 64 MiB), or packed again by every block"},
 };
 
 int kt_cpu_tiled_init(kt_cpu_tiled *t, kt_backend *b, int threads, const kt_param_value *params)
@@ -342,6 +354,7 @@ int kt_cpu_tiled_init(kt_cpu_tiled *t, kt_backend *b, int threads, const kt_para
     t->kc_max = t->kc > 0 ? t->kc : KC_DEEP;
     t->prefetch = (int)params[4].num;
     t->split = (int)params[5].num;
+    t->pack_x = (int)params[6].num;
     t->threads = threads > 0 ? threads : 1;
     t->per_thread = (size_t)t->mc * (size_t)t->kc_max + (size_t)t->kc_max * (size_t)t->nc +
                     (size_t)t->mc * (size_t)t->nc;
@@ -354,13 +367,32 @@ int kt_cpu_tiled_init(kt_cpu_tiled *t, kt_backend *b, int threads, const kt_para
     return KT_OK;
 }
 
+int kt_cpu_tiled_reserve_x(kt_cpu_tiled *t, kt_backend *b, int64_t m, int64_t k)
+{
+    size_t floats = (size_t)((m + MR - 1) / MR * MR) * (size_t)k;
+    if (t->pack_x != PACK_X_SHARED || m < SHARED_ROWS || floats * sizeof(float) > SHARED_BYTES ||
+        floats <= t->x_floats)
+        return KT_OK;
+    kt_backend_free(b, t->xbuf, t->x_floats * sizeof(float));
+    t->xbuf = NULL;
+    t->x_floats = 0;
+    int err = kt_backend_alloc(b, (void **)&t->xbuf, floats * sizeof(float));
+    if (err < 0)
+        return err;
+    t->x_floats = floats;
+    return KT_OK;
+}
+
 void kt_cpu_tiled_release(kt_cpu_tiled *t, kt_backend *b)
 {
     if (!t)
         return;
     kt_backend_free(b, t->buf, t->bytes);
+    kt_backend_free(b, t->xbuf, t->x_floats * sizeof(float));
     t->buf = NULL;
     t->bytes = 0;
+    t->xbuf = NULL;
+    t->x_floats = 0;
 }
 
 /* Writes rows i0 .. i0+mb-1 of the tile 'ct' (packed columns j0 .. j0+nb-1) into y. */
@@ -394,13 +426,28 @@ typedef struct tiled_job {
     int kc;             /* this call's depth per packed panel */
     int64_t panels;     /* nr-wide panels of packed columns */
     int64_t col_blocks; /* blocks of whole panels, at most nc wide */
+    int64_t row_blocks; /* blocks of at most mc rows */
     int glu;
+    /* x packed once (pack_x shared), else NULL: depth p0 .. p0+kb-1 of rows i0 .. is at
+     * xs + p0 * m_pad + i0 * kb, laid out as pack_x lays out a block */
+    float *xs;
+    int64_t m_pad; /* m rounded up to MR */
 } tiled_job;
 
-/* The number of column blocks for 'panels' panels on 'threads' threads (see kt_cpu_tiled). */
-static int64_t column_blocks(const kt_cpu_tiled *t, int64_t panels, int threads)
+/* The number of column blocks for 'panels' panels on 'threads' threads (see kt_cpu_tiled);
+ * 'finer' (x shared, split even): at least ITEMS_PER_THREAD items per thread over
+ * 'row_blocks' row blocks, in blocks of at least MIN_PANELS panels. */
+static int64_t column_blocks(const kt_cpu_tiled *t, int64_t panels, int64_t row_blocks, int threads,
+                             int finer)
 {
     int64_t per_block = t->nc / t->nr, blocks = (panels + per_block - 1) / per_block;
+    if (finer && t->split == SPLIT_EVEN && threads > 1) {
+        int64_t want = (ITEMS_PER_THREAD * threads + row_blocks - 1) / row_blocks;
+        if (want > panels / MIN_PANELS)
+            want = panels / MIN_PANELS;
+        if (want > blocks)
+            blocks = want;
+    }
     if (t->split == SPLIT_EVEN && threads > 1) {
         blocks = (blocks + threads - 1) / threads * threads;
         if (blocks > panels)
@@ -443,7 +490,10 @@ static void tiled_block(void *arg, int64_t item, int slot)
     int nb = (int)(block_first_panel(j, cb + 1) - first) * nr;
     for (int64_t p0 = 0; p0 < j->k; p0 += j->kc) {
         int kb = (int)(j->k - p0 < j->kc ? j->k - p0 : j->kc);
-        pack_x(ap, j->x, j->dtype, j->k, i0, mb, p0, kb);
+        if (j->xs)
+            ap = j->xs + (size_t)(p0 * j->m_pad + i0 * kb);
+        else
+            pack_x(ap, j->x, j->dtype, j->k, i0, mb, p0, kb);
         pack_w(bp, j->w, j->dtype, j->n, j->k, j->glu, j0, nb, p0, kb, nr, t->prefetch);
         for (int jr = 0; jr < nb; jr += nr)
             for (int ir = 0; ir < mb; ir += MR)
@@ -454,17 +504,33 @@ static void tiled_block(void *arg, int64_t item, int slot)
     epilogue(j->y, j->dtype, ct, nb, j->n, j->glu, i0, mb, j0, nb, nr);
 }
 
+/* Pool item of the shared x packing: depth step item / row_blocks, row block item % row_blocks. */
+static void pack_x_block(void *arg, int64_t item, int slot)
+{
+    const tiled_job *j = arg;
+    int64_t step = item / j->row_blocks, i0 = item % j->row_blocks * j->t->mc, p0 = step * j->kc;
+    int kb = (int)(j->k - p0 < j->kc ? j->k - p0 : j->kc);
+    int mb = (int)(j->m - i0 < j->t->mc ? j->m - i0 : j->t->mc);
+    (void)slot;
+    pack_x(j->xs + (size_t)(p0 * j->m_pad + i0 * kb), j->x, j->dtype, j->k, i0, mb, p0, kb);
+}
+
 void kt_cpu_tiled_gemm(const kt_cpu_tiled *t, void *y, const void *x, const void *w, kt_dtype dtype,
                        int64_t m, int64_t n, int64_t k, int glu, int threads)
 {
     /* packed columns: glu interleaves nr/2 gate and nr/2 up columns per micro-panel */
     int nr = t->nr;
     int64_t cols = glu ? (n + nr / 2 - 1) / (nr / 2) * nr : n;
-    int64_t row_blocks = (m + t->mc - 1) / t->mc;
     if (threads > t->threads)
         threads = t->threads;
     int kc = t->kc > 0 ? t->kc : m <= KC_ROWS ? KC_SHALLOW : KC_DEEP;
-    tiled_job j = {t, y, x, w, dtype, m, n, k, kc, (cols + nr - 1) / nr, 0, glu};
-    j.col_blocks = column_blocks(t, j.panels, threads);
-    kt_pool_for(threads, row_blocks * j.col_blocks, tiled_block, &j);
+    tiled_job j = {t, y, x, w, dtype, m, n, k, kc, (cols + nr - 1) / nr, 0, 0, glu, NULL, 0};
+    j.row_blocks = (m + t->mc - 1) / t->mc;
+    j.m_pad = (m + MR - 1) / MR * MR;
+    if (t->xbuf && m >= SHARED_ROWS && (size_t)(j.m_pad * k) <= t->x_floats)
+        j.xs = t->xbuf;
+    j.col_blocks = column_blocks(t, j.panels, j.row_blocks, threads, j.xs != NULL);
+    if (j.xs)
+        kt_pool_for(threads, (k + kc - 1) / kc * j.row_blocks, pack_x_block, &j);
+    kt_pool_for(threads, j.row_blocks * j.col_blocks, tiled_block, &j);
 }

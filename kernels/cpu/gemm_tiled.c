@@ -11,7 +11,10 @@ static int tiled_prepare(void **state, const kt_call *call)
     if (!t)
         return kt_error_code(KT_ENOMEM, "out of memory");
     *state = t;
-    return kt_cpu_tiled_init(t, call->backend, call->threads, call->params);
+    int err = kt_cpu_tiled_init(t, call->backend, call->threads, call->params);
+    if (err < 0)
+        return err;
+    return kt_cpu_tiled_reserve_x(t, call->backend, call->problem->m, call->problem->k);
 }
 
 static int tiled_run(void *state, const kt_call *call)

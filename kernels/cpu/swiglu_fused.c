@@ -25,7 +25,11 @@ static int fused_prepare(void **state, const kt_call *call)
     if (err < 0)
         return err;
     st->a_bytes = bytes;
-    return kt_cpu_tiled_init(&st->tiled, call->backend, call->threads, call->params);
+    err = kt_cpu_tiled_init(&st->tiled, call->backend, call->threads, call->params);
+    if (err < 0)
+        return err;
+    /* x [m, k] for the gate/up GEMM, then the activations [m, n] for the down GEMM */
+    return kt_cpu_tiled_reserve_x(&st->tiled, call->backend, p->m, p->k > p->n ? p->k : p->n);
 }
 
 static int fused_run(void *state, const kt_call *call)

@@ -2,14 +2,16 @@
  * sgemm rate, oneDNN's version and ISA), then every CPU gemm and swiglu_mlp variant per
  * storage type against OpenBLAS ('vs blas') and oneDNN ('vs onednn'), as one markdown report.
  *
- * usage: bench_gemm [threads] [--catalog | --fp32] [--quick] [--openblas-spin]
+ * usage: bench_gemm [threads] [--catalog [--no-bf16] | --fp32] [--quick | --model=NAME]
+ *                   [--openblas-spin] [--omp-spin]
  *   (threads default 2)
  *   --catalog: instead of the fixed shapes, every distinct gemm shape of the catalog's models
- *   at M = 64 and 256 (see catalog_table); --quick: llama-3.2-1b's shapes only
- *   --fp32: the same shapes in fp32 only, OpenBLAS against tiled before and after its packing
- *   prefetch and even column split (see fp32_table)
- *   --openblas-spin: keep OpenBLAS's idle threads spinning as long as the library's default
- *   (see keep_openblas_idle_short)
+ *   at M = 64 and 256 (see catalog_table); --quick: llama-3.2-1b's shapes only; --model=NAME:
+ *   that catalog model's shapes only; --no-bf16: the catalog table's fp32 rows only
+ *   --fp32: the same shapes in fp32 only, OpenBLAS against tiled before and after x was
+ *   packed once per call (see fp32_table)
+ *   --openblas-spin, --omp-spin: keep OpenBLAS's (oneDNN's OpenMP) idle threads spinning as
+ *   long as the library's default (see keep_idle_threads_short)
  *
  * Each figure is the median of repeated calls (at least 5 rounds and 0.5 s; the variants of
  * one shape take turns, one call each per round) with the backend's cache flush before
@@ -182,8 +184,8 @@ typedef void (*shape_fn)(void *ctx, const kt_model *md, kt_role role, const kt_p
                          const kt_problem *p);
 
 /* Calls 'fn' on every distinct gemm shape of the catalog's models (roles qkv, o, gate_up,
- * down) at M = 64 and 256 ('quick': llama-3.2-1b only), in catalog order. */
-static void for_each_catalog_shape(int quick, shape_fn fn, void *ctx)
+ * down) at M = 64 and 256 ('only': that model's only, NULL: all), in catalog order. */
+static void for_each_catalog_shape(const char *only, shape_fn fn, void *ctx)
 {
     kt_catalog cat;
     kt_diag diag;
@@ -197,11 +199,12 @@ static void for_each_catalog_shape(int quick, shape_fn fn, void *ctx)
     static const kt_role roles[] = {KT_ROLE_QKV, KT_ROLE_O, KT_ROLE_GATE_UP, KT_ROLE_DOWN};
     static const int ms[] = {64, 256};
     int64_t seen[64][3];
-    int n_seen = 0;
+    int n_seen = 0, matched = 0;
     for (size_t mi = 0; mi < cat.n; mi++) {
         const kt_model *md = &cat.models[mi];
-        if (quick && strcmp(md->name, "llama-3.2-1b") != 0)
+        if (only && strcmp(md->name, only) != 0)
             continue;
+        matched++;
         for (int r = 0; r < 4; r++) {
             for (int mj = 0; mj < 2; mj++) {
                 kt_point pt = point_of(md, ms[mj], roles[r]);
@@ -218,6 +221,8 @@ static void for_each_catalog_shape(int quick, shape_fn fn, void *ctx)
             }
         }
     }
+    if (!matched)
+        fprintf(stderr, "bench_gemm: no catalog model '%s'\n", only);
     kt_catalog_free(&cat);
 }
 
@@ -243,6 +248,7 @@ static double time_shape(double *sec, const bench_case *cases, int n, const kt_p
 
 typedef struct catalog_ctx {
     int threads;
+    int no_bf16;                  /* --no-bf16: the catalog table's fp32 rows only */
     double lowest, lowest_before; /* tiled's lowest fraction of OpenBLAS (after, before) */
 } catalog_ctx;
 
@@ -280,7 +286,7 @@ static void catalog_row(void *arg, const kt_model *md, kt_role role, const kt_po
         {"gemm", "onednn", "onednn", {{0}}, 0},
         {"gemm", "tiled", "tiled", {{0}}, 0},
     };
-    for (int bf16 = 0; bf16 < 2; bf16++) {
+    for (int bf16 = 0; bf16 < 2 - c->no_bf16; bf16++) {
         kt_dtype dt = bf16 ? KT_DTYPE_BF16 : KT_DTYPE_FP32;
         double sec[3] = {-1, -1, -1}, blas, tiled, onednn, f;
         if (bf16) {
@@ -309,29 +315,29 @@ static void catalog_row(void *arg, const kt_model *md, kt_role role, const kt_po
  * blas, tiled and onednn, bf16 with onednn and tiled, each as a fraction of the OpenBLAS fp32
  * rate ('of blas') and of oneDNN's rate in the same storage type ('of onednn'), then the
  * lowest tiled fp32 fraction of OpenBLAS against the 0.9x target. */
-static void catalog_table(int threads, int quick)
+static void catalog_table(int threads, const char *only, int no_bf16)
 {
     printf(
         "\n| model | role | M | N | K | dtype | blas GFLOP/s | tiled GFLOP/s | onednn GFLOP/s | "
         "tiled of blas | tiled of onednn |\n|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"
         "\n");
-    catalog_ctx c = {threads, 1e9, 1e9};
-    for_each_catalog_shape(quick, catalog_row, &c);
+    catalog_ctx c = {threads, no_bf16, 1e9, 1e9};
+    for_each_catalog_shape(only, catalog_row, &c);
     if (c.lowest < 1e9)
         printf("\ntiled fp32 at M >= 64: lowest %.2fx OpenBLAS; target 0.9x: %s\n", c.lowest,
                c.lowest >= 0.9 ? "met" : "not met");
 }
 
-/* One shape of fp32_table: OpenBLAS, tiled as it was before the packing prefetch and the even
- * column split (prefetch 0, split blocks; the vectorised x packing and the row tails are in
- * both), and tiled with its defaults, in the same rounds. */
+/* One shape of fp32_table: OpenBLAS, tiled as it was before x was packed once per call and
+ * shared by finer column blocks (pack_x per_block, the other params the defaults), and tiled
+ * with its defaults, in the same rounds. */
 static void fp32_row(void *arg, const kt_model *md, kt_role role, const kt_point *pt,
                      const kt_problem *p)
 {
     catalog_ctx *c = arg;
     bench_case cases[] = {
         {"gemm", "blas", "blas", {{0}}, 0},
-        {"gemm", "tiled", "tiled (before)", {{264}, {512}, {128}, {0}, {0}, {1}}, 1},
+        {"gemm", "tiled", "tiled (before)", {{264}, {512}, {0}, {0}, {2}, {0}, {1}}, 1},
         {"gemm", "tiled", "tiled", {{0}}, 0},
     };
     double sec[3] = {-1, -1, -1};
@@ -353,12 +359,12 @@ static void fp32_row(void *arg, const kt_model *md, kt_role role, const kt_point
 
 /* --fp32: the catalog's shapes in fp32 only, OpenBLAS against tiled before and after (see
  * fp32_row), then the lowest fraction of OpenBLAS of each against the 0.9x target. */
-static void fp32_table(int threads, int quick)
+static void fp32_table(int threads, const char *only)
 {
     printf("\n| model | role | M | N | K | blas GFLOP/s | tiled (before) GFLOP/s | tiled GFLOP/s | "
            "before of blas | tiled of blas |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    catalog_ctx c = {threads, 1e9, 1e9};
-    for_each_catalog_shape(quick, fp32_row, &c);
+    catalog_ctx c = {threads, 1, 1e9, 1e9};
+    for_each_catalog_shape(only, fp32_row, &c);
     if (c.lowest < 1e9 && c.lowest_before < 1e9)
         printf("\ntiled fp32 at M >= 64: lowest %.2fx OpenBLAS (before: %.2fx); target 0.9x: %s\n",
                c.lowest, c.lowest_before, c.lowest >= 0.9 ? "met" : "not met");
@@ -367,35 +373,61 @@ static void fp32_table(int threads, int quick)
 /* OpenBLAS's idle threads spin (yielding) for 2^28 TSC cycles, about 0.1 s here, after each
  * call before they sleep, and the variable that sets it is read once, when the library loads.
  * Spinning, they hold a core while the next case runs: the pool's two threads then share the
- * other core and that case runs at half speed (seen as run-queue wait of the whole call). So,
- * unless OPENBLAS_THREAD_TIMEOUT is set or --openblas-spin is given, the benchmark runs itself
- * again with OPENBLAS_THREAD_TIMEOUT=16: about 30 us, as long as the pool's own spin before
- * its futex wait, which costs OpenBLAS one wake-up per call. Returns only when it does not. */
-static void keep_openblas_idle_short(char **argv, int spin)
+ * other core and that case runs at half speed (seen as run-queue wait of the whole call).
+ * oneDNN's OpenMP threads (libgomp) do the same for 300,000 pauses, 2-5 ms of CPU here after
+ * each call: the case timed next, OpenBLAS or tiled, loses a core for that long, which halves
+ * a 1-2 ms call (tiled splits such a call into two items, and the caller runs both when the
+ * worker gets no CPU). So, unless the variables are set or --openblas-spin (--omp-spin) is
+ * given, the benchmark runs itself again with OPENBLAS_THREAD_TIMEOUT=16 (about 30 us) and
+ * GOMP_SPINCOUNT=2000 (the pool's own spin, about 20 us, before its futex wait): each library
+ * then pays one wake-up per call. Returns only when it does not run itself again. */
+static void keep_idle_threads_short(char **argv, int openblas_spin, int omp_spin)
 {
-    if (spin || getenv("OPENBLAS_THREAD_TIMEOUT"))
+    int again = 0;
+    if (!openblas_spin && !getenv("OPENBLAS_THREAD_TIMEOUT")) {
+        setenv("OPENBLAS_THREAD_TIMEOUT", "16", 1);
+        again = 1;
+    }
+    if (!omp_spin && !getenv("GOMP_SPINCOUNT") && !getenv("OMP_WAIT_POLICY")) {
+        setenv("GOMP_SPINCOUNT", "2000", 1);
+        again = 1;
+    }
+    if (!again)
         return;
-    setenv("OPENBLAS_THREAD_TIMEOUT", "16", 1);
     execv("/proc/self/exe", argv);
-    fprintf(stderr, "bench_gemm: cannot run itself again: OpenBLAS's idle threads spin\n");
+    fprintf(stderr, "bench_gemm: cannot run itself again: idle library threads spin\n");
+}
+
+/* The value of environment variable 'name', or 'unset' when it is not set. */
+static const char *env_or(const char *name, const char *unset)
+{
+    const char *v = getenv(name);
+    return v ? v : unset;
 }
 
 int main(int argc, char **argv)
 {
-    int threads = 2, catalog = 0, fp32 = 0, quick = 0, spin = 0;
+    int threads = 2, catalog = 0, fp32 = 0, spin = 0, omp_spin = 0, no_bf16 = 0;
+    const char *only = NULL; /* --quick: llama-3.2-1b; --model=NAME */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--catalog") == 0)
             catalog = 1;
         else if (strcmp(argv[i], "--fp32") == 0)
             fp32 = 1;
         else if (strcmp(argv[i], "--quick") == 0)
-            quick = 1;
+            only = "llama-3.2-1b";
+        else if (strncmp(argv[i], "--model=", 8) == 0)
+            only = argv[i] + 8;
         else if (strcmp(argv[i], "--openblas-spin") == 0)
             spin = 1;
+        else if (strcmp(argv[i], "--omp-spin") == 0)
+            omp_spin = 1;
+        else if (strcmp(argv[i], "--no-bf16") == 0)
+            no_bf16 = 1;
         else
             threads = atoi(argv[i]) > 0 ? atoi(argv[i]) : 1;
     }
-    keep_openblas_idle_short(argv, spin);
+    keep_idle_threads_short(argv, spin, omp_spin);
     double start = now_s();
     kt_device_info info;
     memset(&info, 0, sizeof(info));
@@ -404,9 +436,11 @@ int main(int argc, char **argv)
     printf("| measurement | value |\n|---|---|\n");
     for (int i = 0; i < info.n; i++)
         printf("| %s | %s |\n", info.items[i].key, info.items[i].value);
-    const char *timeout = getenv("OPENBLAS_THREAD_TIMEOUT");
     printf("| OPENBLAS_THREAD_TIMEOUT (idle spin, 2^N cycles) | %s |\n",
-           timeout ? timeout : "unset (28)");
+           env_or("OPENBLAS_THREAD_TIMEOUT", "unset (28)"));
+    printf("| GOMP_SPINCOUNT (OpenMP idle spin, pauses) | %s |\n",
+           env_or("GOMP_SPINCOUNT", "unset (300000)"));
+    printf("| OMP_WAIT_POLICY | %s |\n", env_or("OMP_WAIT_POLICY", "unset"));
     printf("| load average at start | %s |\n", load_average());
     if (!fp32)
         printf("| memcpy bandwidth, 512 MiB, read+write | %.1f GB/s |\n",
@@ -417,9 +451,9 @@ int main(int argc, char **argv)
                sgemm_gflops(ms[i], 4096, 4096, threads));
     if (catalog || fp32) {
         if (fp32)
-            fp32_table(threads, quick);
+            fp32_table(threads, only);
         else
-            catalog_table(threads, quick);
+            catalog_table(threads, only, no_bf16);
         printf("\nload average at the end: %s; %.0f s\n", load_average(), now_s() - start);
         return 0;
     }

@@ -13,8 +13,9 @@
 #
 # OpenBLAS's kernels are its own choice for this CPU: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE
 # are unset here (some login shells export them), and the core it ran is printed. bench_gemm
-# runs itself with OPENBLAS_THREAD_TIMEOUT=16, so that OpenBLAS's idle threads do not hold a
-# core while the next variant is timed (docs/cpu-kernels.md), and prints the value.
+# runs itself with OPENBLAS_THREAD_TIMEOUT=16 and GOMP_SPINCOUNT=2000, so that OpenBLAS's and
+# oneDNN's (OpenMP) idle threads do not hold a core while the next variant is timed
+# (docs/cpu-kernels.md), and prints the values.
 set -eu
 
 build=./build

@@ -1,7 +1,8 @@
 """Baseline libraries through the binary: result.json names OpenBLAS's core and build config,
 a run warns when that core lacks vector extensions the CPU has (forced here with
-OPENBLAS_CORETYPE=Prescott on a CPU with AVX2), and 'ktrial kernels' lists the onednn variant
-exactly when this build has oneDNN."""
+OPENBLAS_CORETYPE=Prescott on a CPU with AVX2) or when OpenBLAS's or oneDNN's idle threads
+spin after each call, and 'ktrial kernels' lists the onednn variant exactly when this build has
+oneDNN."""
 import json
 import os
 import shutil
@@ -92,6 +93,29 @@ class BaselineIdentityTest(unittest.TestCase):
         self.assertEqual(info["openblas_thread_timeout"], "16")
         self.assertNotIn("openblas_threads_warning", info)
         self.assertNotIn("threads spin", p.stderr)
+
+    def test_spinning_openmp_threads_are_named_for_onednn_arms(self):
+        if "onednn_version" not in self.env_info():
+            self.skipTest("this build has no oneDNN")
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+        env["OMP_NUM_THREADS"] = "2"
+        p, doc = self.run_spec("onednn", "tiled", env)
+        info = doc["provenance"]["device"]["info"]
+        self.assertEqual(info["omp_wait_policy"], "unset")
+        self.assertEqual(info["gomp_spincount"], "unset")
+        self.assertIn("GOMP_SPINCOUNT=2000", info["onednn_threads_warning"])
+        self.assertIn("warning: oneDNN's 2 OpenMP threads spin", p.stderr)
+        # recorded for every spec, printed only for specs whose arms call oneDNN
+        p, doc = self.run_spec("tiled", "deterministic", env)
+        self.assertIn("onednn_threads_warning", doc["provenance"]["device"]["info"])
+        self.assertNotIn("OpenMP threads spin", p.stderr)
+        env["GOMP_SPINCOUNT"] = "2000"
+        p, doc = self.run_spec("onednn", "deterministic", env)
+        info = doc["provenance"]["device"]["info"]
+        self.assertEqual(info["gomp_spincount"], "2000")
+        self.assertNotIn("onednn_threads_warning", info)
+        self.assertNotIn("OpenMP threads spin", p.stderr)
 
     def test_no_warning_for_specs_without_openblas(self):
         if "avx2" not in cpu_flags():

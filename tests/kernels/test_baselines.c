@@ -11,6 +11,9 @@
 #include "kernel.h"
 
 #include <cblas.h>
+#ifdef KT_HAVE_ONEDNN
+#include <omp.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +88,16 @@ static void test_cpu_probe(void **state)
 #ifdef KT_HAVE_ONEDNN
     assert_non_null(info_value(&info, "onednn_version"));
     assert_non_null(info_value(&info, "onednn_isa"));
+    const char *policy = getenv("OMP_WAIT_POLICY"), *spincount = getenv("GOMP_SPINCOUNT");
+    assert_string_equal(info_value(&info, "omp_wait_policy"), policy && *policy ? policy : "unset");
+    assert_string_equal(info_value(&info, "gomp_spincount"),
+                        spincount && *spincount ? spincount : "unset");
+    expect = kt_omp_spin_warning(w, sizeof(w), omp_get_max_threads(), policy, spincount);
+    got = info_value(&info, "onednn_threads_warning");
+    if (expect)
+        assert_string_equal(got, w);
+    else
+        assert_null(got);
     assert_non_null(kt_variant_find("gemm", "cpu", "onednn"));
     assert_string_equal(kt_variant_library(kt_variant_find("gemm", "cpu", "onednn")), "onednn");
 #else
@@ -110,13 +123,30 @@ static void test_spin_warning(void **state)
     assert_int_equal(kt_openblas_spin_warning(w, sizeof(w), 8, ""), 1); /* empty = unset */
 }
 
+/* oneDNN's OpenMP spin warning: more than one thread, no GOMP_SPINCOUNT, and a wait policy
+ * other than passive (any case); empty values are unset. */
+static void test_omp_spin_warning(void **state)
+{
+    (void)state;
+    char w[160];
+    assert_int_equal(kt_omp_spin_warning(w, sizeof(w), 2, NULL, NULL), 1);
+    assert_non_null(strstr(w, "oneDNN's 2 OpenMP threads spin"));
+    assert_non_null(strstr(w, "GOMP_SPINCOUNT=2000"));
+    assert_int_equal(kt_omp_spin_warning(w, sizeof(w), 2, "active", NULL), 1);
+    assert_int_equal(kt_omp_spin_warning(w, sizeof(w), 2, "", ""), 1);
+    assert_int_equal(kt_omp_spin_warning(w, sizeof(w), 2, "PASSIVE", NULL), 0);
+    assert_string_equal(w, "");
+    assert_int_equal(kt_omp_spin_warning(w, sizeof(w), 2, NULL, "2000"), 0);
+    assert_int_equal(kt_omp_spin_warning(w, sizeof(w), 2, "active", "0"), 0);
+    assert_int_equal(kt_omp_spin_warning(w, sizeof(w), 1, NULL, NULL), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_core_isa),
-        cmocka_unit_test(test_warning),
-        cmocka_unit_test(test_cpu_probe),
-        cmocka_unit_test(test_spin_warning),
+        cmocka_unit_test(test_core_isa),         cmocka_unit_test(test_warning),
+        cmocka_unit_test(test_cpu_probe),        cmocka_unit_test(test_spin_warning),
+        cmocka_unit_test(test_omp_spin_warning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -112,10 +112,10 @@ static void test_tiled(void **state)
 static void test_tiled_small_blocks(void **state)
 {
     (void)state;
-    const kt_param_value small[6] = {{12}, {32}, {20}, {0}, {2}, {0}};
+    const kt_param_value small[7] = {{12}, {32}, {20}, {0}, {2}, {0}, {0}};
     check_awkward("tiled", small);
     /* rounded to 12, 64; kc 9; nc-wide column blocks, prefetch beyond every block */
-    const kt_param_value odd[6] = {{7}, {17}, {9}, {0}, {8}, {1}};
+    const kt_param_value odd[7] = {{7}, {17}, {9}, {0}, {8}, {1}, {0}};
     kt_point p = make_point(&tiny, 17, 0, KT_PHASE_DECODE, KT_ROLE_DOWN);
     for (size_t d = 0; d < 3; d++)
         check_variant("tiled", &p, dtypes[d], KT_DIST_NORMAL, odd);
@@ -126,9 +126,9 @@ static void test_tiled_small_blocks(void **state)
 static void test_tiled_avx2(void **state)
 {
     (void)state;
-    const kt_param_value avx2[6] = {{96}, {256}, {256}, {1}, {2}, {0}};
+    const kt_param_value avx2[7] = {{96}, {256}, {256}, {1}, {2}, {0}, {0}};
     check_awkward("tiled", avx2);
-    const kt_param_value small[6] = {{12}, {32}, {20}, {1}, {1}, {1}};
+    const kt_param_value small[7] = {{12}, {32}, {20}, {1}, {1}, {1}, {0}};
     kt_point p = make_point(&tiny, 17, 0, KT_PHASE_DECODE, KT_ROLE_GATE_UP);
     for (size_t d = 0; d < 3; d++)
         check_variant("tiled", &p, dtypes[d], KT_DIST_NORMAL, small);
@@ -247,8 +247,9 @@ static void test_deterministic_bitwise(void **state)
     kt_backend_close(b);
 }
 
-/* How tiled cuts the columns (split even or blocks, 1 to 3 threads) and how far it prefetches
- * change which thread computes a column, not how: the products are bitwise equal. And a row
+/* How tiled cuts the columns (split even or blocks, 1 to 3 threads, finer with x packed once),
+ * how far it prefetches and whether x is packed once per call or per block change which thread
+ * computes a column, not how: the products are bitwise equal. And a row
  * computed in a partial micro-panel (mr = 1..5 rows) equals the same row computed alone or in
  * a full panel, so the tails take the full tile's order of operations. */
 static void test_tiled_split_bitwise(void **state)
@@ -260,17 +261,23 @@ static void test_tiled_split_bitwise(void **state)
         make_point(&wide, 13, 0, KT_PHASE_DECODE, KT_ROLE_GATE_UP),
         make_point(&wide, 17, 0, KT_PHASE_DECODE, KT_ROLE_QKV),
         make_point(&tiny, 11, 0, KT_PHASE_DECODE, KT_ROLE_DOWN),
+        /* 41 rows: x packed once (from 32 rows), 4 row blocks of 12, the last of 5 rows */
+        make_point(&wide, 41, 0, KT_PHASE_DECODE, KT_ROLE_GATE_UP),
+        make_point(&tiny, 37, 0, KT_PHASE_DECODE, KT_ROLE_QKV),
     };
-    /* mc 12 gives a second row block with 1 (M 13) or 5 (M 17) rows; nc 192: 3 panels of 64 */
-    const kt_param_value ref[6] = {{12}, {192}, {24}, {0}, {0}, {1}};
+    /* mc 12 gives a second row block with 1 (M 13) or 5 (M 17) rows; nc 192: 3 panels of 64;
+     * x packed per block */
+    const kt_param_value ref[7] = {{12}, {192}, {24}, {0}, {0}, {1}, {1}};
     const struct {
         int threads;
-        kt_param_value params[6];
+        kt_param_value params[7];
     } others[] = {
-        {2, {{12}, {192}, {24}, {0}, {2}, {0}}},
-        {3, {{12}, {192}, {24}, {0}, {8}, {0}}},
-        {3, {{12}, {192}, {24}, {0}, {1}, {1}}},
-        {2, {{264}, {512}, {24}, {0}, {2}, {0}}},
+        {2, {{12}, {192}, {24}, {0}, {2}, {0}, {1}}},
+        {3, {{12}, {192}, {24}, {0}, {8}, {0}, {0}}},
+        {3, {{12}, {192}, {24}, {0}, {1}, {1}, {0}}},
+        {2, {{264}, {512}, {24}, {0}, {2}, {0}, {0}}},
+        {1, {{264}, {512}, {24}, {0}, {2}, {0}, {0}}},
+        {2, {{264}, {512}, {24}, {0}, {2}, {0}, {1}}},
     };
     static const kt_dtype dts[] = {KT_DTYPE_FP32, KT_DTYPE_BF16};
     kt_backend *b = NULL;
@@ -321,6 +328,34 @@ static void test_blas_staging_is_counted(void **state)
     assert_int_equal(r16.status, KT_OK);
     assert_int_equal(r32.variant_bytes, 0);
     assert_int_equal(r16.variant_bytes, (3 * 67 + 202 * 67 + 3 * 202) * sizeof(float));
+}
+
+/* pack_x shared reserves x's packed copy through the backend, rows rounded up to the
+ * microkernel's 6, from 32 rows: 40 rows of depth 67 take 42 x 67 floats more than per block;
+ * 17 rows take nothing more. */
+static void test_tiled_shared_x_is_counted(void **state)
+{
+    (void)state;
+    kt_param_value shared[KT_MAX_PARAMS], per_block[KT_MAX_PARAMS];
+    const kt_variant *v = kt_variant_find("gemm", "cpu", "tiled");
+    kt_param_defaults(shared, v->params, v->n_params);
+    kt_param_defaults(per_block, v->params, v->n_params);
+    int at = kt_param_index(v->params, v->n_params, "pack_x");
+    assert_true(at >= 0);
+    assert_int_equal(shared[at].num, 0);
+    per_block[at].num = 1;
+    static const int64_t rows[] = {40, 17};
+    static const size_t more[] = {42 * 67 * sizeof(float), 0};
+    for (size_t i = 0; i < 2; i++) {
+        kt_point p = make_point(&tiny, rows[i], 0, KT_PHASE_DECODE, KT_ROLE_GATE_UP);
+        kt_test_result a = kt_test_run("cpu", "gemm", "tiled", &p, KT_DTYPE_FP32, KT_DIST_NORMAL,
+                                       shared, NULL, case_seed(), 2);
+        kt_test_result b = kt_test_run("cpu", "gemm", "tiled", &p, KT_DTYPE_FP32, KT_DIST_NORMAL,
+                                       per_block, NULL, case_seed(), 2);
+        assert_int_equal(a.status, KT_OK);
+        assert_int_equal(b.status, KT_OK);
+        assert_int_equal(a.variant_bytes - b.variant_bytes, more[i]);
+    }
 }
 
 static void test_shapes(void **state)
@@ -408,6 +443,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_deterministic_bitwise),
         cmocka_unit_test(test_tiled_split_bitwise),
+        cmocka_unit_test(test_tiled_shared_x_is_counted),
         cmocka_unit_test(test_blas_staging_is_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -127,10 +127,10 @@ static void test_fused(void **state)
 static void test_fused_small_blocks(void **state)
 {
     (void)state;
-    const kt_param_value small[6] = {{12}, {32}, {20}, {0}, {2}, {0}};
+    const kt_param_value small[7] = {{12}, {32}, {20}, {0}, {2}, {0}, {0}};
     check_all("fused", small, FUSED_ROUNDINGS);
     /* 8 gate + 8 up per panel; nc-wide column blocks */
-    const kt_param_value small_avx2[6] = {{12}, {32}, {20}, {1}, {1}, {1}};
+    const kt_param_value small_avx2[7] = {{12}, {32}, {20}, {1}, {1}, {1}, {0}};
     check_all("fused", small_avx2, FUSED_ROUNDINGS);
 }
 
