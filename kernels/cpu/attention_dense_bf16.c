@@ -73,12 +73,43 @@ static const uint16_t *chunk_rows(uint16_t *tail, const uint16_t *src, int n, in
     return tail;
 }
 
-/* The scores of the chunk's 16 rows 'k' for every head into t->p; 'dc' is d where it is a
- * compile-time constant after inlining (the row offsets then need no registers). */
+/* Scores of the 8 key rows 'k' (bf16, row stride d) against the bf16 queries 'q0' and 'q1' of
+ * two heads: lanes 0-7 for q0, 8-15 for q1, summed as dot16_bf16 sums them. Each key vector is
+ * loaded once for both heads, so a pair of heads costs half the key loads of two dot16_bf16. */
+static inline KT_ATTN_AVX512BF16 __attribute__((always_inline)) __m512
+dot8x2_bf16(const uint16_t *q0, const uint16_t *q1, const uint16_t *k, int64_t d)
+{
+    __m512 a[16];
+    for (int i = 0; i < 16; i++)
+        a[i] = _mm512_setzero_ps();
+    for (int64_t c = 0; c < d; c += 32) {
+        __m512bh x0 = (__m512bh)_mm512_loadu_si512((const void *)(q0 + c));
+        __m512bh x1 = (__m512bh)_mm512_loadu_si512((const void *)(q1 + c));
+        for (int r = 0; r < 8; r++) {
+            __m512bh kv = (__m512bh)_mm512_loadu_si512((const void *)(k + r * d + c));
+            a[r] = _mm512_dpbf16_ps(a[r], x0, kv);
+            a[8 + r] = _mm512_dpbf16_ps(a[8 + r], x1, kv);
+        }
+    }
+    return kt_attn_hsum16(a);
+}
+
+/* The scores of the chunk's 16 rows 'k' for every head into t->p, heads in pairs (then the odd
+ * one alone); 'dc' is d where it is a compile-time constant after inlining (the row offsets then
+ * need no registers). */
 static inline KT_ATTN_AVX512BF16 __attribute__((always_inline)) void
 scores_d(kt_attn_task *t, const uint16_t *qb, const uint16_t *k, const int64_t dc)
 {
-    for (int64_t h = 0; h < t->g; h++)
+    int64_t h = 0;
+    for (; h + 2 <= t->g; h += 2) {
+        float *p0 = t->p + h * KT_ATTN_CHUNK, *p1 = p0 + KT_ATTN_CHUNK;
+        for (int r0 = 0; r0 < KT_ATTN_CHUNK; r0 += 8) {
+            __m512 s = dot8x2_bf16(qb + h * dc, qb + (h + 1) * dc, k + r0 * dc, dc);
+            _mm256_storeu_ps(p0 + r0, _mm512_castps512_ps256(s));
+            _mm256_storeu_ps(p1 + r0, _mm512_extractf32x8_ps(s, 1));
+        }
+    }
+    for (; h < t->g; h++)
         _mm512_storeu_ps(t->p + h * KT_ATTN_CHUNK, dot16_bf16(qb + h * dc, k, dc));
 }
 

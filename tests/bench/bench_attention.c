@@ -9,7 +9,9 @@
  *   --models[=CONTEXT]: only the catalog table (every model's heads at CONTEXT, default 32K);
  *   --fp8-keys: FFD in that table with keys: fp8 instead of the default stored keys;
  *   --dense: only dense on every catalog model at 16K and 32K in bf16 and fp32 (with --quick:
- *   16K, 3 rounds) against the read and copy ceilings; --model=NAME: only that catalog model
+ *   16K, 3 rounds) against the read and copy ceilings and a roofline (bench_roofline.h: the
+ *   compute-bound time from the measured vdpbf16ps / FMA peak, and the bound
+ *   max(bytes / read bw, compute)); --model=NAME: only that catalog model
  * Dense and the FFD arms of a point run in rotating order within each round (see time_arms);
  * the variants run with isa auto (AVX-512 where the CPU has it), and dense and FFD at delta 5
  * also with isa avx2, in the same rounds, for the AVX2-to-AVX-512 comparison.
@@ -32,6 +34,7 @@
 #include <time.h>
 #include "bench_common.h"
 #include "bench_ffd_model.h"
+#include "bench_roofline.h"
 
 #define MAX_ARMS 6
 #define MAX_REPS 32
@@ -359,14 +362,21 @@ static int dense_table(int threads, const int64_t *contexts, int n_ctx, int reps
     kt_backend *b = NULL;
     if (open_catalog_backend(&cat, &b, threads) < 0)
         return 1;
+    /* the roofline: the peak of the MAC instruction of each dtype's path, both threads */
+    double peak[2] = {roof_peak_per_s(threads, 1), roof_peak_per_s(threads, 0)};
+    printf("\nroofline peaks, %d threads: %.2f G vdpbf16ps/s (bf16), %.2f G vfmadd/s (fp32); "
+           "compute ms = (2 g d / 32 or 16 MAC instructions + 14 g / 16 softmax ones) per KV "
+           "token / peak, bound = max(K+V bytes / read bw, compute); 85%% of read bw is "
+           "reachable where compute <= bytes / read bw / 0.85\n",
+           threads, peak[0] / 1e9, peak[1] / 1e9);
     printf(
         "\n| model | d | heads / kv | dtype | context | dense ms | K+V GB/s | of read bw | of copy "
-        "bw | dense rel_l2 | bf16_dot scores ms | scores of read bw | bf16_dot off ms | off of "
-        "read "
-        "bw |\n");
-    printf("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        "bw | compute ms | bound ms | of bound | 85%% reachable | dense rel_l2 | bf16_dot scores "
+        "ms | scores of read bw | bf16_dot off ms | off of read bw |\n");
+    printf("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:"
+           "|\n");
     const kt_dtype dtypes[] = {KT_DTYPE_BF16, KT_DTYPE_FP32};
-    double lowest[2] = {1e9, 1e9};
+    double lowest[2] = {1e9, 1e9}, lowest_bound[2] = {1e9, 1e9};
     for (size_t mi = 0; mi < cat.n; mi++) {
         const kt_model *md = &cat.models[mi];
         if (only_model && strcmp(md->name, only_model) != 0)
@@ -404,15 +414,23 @@ static int dense_table(int threads, const int64_t *contexts, int n_ctx, int reps
                     snprintf(off, sizeof(off), "| %.3f | %.0f%% | %.3f | %.0f%% |", arms[1].ms,
                              100 * kv / (arms[1].ms * 1e-3) / 1e9 / read_gbs, arms[2].ms,
                              100 * kv / (arms[2].ms * 1e-3) / 1e9 / read_gbs);
+                double tokens = (double)(contexts[ci] * md->kv_heads);
+                double mem_ms = kv / (read_gbs * 1e9) * 1e3;
+                double cmp_ms = 1e3 * roof_compute_s(tokens, md->heads / md->kv_heads, md->head_dim,
+                                                     di == 0, peak[di]);
+                double bound_ms = mem_ms > cmp_ms ? mem_ms : cmp_ms;
                 printf("| %s | %lld | %lld / %lld | %s | %lld | %.3f | %.1f | %.0f%% | %.0f%% | "
-                       "%.2g %s\n",
+                       "%.3f | %.3f | %.0f%% | %s | %.2g %s\n",
                        md->name, (long long)md->head_dim, (long long)md->heads,
                        (long long)md->kv_heads, kt_dtype_name(dtypes[di]), (long long)contexts[ci],
-                       arms[0].ms, gbs, 100 * gbs / read_gbs, 100 * gbs / copy_gbs,
-                       arms[0].num.rel_l2, off);
+                       arms[0].ms, gbs, 100 * gbs / read_gbs, 100 * gbs / copy_gbs, cmp_ms,
+                       bound_ms, 100 * bound_ms / arms[0].ms,
+                       cmp_ms <= mem_ms / 0.85 ? "yes" : "no", arms[0].num.rel_l2, off);
                 fflush(stdout);
                 if (contexts[ci] >= 16384 && gbs / read_gbs < lowest[di])
                     lowest[di] = gbs / read_gbs;
+                if (contexts[ci] >= 16384 && bound_ms / arms[0].ms < lowest_bound[di])
+                    lowest_bound[di] = bound_ms / arms[0].ms;
                 kt_instance_free(inst, b);
             }
         }
@@ -421,9 +439,9 @@ static int dense_table(int threads, const int64_t *contexts, int n_ctx, int reps
         if (lowest[di] < 1e9)
             printf(
                 "\ndense %s at contexts >= 16K: lowest %.0f%% of read bandwidth (%.0f%% of copy); "
-                "target 85%% of read: %s\n",
+                "target 85%% of read: %s; lowest %.0f%% of the roofline bound\n",
                 kt_dtype_name(dtypes[di]), 100 * lowest[di], 100 * lowest[di] * read_gbs / copy_gbs,
-                lowest[di] >= 0.85 ? "met" : "not met");
+                lowest[di] >= 0.85 ? "met" : "not met", 100 * lowest_bound[di]);
     kt_catalog_free(&cat);
     kt_backend_close(b);
     return 0;

@@ -149,7 +149,8 @@ static void test_dense_matches_reference(void **state)
 static void test_dense_small_split(void **state)
 {
     (void)state;
-    kt_param_value split[2] = {{16}, {0}}; /* many splits: exercises the log-sum-exp merge */
+    /* many splits, exactly 16 tokens each (max_splits 0): exercises the log-sum-exp merge */
+    kt_param_value split[3] = {{16}, {0}, {0}};
     check_variant("dense", split, 0, KT_DIST_LLM);
 }
 
@@ -239,7 +240,7 @@ static void test_dense_bf16_dot(void **state)
     (void)state;
     const int modes[] = {BF16_DOT_AUTO, BF16_DOT_SCORES, BF16_DOT_OFF};
     for (int m = 0; m < 3; m++) {
-        kt_param_value p[2] = {{1024}, {modes[m]}};
+        kt_param_value p[3] = {{1024}, {8}, {modes[m]}}; /* split, max_splits, bf16_dot */
         check_variant("dense", p, 0, KT_DIST_LLM);
     }
     if (!cpu_has_avx512() || !__builtin_cpu_supports("avx512bf16")) {
@@ -252,7 +253,7 @@ static void test_dense_bf16_dot(void **state)
         float *out[3];
         size_t n[3];
         for (int m = 0; m < 3; m++) {
-            kt_param_value p[2] = {{1024}, {modes[m]}}, pv[KT_MAX_PARAMS];
+            kt_param_value p[3] = {{1024}, {8}, {modes[m]}}, pv[KT_MAX_PARAMS];
             variant_params(pv, "dense", p, ISA_AVX512);
             out[m] = run_output_dtype("dense", &pt, pv, 2, KT_DTYPE_BF16, &n[m]);
             assert_int_equal(n[m], n[0]);
@@ -266,6 +267,29 @@ static void test_dense_bf16_dot(void **state)
         for (int m = 0; m < 3; m++)
             free(out[m]);
     }
+}
+
+/* max_splits: 9000 tokens in splits of 1024 would be 9 > 8, so split doubles to 2048: the same
+ * bits as an exact split of 2048 (max_splits 0), and other bits than an exact 1024 (a different
+ * merge), in fp32 where the paths sum alike otherwise. */
+static void test_dense_max_splits_doubles_split(void **state)
+{
+    (void)state;
+    const shape s = {14, 2, 64, 1, 9000};
+    kt_point pt = make_point(&s);
+    const kt_param_value asked[3][3] = {{{1024}, {8}, {0}}, {{2048}, {0}, {0}}, {{1024}, {0}, {0}}};
+    float *out[3];
+    size_t n[3];
+    for (int m = 0; m < 3; m++) {
+        kt_param_value pv[KT_MAX_PARAMS];
+        variant_params(pv, "dense", asked[m], 0); /* isa auto */
+        out[m] = run_output_dtype("dense", &pt, pv, 2, KT_DTYPE_FP32, &n[m]);
+        assert_int_equal(n[m], n[0]);
+    }
+    assert_memory_equal(out[0], out[1], n[0] * sizeof(float));
+    assert_true(memcmp(out[0], out[2], n[0] * sizeof(float)) != 0);
+    for (int m = 0; m < 3; m++)
+        free(out[m]);
 }
 
 /* Fixed splits and a fixed merge order: for each isa the same bits for 1 and 2 threads, and
@@ -400,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_dense_matches_reference),
         cmocka_unit_test(test_dense_small_split),
         cmocka_unit_test(test_dense_bf16_dot),
+        cmocka_unit_test(test_dense_max_splits_doubles_split),
         cmocka_unit_test(test_ffd_all_blocks_matches_reference),
         cmocka_unit_test(test_ffd_short_context_is_dense),
         cmocka_unit_test(test_independent_of_threads_and_batch),
