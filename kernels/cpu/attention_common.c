@@ -354,6 +354,13 @@ void kt_attn_dense_range(kt_attn_task *t, const void *k, const void *v, kt_dtype
     }
 }
 
+int64_t kt_attn_split_tokens(int64_t split, int64_t max_splits, int64_t context)
+{
+    while (max_splits > 0 && (context + split - 1) / split > max_splits)
+        split *= 2;
+    return split;
+}
+
 void kt_attn_task_store(const kt_attn_task *t, float *part, int64_t b, int64_t heads, int64_t h0,
                         int64_t n_splits, int64_t split)
 {

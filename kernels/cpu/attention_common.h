@@ -160,6 +160,15 @@ static inline void kt_attn_spread_quarter(const kt_attn_spread *sp, int q)
 void kt_attn_dense_range(kt_attn_task *t, const void *k, const void *v, kt_dtype dtype, int64_t t0,
                          int64_t t1);
 
+/* Tokens per split-KV task at 'context' tokens: 'split', doubled while the context has more than
+ * 'max_splits' splits (0: never). A task's start costs the streams it begins (prefetches that
+ * start cold, hardware prefetchers that train again) and its partials: at 16K and 32K, dense's
+ * splits of 2048 and 4096 ran 8-18% faster than 1024 (interleaved, cold), and FFD's ran
+ * 1.15-1.3x faster (its tasks begin cold twice: the codes, then the kept blocks); 8 splits per
+ * KV head leave tasks enough for two threads to balance, also when one of them loses its core
+ * for a while. Set by the context alone, so results do not depend on threads or batch. */
+int64_t kt_attn_split_tokens(int64_t split, int64_t max_splits, int64_t context);
+
 /* Partials: per (b, h, split) a row of kt_attn_part_stride(d) floats: acc[d], m, l. */
 static inline int64_t kt_attn_part_stride(int64_t d)
 {

@@ -52,18 +52,6 @@ static void dense_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_
         kt_attn_dense_range(t, k, v, p->dtype, t0, t1);
 }
 
-/* Tokens per task at 'context' tokens: 'split', doubled while the context has more than
- * 'max_splits' splits (0: never). A task's start costs the streams it begins (prefetches that
- * start cold, hardware prefetchers that train again) and its partials: at 16K and 32K, splits of
- * 2048 and 4096 ran 8-18% faster than 1024 (interleaved, cold), and 8 splits per KV head leave
- * tasks enough for two threads to balance, also when one of them loses its core for a while. */
-static int64_t dense_split(int64_t split, int64_t max_splits, int64_t context)
-{
-    while (max_splits > 0 && (context + split - 1) / split > max_splits)
-        split *= 2;
-    return split;
-}
-
 static int dense_prepare(void **out, const kt_call *call)
 {
     const kt_problem *p = call->problem;
@@ -74,8 +62,8 @@ static int dense_prepare(void **out, const kt_call *call)
     if (!st)
         return kt_error_code(KT_ENOMEM, "out of memory");
     *out = st;
-    st->split = dense_split((int64_t)call->params[P_SPLIT].num,
-                            (int64_t)call->params[P_MAX_SPLITS].num, p->context);
+    st->split = kt_attn_split_tokens((int64_t)call->params[P_SPLIT].num,
+                                     (int64_t)call->params[P_MAX_SPLITS].num, p->context);
     int64_t n_splits = (p->context + st->split - 1) / st->split;
     int avx512;
     if ((err = kt_attn_isa_resolve(&avx512, (int)call->params[P_ISA].num)) < 0)

@@ -214,24 +214,84 @@ static KT_ATTN_AVX512BF16 void pv_bf16(kt_attn_task *t, const uint16_t *pb, cons
     }
 }
 
+/* One chunk of kt_attn_dense_range_bf16_pv: the 'n' rows at 'k' and 'v' (tails padded in
+ * 'ktail' and 'vtail'), 'pb' the weights' scratch, prefetching 'sp' between the stages. */
+static KT_ATTN_AVX512BF16 void step_pv(kt_attn_task *t, const uint16_t *qb, uint16_t *ktail,
+                                       uint16_t *vtail, uint16_t *pb, const uint16_t *k,
+                                       const uint16_t *v, int n, const kt_attn_spread *sp)
+{
+    kt_attn_spread_quarter(sp, 0);
+    scores(t, qb, chunk_rows(ktail, k, n, t->d));
+    kt_attn_spread_quarter(sp, 1);
+    kt_attn_spread_quarter(sp, 2);
+    kt_attn_softmax_avx512(t, n, pb);
+    kt_attn_spread_quarter(sp, 3);
+    pv_bf16(t, pb, chunk_rows(vtail, v, n, t->d), n);
+}
+
+/* The task's bf16 query, and the tails' and weights' scratch after it in t->extra. */
+typedef struct pv_scratch {
+    uint16_t *qb, *ktail, *vtail, *pb;
+} pv_scratch;
+
+static KT_ATTN_AVX512BF16 pv_scratch pv_begin(kt_attn_task *t)
+{
+    pv_scratch s;
+    s.qb = query_bf16(t);
+    s.ktail = s.qb + t->g * t->d;
+    s.vtail = s.ktail + KT_ATTN_CHUNK * t->d;
+    s.pb = s.vtail + KT_ATTN_CHUNK * t->d;
+    t->perm = KT_ATTN_ORDER_PAIR32; /* every range of the task comes here, from acc = 0 */
+    return s;
+}
+
 KT_ATTN_AVX512BF16 void kt_attn_dense_range_bf16_pv(kt_attn_task *t, const uint16_t *k,
                                                     const uint16_t *v, int64_t t0, int64_t t1)
 {
-    int64_t g = t->g, d = t->d;
-    uint16_t *qb = query_bf16(t);
-    uint16_t *ktail = qb + g * d, *vtail = ktail + KT_ATTN_CHUNK * d;
-    uint16_t *pb = vtail + KT_ATTN_CHUNK * d;
-    t->perm = KT_ATTN_ORDER_PAIR32; /* every range of the task comes here, from acc = 0 */
+    int64_t d = t->d;
+    pv_scratch sc = pv_begin(t);
     size_t row_bytes = (size_t)d * sizeof(uint16_t);
     for (int64_t s = t0; s < t1; s += KT_ATTN_CHUNK) {
         int n = t1 - s < KT_ATTN_CHUNK ? (int)(t1 - s) : KT_ATTN_CHUNK;
         kt_attn_spread sp = kt_attn_spread_at(k, v, row_bytes, s, t1);
-        kt_attn_spread_quarter(&sp, 0);
-        scores(t, qb, chunk_rows(ktail, k + s * d, n, d));
-        kt_attn_spread_quarter(&sp, 1);
-        kt_attn_spread_quarter(&sp, 2);
-        kt_attn_softmax_avx512(t, n, pb);
-        kt_attn_spread_quarter(&sp, 3);
-        pv_bf16(t, pb, chunk_rows(vtail, v + s * d, n, d), n);
+        step_pv(t, sc.qb, sc.ktail, sc.vtail, sc.pb, k + s * d, v + s * d, n, &sp);
+    }
+}
+
+/* Chunk 'j' of the stream of kt_attn_dense_blocks_bf16_pv: its first token, its rows in *n. */
+static int64_t stream_chunk(const kt_attn_blocks *b, int64_t j, int *n)
+{
+    int64_t per_block = (b->block + KT_ATTN_CHUNK - 1) / KT_ATTN_CHUNK, s, end;
+    if (j < b->kept * per_block) {
+        s = b->list[j / per_block] * b->block + j % per_block * KT_ATTN_CHUNK;
+        end = (b->list[j / per_block] + 1) * b->block;
+    } else {
+        s = b->tail0 + (j - b->kept * per_block) * KT_ATTN_CHUNK;
+        end = b->tail1;
+    }
+    *n = end - s < KT_ATTN_CHUNK ? (int)(end - s) : KT_ATTN_CHUNK;
+    return s;
+}
+
+KT_ATTN_AVX512BF16 void kt_attn_dense_blocks_bf16_pv(kt_attn_task *t, const uint16_t *k,
+                                                     const uint16_t *v, const kt_attn_blocks *b)
+{
+    int64_t d = t->d, per_block = (b->block + KT_ATTN_CHUNK - 1) / KT_ATTN_CHUNK;
+    int64_t total = b->kept * per_block + (b->tail1 - b->tail0 + KT_ATTN_CHUNK - 1) / KT_ATTN_CHUNK;
+    size_t row_bytes = (size_t)d * sizeof(uint16_t);
+    int64_t ahead = KT_ATTN_BLOCKS_AHEAD_BYTES / (2 * KT_ATTN_CHUNK * (int64_t)row_bytes);
+    ahead = ahead < 1 ? 1 : ahead;
+    pv_scratch sc = pv_begin(t);
+    for (int64_t j = 0; j < total; j++) {
+        int n, na;
+        int64_t s = stream_chunk(b, j, &n);
+        kt_attn_spread sp = {NULL, NULL, 0};
+        if (j + ahead < total) {
+            int64_t sa = stream_chunk(b, j + ahead, &na);
+            sp.k = (const char *)(k + sa * d);
+            sp.v = (const char *)(v + sa * d);
+            sp.half = row_bytes * (size_t)na / 2;
+        }
+        step_pv(t, sc.qb, sc.ktail, sc.vtail, sc.pb, k + s * d, v + s * d, n, &sp);
     }
 }

@@ -24,4 +24,20 @@ void kt_attn_dense_range_bf16_dot(kt_attn_task *t, const uint16_t *k, const uint
 void kt_attn_dense_range_bf16_pv(kt_attn_task *t, const uint16_t *k, const uint16_t *v, int64_t t0,
                                  int64_t t1);
 
+/* A stream of whole blocks of one KV head and a dense tail: blocks list[0..kept) of 'block'
+ * tokens (indices from token 0), then tokens [tail0, tail1) (none when equal). */
+typedef struct kt_attn_blocks {
+    const int64_t *list;
+    int64_t kept, block, tail0, tail1;
+} kt_attn_blocks;
+
+/* Bytes of K and V kt_attn_dense_blocks_bf16_pv prefetches ahead of its current chunk in the
+ * stream of kept blocks (no hardware prefetcher knows where the next block starts). */
+#define KT_ATTN_BLOCKS_AHEAD_BYTES (4 << 10)
+
+/* kt_attn_dense_range_bf16_pv over the blocks and tail of 'b', as one stream: the query is
+ * rounded once, and the prefetches run KT_ATTN_BLOCKS_AHEAD_BYTES ahead across block
+ * boundaries. Same needs, and the same channel order left in acc. */
+void kt_attn_dense_blocks_bf16_pv(kt_attn_task *t, const uint16_t *k, const uint16_t *v,
+                                  const kt_attn_blocks *b);
 #endif

@@ -21,7 +21,7 @@
 #include <time.h>
 
 /* isa stays the last param, as in dense (test_attention and bench_attention rely on it) */
-enum { P_DELTA, P_BLOCK, P_SPLIT, P_KEYS, P_SCAN, P_PHASES, P_ISA, P_COUNT };
+enum { P_DELTA, P_BLOCK, P_SPLIT, P_KEYS, P_SCAN, P_PHASES, P_MAX_SPLITS, P_ISA, P_COUNT };
 enum { KEYS_FP8, KEYS_STORED };
 enum { SCAN_AUTO, SCAN_FLOAT, SCAN_INT8 };
 
@@ -32,7 +32,8 @@ static const kt_param_def ffd_params[P_COUNT] = {
     {"block", KT_PARAM_INT, KT_FFD_DEFAULT_BLOCK, 16, 8192, NULL,
      "tokens per quantisation block (default 64; the paper: 128; see docs/cpu-kernels.md)"},
     {"split", KT_PARAM_INT, 1024, 16, 1 << 24, NULL,
-     "tokens per split-KV task, rounded up to whole blocks"},
+     "tokens per split-KV task, doubled while the context has more than max_splits splits, then "
+     "rounded up to whole blocks"},
     {"keys", KT_PARAM_ENUM, KEYS_STORED, 0, 0, "fp8|stored",
      "keys of kept blocks: stored (exact; the fp8 residual alone costs rel_l2 ~0.02) or fp8"},
     {"scan", KT_PARAM_ENUM, SCAN_AUTO, 0, 0, "auto|float|int8",
@@ -40,6 +41,8 @@ static const kt_param_def ffd_params[P_COUNT] = {
      "rescanned in float (auto: int8 where the CPU has VNNI and isa is not avx2), or float only"},
     {"phase_times", KT_PARAM_INT, 0, 0, 1, NULL,
      "1: time the phases (pseudo-max, select, attend, merge) and report them as metrics"},
+    {"max_splits", KT_PARAM_INT, 8, 0, 1 << 24, NULL,
+     "splits per KV head above which split doubles (0: split exactly as given), as in dense"},
     KT_ATTN_ISA_PARAM,
 };
 
@@ -535,7 +538,7 @@ static int select_block(kt_attn_task *t, const ffd_state *st, int64_t blk, const
                         int64_t *rescanned, int *float_ready)
 {
     if (st->int8) {
-        int r = kt_ffd_block_int8(st->codes_t, &st->cache, blk, t->qs, thr, t->g, extra_int8(t));
+        int r = kt_ffd_block_int8(st->codes_t, &st->cache, blk, t->g, extra_int8(t));
         if (r >= 0)
             return r;
         (*rescanned)++;
@@ -595,32 +598,18 @@ static void attend_stored(kt_attn_task *t, const int64_t *list, int64_t kept, in
     }
 }
 
-/* attend_stored on bf16 with dense's bf16 path (kt_attn_dense_range_bf16_pv: scores and P V
- * by AVX-512 BF16 dot products), a block at a time, prefetching the first chunks of the next
- * kept block, then the tokens [tail0, tail1) after the last full block (none when equal): that
- * path leaves the task's acc in its own channel order, so every range of the task comes here.
- * 'scratch' is its extra. */
+/* attend_stored on bf16 with dense's bf16 path as one stream of the kept blocks and the tokens
+ * [tail0, tail1) after the last full block (kt_attn_dense_blocks_bf16_pv): that path leaves
+ * the task's acc in its own channel order, so every range of the task comes here. 'scratch' is
+ * its extra. */
 static void attend_stored_bf16(kt_attn_task *t, const int64_t *list, int64_t kept, int64_t block,
                                const uint16_t *k, const uint16_t *v, int64_t tail0, int64_t tail1,
                                void *scratch)
 {
-    size_t row_bytes = (size_t)t->d * sizeof(uint16_t);
-    size_t ahead = (size_t)(block < KT_ATTN_PREFETCH_CHUNKS * KT_ATTN_CHUNK
-                                ? block
-                                : KT_ATTN_PREFETCH_CHUNKS * KT_ATTN_CHUNK) *
-                   row_bytes;
     void *own = t->extra;
     t->extra = scratch;
-    for (int64_t i = 0; i < kept; i++) {
-        if (i + 1 < kept) {
-            size_t next = (size_t)(list[i + 1] * block * t->d);
-            kt_attn_prefetch(k + next, ahead);
-            kt_attn_prefetch(v + next, ahead);
-        }
-        kt_attn_dense_range_bf16_pv(t, k, v, list[i] * block, (list[i] + 1) * block);
-    }
-    if (tail1 > tail0)
-        kt_attn_dense_range_bf16_pv(t, k, v, tail0, tail1);
+    kt_attn_blocks b = {list, kept, block, tail0, tail1};
+    kt_attn_dense_blocks_bf16_pv(t, k, v, &b);
     t->extra = own;
 }
 
@@ -644,6 +633,8 @@ static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t 
     double t0 = st->phases ? now_ns() : 0;
     int float_ready = 0;
     const uint8_t *codes = st->int8 ? (const uint8_t *)st->codes_t : c->codes;
+    if (st->int8 && b1 > b0)
+        kt_ffd_int8_begin(c, first + b0, first + b1, t->qs, thr, t->g, extra_int8(t));
     for (int64_t blk = b0; blk < b1; blk++) {
         if (blk + 1 < b1)
             kt_ffd_prefetch_block(codes, c, first + blk + 1);
@@ -703,7 +694,9 @@ static int ffd_prepare(void **out, const kt_call *call)
         return kt_error_code(KT_ENOMEM, "out of memory");
     *out = st;
     kt_ffd_cache *c = &st->cache;
-    int64_t block = (int64_t)call->params[P_BLOCK].num, split = (int64_t)call->params[P_SPLIT].num;
+    int64_t block = (int64_t)call->params[P_BLOCK].num;
+    int64_t split = kt_attn_split_tokens((int64_t)call->params[P_SPLIT].num,
+                                         (int64_t)call->params[P_MAX_SPLITS].num, p->context);
     st->delta = call->params[P_DELTA].num;
     if ((err = kt_ffd_cache_shape(c, p->batch, p->kv_heads, p->context, p->head_dim, block)) < 0)
         return err;

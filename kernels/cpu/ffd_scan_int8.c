@@ -39,11 +39,33 @@ void kt_ffd_codes_transpose(uint32_t *dst, const kt_ffd_cache *c)
     }
 }
 
-/* Scratch: int8 weights [g][d / 4] words, then keep_at [g] and drop_below [g], each rounded up to
- * whole 16-head tiles (heads_weights stores a tile's bounds with one masked store). */
+/* Scratch: int8 weights [g][d / 4] words, then keep_at [g] and drop_below [g], then the task's
+ * keep and drop offsets [g] each, then its queries times their reciprocal step [g][d], then the
+ * channels' largest scales [d]; every per-head array rounded up to whole 16-head tiles (one
+ * masked store or load per tile). */
+typedef struct int8_scratch {
+    uint32_t *wd;
+    int32_t *keep_at, *drop_below;
+    float *keep_off, *drop_off, *qi, *smax;
+} int8_scratch;
+
+static int8_scratch scratch_at(void *scratch, int64_t g, int64_t d)
+{
+    int64_t tiles = (g + 15) / 16 * 16;
+    int8_scratch s;
+    s.wd = scratch;
+    s.keep_at = (int32_t *)(s.wd + g * d / 4);
+    s.drop_below = s.keep_at + tiles;
+    s.keep_off = (float *)(s.drop_below + tiles);
+    s.drop_off = s.keep_off + tiles;
+    s.qi = s.drop_off + tiles;
+    s.smax = s.qi + g * d;
+    return s;
+}
+
 size_t kt_ffd_int8_scratch_bytes(int64_t g, int64_t d)
 {
-    return sizeof(int32_t) * (size_t)(g * d / 4 + 2 * (g + 15) / 16 * 16);
+    return sizeof(int32_t) * (size_t)(g * d / 4 + 4 * (g + 15) / 16 * 16 + g * d + d);
 }
 
 /* ceil(x) as int32, saturated, NaN to 'if_nan' (+-2^31 - 128: beyond any S of a block). */
@@ -56,26 +78,25 @@ VNNI_INLINE __m512i ceil_to_int32(__m512 x, const int if_nan_low)
     return _mm512_cvt_roundps_epi32(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
 }
 
-/* The int8 weights of heads h0..h0+n-1 (n <= 16) of one block into 'wd' (d / 4 words a head:
- * word 4q + m holds channels 16q + 4j + m, j = 0..3, as vpdpbusd pairs them with plane m of
- * the codes' word q), and the integer bounds on S of each head: keep_at (S >= it: the float
- * score certainly reaches 'thr') and drop_below (S < it: the float score certainly stays below
- * 'thr'), 16 heads a vector: per head only vertical operations, then one transposed reduction
- * (kt_attn_hreduce16) for the heads' largest |w|, and one each for their rounding errors and weight
- * sums. The bounds multiply by the reciprocal of the step rather than divide by it, in float:
- * the relative error of that arithmetic (a few 1e-7) is far inside the slack, whose part
- * 1e-4 (3 d max|w| + |thr|) / step already exceeds 1e-6 (|thr| + E) / step, and the sums are of
- * integers below 2^24 (exact). */
-static KT_VNNI void heads_weights(uint32_t *wd, int32_t *keep_at, int32_t *drop_below,
-                                  const float *qs, const float *scale, const float *thr, int64_t n,
-                                  int64_t d)
+/* The task's side of heads h0..h0+n-1 (n <= 16): one step per head for all the task's blocks,
+ * step = max_c |q_c| smax_c / 127 with smax_c the largest scale of channel c over the task's
+ * blocks, so that every block's |w_c| / step <= 127 and the weights of a block cost one
+ * multiply each (qi_c = q_c / step, stored, times the block's scale_c); and the offsets
+ * (thr +- E) / step of the bounds. E: |w_c - step wi_c| <= step (0.5 + 3.2e-5) per channel
+ * (rounding to nearest of qi_c scale_c, whose relative error against w_c / step is below
+ * 2.5e-7 of at most 127.5), so E <= 1.5 d step 0.50004 (0.7501 d step taken); plus a slack for
+ * the float scan's own rounding (relative 1e-4 of the largest magnitudes it sums). The
+ * offsets are then in float: their relative error (a few 1e-7 of |thr| / step) and that of
+ * adding a block's base (heads_weights) are far inside the slack's part 1e-4 |thr| / step. */
+static KT_VNNI void heads_begin(const int8_scratch *s, int64_t h0, const float *qs,
+                                const float *smax, const float *thr, int64_t n, int64_t d)
 {
     __m512 v[16];
     for (int64_t h = 0; h < 16; h++) {
         __m512 m = _mm512_setzero_ps();
         for (int64_t c = 0; h < n && c < d; c += 16)
             m = _mm512_max_ps(m, _mm512_abs_ps(_mm512_mul_ps(_mm512_loadu_ps(qs + h * d + c),
-                                                             _mm512_loadu_ps(scale + c))));
+                                                             _mm512_loadu_ps(smax + c))));
         v[h] = m;
     }
     const __m512 amax = kt_attn_hreduce16(v, 1);
@@ -85,34 +106,69 @@ static KT_VNNI void heads_weights(uint32_t *wd, int32_t *keep_at, int32_t *drop_
     const __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.0f), step);
     float invs[16];
     _mm512_storeu_ps(invs, inv);
-    const __m128i order = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    for (int64_t h = 0; h < 16; h++) {
+    for (int64_t h = 0; h < n; h++) {
         const __m512 ih = _mm512_set1_ps(invs[h]);
-        __m512i wsum = _mm512_setzero_si512();
-        for (int64_t c = 0; h < n && c < d; c += 16) {
-            __m512 w = _mm512_mul_ps(_mm512_loadu_ps(qs + h * d + c), _mm512_loadu_ps(scale + c));
-            /* round to nearest even; |w| * inv <= 127 up to rounding, so the result fits int8 */
-            __m512i wi = _mm512_cvtps_epi32(_mm512_mul_ps(w, ih));
-            wsum = _mm512_add_epi32(wsum, wi);
-            __m128i bytes = _mm_shuffle_epi8(_mm512_cvtepi32_epi8(wi), order);
-            _mm_storeu_si128((__m128i *)(wd + h * (d / 4) + c / 4), bytes);
-        }
-        v[h] = _mm512_cvtepi32_ps(wsum); /* exact: |sum| <= 128 * 16 */
+        for (int64_t c = 0; c < d; c += 16)
+            _mm512_storeu_ps(s->qi + (h0 + h) * d + c,
+                             _mm512_mul_ps(_mm512_loadu_ps(qs + h * d + c), ih));
     }
-    /* E: |w - step wi| <= step (0.5 + 3.1e-5) per channel (rounding to nearest of w inv, whose
-     * own relative error is below 2.4e-7 of at most 127.5), so E <= 1.5 d step 0.50004; plus a
-     * slack for the float scan's own rounding (relative 1e-4 of the largest magnitudes it sums) */
     __mmask16 heads = (__mmask16)((1u << n) - 1);
     const __m512 t = _mm512_maskz_loadu_ps(heads, thr);
     const __m512 slack = _mm512_fmadd_ps(
         _mm512_set1_ps(3e-4f * (float)d), amax,
         _mm512_fmadd_ps(_mm512_set1_ps(1e-4f), _mm512_abs_ps(t), _mm512_set1_ps(1e-6f)));
-    const __m512 e = _mm512_fmadd_ps(_mm512_set1_ps(0.75006f * (float)d), step, slack);
+    const __m512 e = _mm512_fmadd_ps(_mm512_set1_ps(0.7501f * (float)d), step, slack);
+    _mm512_mask_storeu_ps(s->keep_off + h0, heads, _mm512_mul_ps(_mm512_add_ps(t, e), inv));
+    _mm512_mask_storeu_ps(s->drop_off + h0, heads, _mm512_mul_ps(_mm512_sub_ps(t, e), inv));
+}
+
+KT_VNNI void kt_ffd_int8_begin(const kt_ffd_cache *c, int64_t blk0, int64_t blk1, const float *qs,
+                               const float *thr, int64_t g, void *scratch)
+{
+    int64_t d = c->head_dim;
+    int8_scratch s = scratch_at(scratch, g, d);
+    float *smax = s.smax;
+    for (int64_t ch = 0; ch < d; ch += 16) {
+        __m512 m = _mm512_loadu_ps(c->scales + blk0 * d + ch);
+        for (int64_t b = blk0 + 1; b < blk1; b++)
+            m = _mm512_max_ps(m, _mm512_loadu_ps(c->scales + b * d + ch));
+        _mm512_storeu_ps(smax + ch, m);
+    }
+    for (int64_t h = 0; h < g; h += 16)
+        heads_begin(&s, h, qs + h * d, smax, thr + h, g - h < 16 ? g - h : 16, d);
+}
+
+/* The int8 weights of heads h0..h0+n-1 (n <= 16) of one block into s->wd (d / 4 words a head:
+ * word 4q + m holds channels 16q + 4j + m, j = 0..3, as vpdpbusd pairs them with plane m of
+ * the codes' word q), and the integer bounds on S of each head: keep_at (S >= it: the float
+ * score certainly reaches 'thr') and drop_below (S < it: the float score certainly stays below
+ * 'thr'), from the task's offsets plus the block's base 1.5 sum wi (an integer times 1.5:
+ * exact), 16 heads a vector by one transposed reduction (kt_attn_hreduce16). */
+static KT_VNNI void heads_weights(const int8_scratch *s, int64_t h0, const float *scale, int64_t n,
+                                  int64_t d)
+{
+    __m512 v[16];
+    const __m128i order = _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    for (int64_t h = 0; h < 16; h++) {
+        __m512i wsum = _mm512_setzero_si512();
+        for (int64_t c = 0; h < n && c < d; c += 16) {
+            /* round to nearest even; |qi scale| <= 127 up to rounding, so the result fits int8 */
+            __m512i wi = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(s->qi + (h0 + h) * d + c),
+                                                          _mm512_loadu_ps(scale + c)));
+            wsum = _mm512_add_epi32(wsum, wi);
+            __m128i bytes = _mm_shuffle_epi8(_mm512_cvtepi32_epi8(wi), order);
+            _mm_storeu_si128((__m128i *)(s->wd + (h0 + h) * (d / 4) + c / 4), bytes);
+        }
+        v[h] = _mm512_cvtepi32_ps(wsum); /* exact: |sum| <= 128 * 16 */
+    }
+    __mmask16 heads = (__mmask16)((1u << n) - 1);
     const __m512 base = _mm512_mul_ps(_mm512_set1_ps(1.5f), kt_attn_hreduce16(v, 0));
-    _mm512_mask_storeu_epi32(keep_at, heads,
-                             ceil_to_int32(_mm512_fmadd_ps(_mm512_add_ps(t, e), inv, base), 0));
-    _mm512_mask_storeu_epi32(drop_below, heads,
-                             ceil_to_int32(_mm512_fmadd_ps(_mm512_sub_ps(t, e), inv, base), 1));
+    _mm512_mask_storeu_epi32(
+        s->keep_at + h0, heads,
+        ceil_to_int32(_mm512_add_ps(_mm512_maskz_loadu_ps(heads, s->keep_off + h0), base), 0));
+    _mm512_mask_storeu_epi32(
+        s->drop_below + h0, heads,
+        ceil_to_int32(_mm512_add_ps(_mm512_maskz_loadu_ps(heads, s->drop_off + h0), base), 1));
 }
 
 /* acc + vpdpbusd(x, the int8 weights in the 4 bytes at 'w' broadcast): the broadcast stays the
@@ -209,21 +265,20 @@ static KT_VNNI int scan_heads(const uint32_t *ct, int64_t block, int64_t d, cons
     }
 }
 
-int kt_ffd_block_int8(const uint32_t *codes_t, const kt_ffd_cache *c, int64_t blk, const float *qs,
-                      const float *thr, int64_t g, void *scratch)
+int kt_ffd_block_int8(const uint32_t *codes_t, const kt_ffd_cache *c, int64_t blk, int64_t g,
+                      void *scratch)
 {
     int64_t d = c->head_dim, words = d / 4;
-    uint32_t *wd = scratch;
-    int32_t *keep_at = (int32_t *)(wd + g * words), *drop_below = keep_at + (g + 15) / 16 * 16;
+    int8_scratch s = scratch_at(scratch, g, d);
     const float *scale = c->scales + blk * d;
     for (int64_t h = 0; h < g; h += 16)
-        heads_weights(wd + h * words, keep_at + h, drop_below + h, qs + h * d, scale, thr + h,
-                      g - h < 16 ? g - h : 16, d);
+        heads_weights(&s, h, scale, g - h < 16 ? g - h : 16, d);
     const uint32_t *ct = codes_t + blk * c->block * (d / 16);
     int unsure = 0;
     for (int64_t h0 = 0; h0 < g; h0 += 8) {
         int gt = g - h0 < 8 ? (int)(g - h0) : 8;
-        int r = scan_heads(ct, c->block, d, wd + h0 * words, keep_at + h0, drop_below + h0, gt);
+        int r =
+            scan_heads(ct, c->block, d, s.wd + h0 * words, s.keep_at + h0, s.drop_below + h0, gt);
         if (r == 1)
             return 1;
         unsure |= r < 0;

@@ -32,16 +32,20 @@ int kt_ffd_int8_shape_ok(const kt_ffd_cache *c);
  * scan layout: word (q, t) of block i = bytes 4q..4q+3 of token t's packed row. */
 void kt_ffd_codes_transpose(uint32_t *dst, const kt_ffd_cache *c);
 
-/* Bytes of scratch kt_ffd_block_int8 needs for groups of 'g' heads of dimension 'd'. */
+/* Bytes of scratch kt_ffd_int8_begin and kt_ffd_block_int8 need for groups of 'g' heads of
+ * dimension 'd'. */
 size_t kt_ffd_int8_scratch_bytes(int64_t g, int64_t d);
-
-/* Decides block 'blk' (global block index) for the g query heads 'qs' ([g][d], log2 units,
- * natural channel order) against their thresholds 'thr' ([g], log2 units): 1 when a head
+/* Prepares the selection of blocks [blk0, blk1) (global block indices, blk0 < blk1, one (b, kv
+ * head)) for the g query heads 'qs' ([g][d], log2 units, natural channel order) against their
+ * thresholds 'thr' ([g], log2 units): one int8 step per head for all those blocks, from the
+ * largest scale of each channel over them, kept in 'scratch' (kt_ffd_int8_scratch_bytes(g, d)
+ * bytes, 64-byte aligned) for kt_ffd_block_int8. */
+void kt_ffd_int8_begin(const kt_ffd_cache *c, int64_t blk0, int64_t blk1, const float *qs,
+                       const float *thr, int64_t g, void *scratch);
+/* Decides block 'blk' of the range of the last kt_ffd_int8_begin on 'scratch': 1 when a head
  * certainly reaches its threshold, 0 when none can, -1 when the int8 bound cannot tell.
- * 'codes_t' is the transposed layout of kt_ffd_codes_transpose; 'scratch' is
- * kt_ffd_int8_scratch_bytes(g, d) bytes, 64-byte aligned. Call only where
+ * 'codes_t' is the transposed layout of kt_ffd_codes_transpose. Call only where
  * kt_ffd_int8_supported() and kt_ffd_int8_shape_ok(). */
-int kt_ffd_block_int8(const uint32_t *codes_t, const kt_ffd_cache *c, int64_t blk, const float *qs,
-                      const float *thr, int64_t g, void *scratch);
-
+int kt_ffd_block_int8(const uint32_t *codes_t, const kt_ffd_cache *c, int64_t blk, int64_t g,
+                      void *scratch);
 #endif

@@ -94,13 +94,15 @@ typedef struct scan_result {
 } scan_result;
 
 /* 'reps' passes of kt_ffd_block_int8 over every block of 'c', each after flushing the caches of
- * 'b' where 'b' is not NULL (and then prefetching the next block as the variant does). */
+ * 'b' where 'b' is not NULL (and then prefetching the next block as the variant does), with a
+ * kt_ffd_int8_begin per run of 'split_blocks' blocks, as the variant's default split of 1024
+ * tokens has. */
 static void time_scan(scan_result *res, const uint32_t *codes_t, const kt_ffd_cache *c,
                       const float *qs, const float *thr, int64_t g, void *scratch, int reps,
                       kt_backend *b)
 {
     int fi = counter_open(PERF_COUNT_HW_INSTRUCTIONS), fc = counter_open(PERF_COUNT_HW_CPU_CYCLES);
-    int64_t d = c->head_dim;
+    int64_t d = c->head_dim, split_blocks = (1024 + c->block - 1) / c->block;
     res->ns = INFINITY;
     res->instructions = res->cycles = -1;
     for (int r = 0; r < reps; r++) {
@@ -115,10 +117,15 @@ static void time_scan(scan_result *res, const uint32_t *codes_t, const kt_ffd_ca
         double t0 = now_s();
         for (int64_t kh = 0; kh < c->kv_heads; kh++)
             for (int64_t blk = 0; blk < c->n_full; blk++) {
+                int64_t first = kh * c->n_full;
+                if (blk % split_blocks == 0) /* as each split-KV task of the variant does */
+                    kt_ffd_int8_begin(
+                        c, first + blk,
+                        first + (blk + split_blocks < c->n_full ? blk + split_blocks : c->n_full),
+                        qs + kh * g * d, thr + kh * g, g, scratch);
                 if (b && blk + 1 < c->n_full) /* as the variant's selection does */
-                    kt_ffd_prefetch_block(codes_t, c, kh * c->n_full + blk + 1);
-                int v = kt_ffd_block_int8(codes_t, c, kh * c->n_full + blk, qs + kh * g * d,
-                                          thr + kh * g, g, scratch);
+                    kt_ffd_prefetch_block(codes_t, c, first + blk + 1);
+                int v = kt_ffd_block_int8(codes_t, c, first + blk, g, scratch);
                 kept += v == 1;
                 unsure += v < 0;
             }

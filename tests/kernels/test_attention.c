@@ -157,7 +157,8 @@ static void test_dense_small_split(void **state)
 static void test_ffd_all_blocks_matches_reference(void **state)
 {
     (void)state;
-    kt_param_value p[4] = {{1000}, {128}, {1024}, {0}}; /* delta 1000: every block kept; fp8 */
+    /* delta 1000: every block kept; fp8 keys, scan auto, no phase times, splits as given */
+    kt_param_value p[7] = {{1000}, {128}, {1024}, {0}, {0}, {0}, {0}};
     check_variant("ffd", p, FFD_ALL_BLOCKS_TOL, KT_DIST_NORMAL);
     p[2].num = 256; /* splits of two blocks */
     check_variant("ffd", p, FFD_ALL_BLOCKS_TOL, KT_DIST_LLM);
@@ -271,25 +272,42 @@ static void test_dense_bf16_dot(void **state)
 
 /* max_splits: 9000 tokens in splits of 1024 would be 9 > 8, so split doubles to 2048: the same
  * bits as an exact split of 2048 (max_splits 0), and other bits than an exact 1024 (a different
- * merge), in fp32 where the paths sum alike otherwise. */
-static void test_dense_max_splits_doubles_split(void **state)
+ * merge), in fp32 where the paths sum alike otherwise. 'asked' are the variant's params before
+ * isa for those three cases. */
+static void check_max_splits_doubles_split(const char *variant, kt_param_value asked[3][8])
 {
-    (void)state;
     const shape s = {14, 2, 64, 1, 9000};
     kt_point pt = make_point(&s);
-    const kt_param_value asked[3][3] = {{{1024}, {8}, {0}}, {{2048}, {0}, {0}}, {{1024}, {0}, {0}}};
     float *out[3];
     size_t n[3];
     for (int m = 0; m < 3; m++) {
         kt_param_value pv[KT_MAX_PARAMS];
-        variant_params(pv, "dense", asked[m], 0); /* isa auto */
-        out[m] = run_output_dtype("dense", &pt, pv, 2, KT_DTYPE_FP32, &n[m]);
+        variant_params(pv, variant, asked[m], 0); /* isa auto */
+        out[m] = run_output_dtype(variant, &pt, pv, 2, KT_DTYPE_FP32, &n[m]);
         assert_int_equal(n[m], n[0]);
     }
     assert_memory_equal(out[0], out[1], n[0] * sizeof(float));
     assert_true(memcmp(out[0], out[2], n[0] * sizeof(float)) != 0);
     for (int m = 0; m < 3; m++)
         free(out[m]);
+}
+
+static void test_dense_max_splits_doubles_split(void **state)
+{
+    (void)state;
+    kt_param_value asked[3][8] = {{{1024}, {8}, {0}}, {{2048}, {0}, {0}}, {{1024}, {0}, {0}}};
+    check_max_splits_doubles_split("dense", asked);
+}
+
+/* The same for ffd (delta 9, 64-token blocks, stored keys, scan auto): each task's int8 step
+ * comes from its own blocks, so this also checks that the kept blocks do not depend on it. */
+static void test_ffd_max_splits_doubles_split(void **state)
+{
+    (void)state;
+    kt_param_value asked[3][8] = {{{9}, {64}, {1024}, {1}, {0}, {0}, {8}},
+                                  {{9}, {64}, {2048}, {1}, {0}, {0}, {0}},
+                                  {{9}, {64}, {1024}, {1}, {0}, {0}, {0}}};
+    check_max_splits_doubles_split("ffd", asked);
 }
 
 /* Fixed splits and a fixed merge order: for each isa the same bits for 1 and 2 threads, and
@@ -425,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_dense_small_split),
         cmocka_unit_test(test_dense_bf16_dot),
         cmocka_unit_test(test_dense_max_splits_doubles_split),
+        cmocka_unit_test(test_ffd_max_splits_doubles_split),
         cmocka_unit_test(test_ffd_all_blocks_matches_reference),
         cmocka_unit_test(test_ffd_short_context_is_dense),
         cmocka_unit_test(test_independent_of_threads_and_batch),
