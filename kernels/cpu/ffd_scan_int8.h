@@ -3,8 +3,10 @@
  *
  * The float scan computes, per token t and query head h, the approximate score
  *   s~(t) = sum_c w_c (code_tc - 1.5),   w_c = qs_c * scale_c   (log2 units)
- * Here w is rounded to int8, wi_c = round(w_c / step), step = max|w| / 127, and vpdpbusd sums
- * code_tc * wi_c over 64 channel-token products per instruction (the float scan: 16 FMAs).
+ * Here w is rounded to int8, wi_c = round(w_c / step), and vpdpbusd sums code_tc * wi_c over
+ * 64 channel-token products per instruction (the float scan: 16 FMAs). One step per head serves
+ * all the blocks of a split-KV task: step = max_c |qs_c| smax_c / 127, smax_c the largest scale
+ * of channel c over the task's blocks, so |w_c| / step <= 127 in every one of them.
  * Then s~(t) = step * (S(t) - 1.5 sum wi) + err with |err| <= E = 1.5 sum_c |w_c - step wi_c|
  * (plus a float rounding slack), so a block is certainly kept when some head's largest S gives
  * a score >= threshold + E, certainly dropped when every head's gives < threshold - E, and
