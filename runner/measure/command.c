@@ -218,39 +218,22 @@ done:
     return rc;
 }
 
-/* Interleaved pairs with looks, as trial.c's run_paired; returns the stop reason. */
-static const char *run_paired(crun *r, int min_reps, int max_reps, const kt_design *d)
+static int pair_of(void *ctx, int k, int rep)
 {
-    size_t K = r->out->n_cands;
-    int active[KT_LIMIT_CANDIDATES] = {0}, look = 0;
-    double start = now_s();
-    for (size_t k = 0; k < K; k++)
-        active[k] = !r->out->cands[k].arm.failed;
-    for (int rep = 0; rep < max_reps; rep++) {
-        int any = 0;
-        for (size_t k = 0; k < K; k++) {
-            if (!active[k])
-                continue;
-            any = 1;
-            int rc = run_pair(r, (int)k, rep);
-            if (rc == -2)
-                return "failed";
-            if (rc < 0)
-                active[k] = 0;
-        }
-        if (!any)
-            return "decided";
-        if (interrupted(r))
-            return "interrupted";
-        if (look < d->n_looks && rep + 1 == d->looks[look]) {
-            kt_trial_look(r->out, active, d, look++, r->spec, r->point, rep + 1, max_reps);
-            if (r->hooks && r->hooks->on_progress)
-                r->hooks->on_progress(r->hooks->ctx, rep + 1, max_reps);
-        }
-        if (rep + 1 >= min_reps && now_s() - start > r->spec->max_seconds_per_point)
-            return "max_seconds";
-    }
-    return "max_repetitions";
+    int rc = run_pair(ctx, k, rep);
+    return rc == -2 ? -2 : rc < 0 ? -1 : 0;
+}
+
+static int interrupted_of(void *ctx)
+{
+    return interrupted(ctx);
+}
+
+static void progress_of(void *ctx, int reps, int max_reps)
+{
+    crun *r = ctx;
+    if (r->hooks && r->hooks->on_progress)
+        r->hooks->on_progress(r->hooks->ctx, reps, max_reps);
 }
 
 static int start(crun *r, kt_point_result *out, const kt_spec *spec, const kt_point *point)
@@ -358,7 +341,10 @@ int kt_command_run_point(kt_point_result *out, const kt_spec *spec, const kt_poi
         snprintf(out->error, sizeof(out->error), "%s", kt_error_last());
         goto finish;
     }
-    const char *stop = run_paired(r, min_reps, max_reps, &design);
+    /* candidates in index order: each command pair already randomises which arm runs first */
+    kt_pair_loop loop = {r->out,  r->spec, r->point, &design, min_reps,       max_reps,
+                         now_s(), NULL,    r,        pair_of, interrupted_of, progress_of};
+    const char *stop = kt_trial_pair_loop(&loop);
     snprintf(out->stop_reason, sizeof(out->stop_reason), "%s", stop);
     paired = 1;
 finish:

@@ -420,47 +420,24 @@ void kt_candidate_judge_at_look(kt_candidate_result *c, const kt_arm_result *bas
     c->pairs_unused = (int)(taken - c->n_pairs);
 }
 
-/* Interleaved designs with looks; returns the stop reason. */
-static const char *run_paired(point_run *r, int min_reps, int max_reps, const kt_design *d,
-                              double start_s)
+static int pair_of(void *ctx, int k, int rep)
 {
-    size_t K = r->out->n_cands;
-    int active[16] = {0}, order[16];
-    for (size_t k = 0; k < K; k++)
-        active[k] = !r->out->cands[k].arm.failed;
-    int look = 0;
-    for (int rep = 0; rep < max_reps; rep++) {
-        int n_active = 0;
-        for (size_t k = 0; k < K; k++)
-            if (active[k])
-                order[n_active++] = (int)k;
-        if (n_active == 0)
-            return "decided";
-        for (int i = n_active - 1; i > 0; i--) { /* seeded shuffle of candidate order */
-            int j = (int)(kt_rng_next(&r->order_rng) % (uint64_t)(i + 1));
-            int t = order[i];
-            order[i] = order[j];
-            order[j] = t;
-        }
-        for (int i = 0; i < n_active; i++) {
-            if (run_pair(r, order[i], rep) < 0) {
-                if (r->out->error[0])
-                    return "failed";
-                active[order[i]] = 0;
-            }
-        }
-        if (interrupted(r))
-            return "interrupted";
-        if (look < d->n_looks && rep + 1 == d->looks[look]) {
-            kt_trial_look(r->out, active, d, look++, r->spec, r->point, rep + 1, max_reps);
-            if (r->hooks && r->hooks->on_progress)
-                r->hooks->on_progress(r->hooks->ctx, rep + 1, max_reps);
-        }
-        /* min_repetitions is a floor: a verdict on fewer pairs would not mean anything */
-        if (rep + 1 >= min_reps && now_s() - start_s > r->spec->max_seconds_per_point)
-            return "max_seconds";
-    }
-    return "max_repetitions";
+    point_run *r = ctx;
+    if (run_pair(r, k, rep) < 0)
+        return r->out->error[0] ? -2 : -1;
+    return 0;
+}
+
+static int interrupted_of(void *ctx)
+{
+    return interrupted(ctx);
+}
+
+static void progress_of(void *ctx, int reps, int max_reps)
+{
+    point_run *r = ctx;
+    if (r->hooks && r->hooks->on_progress)
+        r->hooks->on_progress(r->hooks->ctx, reps, max_reps);
 }
 
 static void apply_skips(point_run *r)
@@ -543,6 +520,46 @@ static void release_all(point_run *r)
 static uint64_t point_seed(const kt_spec *spec, const kt_point *point)
 {
     return kt_seed_mix(spec->seed, kt_hash_bytes(point->id, strlen(point->id)));
+}
+
+const char *kt_trial_pair_loop(const kt_pair_loop *l)
+{
+    size_t K = l->out->n_cands;
+    int active[KT_LIMIT_CANDIDATES] = {0}, order[KT_LIMIT_CANDIDATES], look = 0;
+    for (size_t k = 0; k < K && k < KT_LIMIT_CANDIDATES; k++)
+        active[k] = !l->out->cands[k].arm.failed;
+    for (int rep = 0; rep < l->max_reps; rep++) {
+        int n_active = 0;
+        for (size_t k = 0; k < K && k < KT_LIMIT_CANDIDATES; k++)
+            if (active[k])
+                order[n_active++] = (int)k;
+        if (n_active == 0)
+            return "decided";
+        for (int i = n_active - 1; l->order_rng && i > 0; i--) { /* seeded shuffle */
+            int j = (int)(kt_rng_next(l->order_rng) % (uint64_t)(i + 1));
+            int t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        for (int i = 0; i < n_active; i++) {
+            int rc = l->pair(l->ctx, order[i], rep);
+            if (rc == -2)
+                return "failed";
+            if (rc < 0)
+                active[order[i]] = 0;
+        }
+        if (l->interrupted(l->ctx))
+            return "interrupted";
+        if (look < l->design->n_looks && rep + 1 == l->design->looks[look]) {
+            kt_trial_look(l->out, active, l->design, look++, l->spec, l->point, rep + 1,
+                          l->max_reps);
+            if (l->progress)
+                l->progress(l->ctx, rep + 1, l->max_reps);
+        }
+        if (rep + 1 >= l->min_reps && now_s() - l->start_s > l->spec->max_seconds_per_point)
+            return "max_seconds";
+    }
+    return "max_repetitions";
 }
 
 void kt_trial_look(kt_point_result *out, int *active, const kt_design *d, int at,
@@ -683,7 +700,10 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
         stop = out->error[0] ? "failed" : "max_repetitions";
     } else {
         /* the time budget covers the timed pairs, not set-up and correctness checks */
-        stop = run_paired(r, min_reps, max_reps, &design, now_s());
+        kt_pair_loop loop = {r->out,   r->spec,  r->point,       &design,
+                             min_reps, max_reps, now_s(),        &r->order_rng,
+                             r,        pair_of,  interrupted_of, progress_of};
+        stop = kt_trial_pair_loop(&loop);
     }
     snprintf(out->stop_reason, sizeof(out->stop_reason), "%s", stop);
     /* after the timed pairs, before the verdicts (the energy gate reads it) */

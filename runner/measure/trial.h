@@ -143,6 +143,30 @@ void kt_point_result_mark_unmeasured(kt_point_result *out, const kt_spec *spec,
 void kt_trial_look(kt_point_result *out, int *active, const kt_design *d, int at,
                    const kt_spec *spec, const kt_point *point, int pairs, int max_reps);
 
+/* The repetitions of a point, shared by kernel and command trials: each repetition runs one
+ * pair per candidate still active, then, at a planned look of 'design', kt_trial_look. */
+typedef struct kt_pair_loop {
+    kt_point_result *out;
+    const kt_spec *spec;
+    const kt_point *point;
+    const kt_design *design;
+    int min_reps, max_reps;
+    double start_s;    /* when the pairs began: max_seconds_per_point counts from here */
+    kt_rng *order_rng; /* shuffles the candidates' order in each repetition; NULL: index order */
+    void *ctx;         /* the trial's, passed to the functions below */
+    /* Pair of candidate k at repetition 'rep': 0; -1 when the candidate failed (it stops
+     * there); -2 when the point cannot go on (out->error says why). */
+    int (*pair)(void *ctx, int k, int rep);
+    int (*interrupted)(void *ctx);
+    void (*progress)(void *ctx, int reps, int max_reps); /* after each planned look; or NULL */
+} kt_pair_loop;
+
+/* Runs the repetitions of 'l' and returns why they stopped: "decided" (no candidate left
+ * active), "failed" (a pair returned -2), "interrupted", "max_seconds" (the point's time ran
+ * out, after min_reps at least: a verdict on fewer pairs would not mean anything) or
+ * "max_repetitions". */
+const char *kt_trial_pair_loop(const kt_pair_loop *l);
+
 /* Recomputes statistics and the verdict of candidate 'c' at 'confidence' (per look). */
 void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline,
                            const kt_spec *spec, const kt_point *point, double confidence);
