@@ -16,9 +16,9 @@
 #include <cmocka.h>
 
 #include "kernel.h"
+#include "measure/check.h"
 #include "kernels/decoder_test_shape.h"
 #include "kernels/gemm_tolerance.h"
-#include "measure/check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -90,14 +90,8 @@ static outcome run_layer(const shape *s, kt_dtype dt, const char *const *kv)
     r.time_ns = t.time_ns;
     if (r.status != KT_OK)
         print_message("%s: %s\n", s->name, kt_error_last());
-    for (int o = 0; o < 3 && r.status == KT_OK; o++) {
-        const kt_tensor *tensor = &inst->problem.tensors[inst->problem.n_inputs + o];
-        r.bytes[o] = kt_tensor_bytes(tensor);
-        r.out[o] = malloc(r.bytes[o]);
-        memcpy(r.out[o], inst->host_outputs[o], r.bytes[o]);
-        r.rel_l2[o] =
-            rel_l2(inst->host_outputs[o], inst->reference[o], dt, (size_t)kt_tensor_elems(tensor));
-    }
+    if (r.status == KT_OK)
+        decoder_outputs_take(inst, dt, r.out, r.bytes, r.rel_l2);
     if (r.status == KT_OK) {
         kt_metric m[KT_MAX_METRICS];
         int n = v->metrics(state, m, KT_MAX_METRICS);
@@ -113,8 +107,7 @@ static outcome run_layer(const shape *s, kt_dtype dt, const char *const *kv)
 
 static void outcome_free(outcome *r)
 {
-    for (int o = 0; o < 3; o++)
-        free(r->out[o]);
+    decoder_outputs_free(r->out);
 }
 
 /* Outputs within the limit; the profile's stages inside the timed call. */

@@ -1,5 +1,6 @@
 /* decoder_test_shape.h - what the decoder_layer tests of every backend share: a test shape,
- * its matrix point, the relative L2 error of an output and its limit. Include after kernel.h. */
+ * its matrix point, the relative L2 error of an output and its limit, and the copy of a call's
+ * three outputs. Include after kernel.h and measure/check.h (kt_instance). */
 #ifndef KT_DECODER_TEST_SHAPE_H
 #define KT_DECODER_TEST_SHAPE_H
 
@@ -7,6 +8,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct shape {
@@ -53,6 +55,27 @@ static inline double limit(kt_dtype dt, const shape *s)
     if (keys > k)
         k = keys;
     return kt_test_rel_l2_limit(dt, 4 * (int)s->layers, k);
+}
+
+/* Copies the three outputs of the instance's last call (y, k_new, v_new: host_outputs, after the
+ * download) into out[] (malloc'd, bytes[] each) and their relative L2 errors against the
+ * instance's float64 reference into rel[]. Free with decoder_outputs_free. */
+static inline void decoder_outputs_take(const kt_instance *inst, kt_dtype dt, void *out[3],
+                                        size_t bytes[3], double rel[3])
+{
+    for (int o = 0; o < 3; o++) {
+        const kt_tensor *t = &inst->problem.tensors[inst->problem.n_inputs + o];
+        bytes[o] = kt_tensor_bytes(t);
+        out[o] = malloc(bytes[o]);
+        memcpy(out[o], inst->host_outputs[o], bytes[o]);
+        rel[o] = rel_l2(inst->host_outputs[o], inst->reference[o], dt, (size_t)kt_tensor_elems(t));
+    }
+}
+
+static inline void decoder_outputs_free(void *out[3])
+{
+    for (int o = 0; o < 3; o++)
+        free(out[o]);
 }
 
 #endif

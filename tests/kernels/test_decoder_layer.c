@@ -97,14 +97,8 @@ static outcome run_layer(const shape *s, kt_dtype dt, kt_distribution dist, int 
         r.status = kt_instance_download_outputs(inst, b);
     if (r.status != KT_OK)
         print_message("%s: %s\n", s->name, kt_error_last());
-    for (int o = 0; o < 3 && r.status == KT_OK; o++) {
-        const kt_tensor *t = &inst->problem.tensors[inst->problem.n_inputs + o];
-        r.bytes[o] = kt_tensor_bytes(t);
-        r.out[o] = malloc(r.bytes[o]);
-        memcpy(r.out[o], inst->host_outputs[o], r.bytes[o]);
-        r.rel_l2[o] =
-            rel_l2(inst->host_outputs[o], inst->reference[o], dt, (size_t)kt_tensor_elems(t));
-    }
+    if (r.status == KT_OK)
+        decoder_outputs_take(inst, dt, r.out, r.bytes, r.rel_l2);
     if (r.status == KT_OK) { /* every stage ran and the stages account for the call */
         assert_int_equal(prof.n, 6);
         for (int k = 0; k < prof.n; k++)
@@ -118,8 +112,7 @@ static outcome run_layer(const shape *s, kt_dtype dt, kt_distribution dist, int 
 
 static void outcome_free(outcome *r)
 {
-    for (int o = 0; o < 3; o++)
-        free(r->out[o]);
+    decoder_outputs_free(r->out);
 }
 
 static void check(const outcome *r, const shape *s, kt_dtype dt, const char *what)
