@@ -177,11 +177,6 @@ int kt_backend_flush_cache(kt_backend *b)
     return b->iface->flush_cache(b->ctx);
 }
 
-int kt_backend_settle(kt_backend *b)
-{
-    return b->iface->settle ? b->iface->settle(b->ctx) : KT_OK;
-}
-
 int kt_backend_timer_start(kt_backend *b)
 {
     return b->iface->timer_start(b->ctx);

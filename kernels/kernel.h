@@ -79,11 +79,6 @@ typedef struct kt_backend_iface {
     /* Optional: the timer's tick in ns when the backend knows it exactly (sim). NULL: it is
      * measured (kt_backend_timer_tick_ns). */
     double (*timer_tick_ns)(void *ctx);
-    /* Optional: waits, bounded, for what the arms' setup left running to finish before the
-     * first timed call. CPU: until no other thread of the process ran during a 1 ms sample
-     * (OpenMP's idle threads spin for milliseconds after a parallel region, OpenBLAS's up to
-     * 0.1 s), at most KT_SETTLE_MAX_MS. NULL: nothing to wait for. */
-    int (*settle)(void *ctx);
 } kt_backend_iface;
 
 /* An open backend (declared in ktrial/plugin.h with its memory functions). Allocations go
@@ -103,8 +98,6 @@ int kt_backend_open_iface(kt_backend **out, const kt_backend_iface *iface, int t
 int kt_backend_open(kt_backend **out, const char *name, int threads, uint64_t seed);
 void kt_backend_close(kt_backend *b);
 int kt_backend_flush_cache(kt_backend *b);
-/* The backend's settle (see kt_backend_iface), or nothing; returns 0 or a negative code. */
-int kt_backend_settle(kt_backend *b);
 int kt_backend_timer_start(kt_backend *b);
 int kt_backend_timer_stop(kt_backend *b, kt_timing *out);
 /* The timer's resolution: the backend's own figure when it has one, else the smallest

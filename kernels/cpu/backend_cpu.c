@@ -217,16 +217,6 @@ static int cpu_timer_stop(void *ctx, kt_timing *out)
     return KT_OK;
 }
 
-/* At most this long: OpenBLAS's threads spin up to about 0.1 s after a call. */
-#define KT_SETTLE_MAX_MS 200
-
-static int cpu_settle(void *ctx)
-{
-    (void)ctx;
-    kt_pool_wait_others_idle(KT_SETTLE_MAX_MS);
-    return KT_OK;
-}
-
 static int cpu_synchronize(void *ctx)
 {
     (void)ctx; /* CPU variants return when their work is done */
@@ -251,5 +241,4 @@ const kt_backend_iface kt_backend_cpu = {
     /* .timer_stop = */ cpu_timer_stop,
     /* .synchronize = */ cpu_synchronize,
     /* .timer_tick_ns = */ NULL, /* measured: the smallest nonzero empty region */
-    /* .settle = */ cpu_settle,
 };

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -229,55 +228,6 @@ int64_t kt_pool_runq_wait_ns(void)
     }
     closedir(dir);
     return found ? total : -1;
-}
-
-/* CPU time (ns) of this process's threads other than the caller, from their schedstat; -1 when
- * unavailable. */
-static int64_t others_run_ns(void)
-{
-    DIR *dir = opendir("/proc/self/task");
-    if (!dir)
-        return -1;
-    long self = (long)syscall(SYS_gettid);
-    int64_t total = 0;
-    struct dirent *e;
-    while ((e = readdir(dir)) != NULL) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9' || atol(e->d_name) == self)
-            continue;
-        char path[64], buf[128];
-        snprintf(path, sizeof(path), "%s/schedstat", e->d_name);
-        int fd = openat(dirfd(dir), path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t len = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (len <= 0)
-            continue;
-        buf[len] = '\0';
-        unsigned long long run = 0;
-        if (sscanf(buf, "%llu", &run) == 1)
-            total += (int64_t)run;
-    }
-    closedir(dir);
-    return total;
-}
-
-int kt_pool_wait_others_idle(int max_ms)
-{
-    int64_t before = others_run_ns();
-    if (before < 0)
-        return -1;
-    int waited = 0;
-    while (waited < max_ms) {
-        struct timespec ms = {0, 1000000};
-        nanosleep(&ms, NULL);
-        waited++;
-        int64_t after = others_run_ns();
-        if (after < 0 || after - before < 50000)
-            break;
-        before = after;
-    }
-    return waited;
 }
 
 int kt_pool_set_affinity(int mode)

@@ -38,10 +38,4 @@ int kt_pool_set_affinity(int mode);
  * running, from /proc/self/task/<tid>/schedstat; -1 when unavailable. */
 int64_t kt_pool_runq_wait_ns(void);
 
-/* Waits until no thread of this process but the caller ran for more than 50 us during a 1 ms
- * sleep of the caller, for at most 'max_ms': threads left spinning by earlier work (OpenMP's
- * after a parallel region, OpenBLAS's after a call) take a CPU from the next timed call. Returns
- * the ms waited, or -1 where /proc/self/task cannot be read. */
-int kt_pool_wait_others_idle(int max_ms);
-
 #endif

@@ -355,7 +355,6 @@ const kt_backend_iface kt_backend_cuda = {
     /* .timer_stop = */ cuda_timer_stop,
     /* .synchronize = */ cuda_synchronize,
     /* .timer_tick_ns = */ NULL, /* measured: the smallest nonzero event interval */
-    /* .settle = */ NULL,
 };
 
 static cuda_ctx *ctx_of(kt_backend *b)

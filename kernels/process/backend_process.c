@@ -94,7 +94,6 @@ const kt_backend_iface kt_backend_process = {
     /* .timer_stop = */ process_timer_stop,
     /* .synchronize = */ process_nothing,
     /* .timer_tick_ns = */ NULL,
-    /* .settle = */ NULL,
 };
 
 static int command_shape(kt_problem *out, const kt_point *point, kt_dtype dtype,

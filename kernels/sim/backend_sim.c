@@ -124,7 +124,6 @@ const kt_backend_iface kt_backend_sim = {
     /* .timer_stop = */ sim_timer_stop,
     /* .synchronize = */ sim_synchronize,
     /* .timer_tick_ns = */ sim_timer_tick_ns,
-    /* .settle = */ NULL,
 };
 
 static sim_ctx *sim_of(kt_backend *b)

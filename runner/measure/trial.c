@@ -668,11 +668,6 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
     if (interrupted(r))
         goto stopped;
 
-    /* threads the setup left spinning (OpenMP, OpenBLAS) would take a CPU from the first calls */
-    if (kt_backend_settle(backend) < 0) {
-        snprintf(out->error, sizeof(out->error), "%s", kt_error_last());
-        goto finish;
-    }
     out->timer_tick_ns = kt_backend_timer_tick_ns(backend); /* after prepare set sim's */
     char why[512];
     if (warmup(r, 0, why, sizeof(why)) < 0) {
