@@ -214,21 +214,6 @@ static KT_ATTN_AVX512BF16 void pv_bf16(kt_attn_task *t, const uint16_t *pb, cons
     }
 }
 
-/* One chunk of kt_attn_dense_range_bf16_pv: the 'n' rows at 'k' and 'v' (tails padded in
- * 'ktail' and 'vtail'), 'pb' the weights' scratch, prefetching 'sp' between the stages. */
-static KT_ATTN_AVX512BF16 void step_pv(kt_attn_task *t, const uint16_t *qb, uint16_t *ktail,
-                                       uint16_t *vtail, uint16_t *pb, const uint16_t *k,
-                                       const uint16_t *v, int n, const kt_attn_spread *sp)
-{
-    kt_attn_spread_quarter(sp, 0);
-    scores(t, qb, chunk_rows(ktail, k, n, t->d));
-    kt_attn_spread_quarter(sp, 1);
-    kt_attn_spread_quarter(sp, 2);
-    kt_attn_softmax_avx512(t, n, pb);
-    kt_attn_spread_quarter(sp, 3);
-    pv_bf16(t, pb, chunk_rows(vtail, v, n, t->d), n);
-}
-
 /* The task's bf16 query, and the tails' and weights' scratch after it in t->extra. */
 typedef struct pv_scratch {
     uint16_t *qb, *ktail, *vtail, *pb;
@@ -245,6 +230,20 @@ static KT_ATTN_AVX512BF16 pv_scratch pv_begin(kt_attn_task *t)
     return s;
 }
 
+/* One chunk of kt_attn_dense_range_bf16_pv: the 'n' rows at 'k' and 'v' (tails padded in the
+ * scratch 'sc'), prefetching 'sp' between the stages. */
+static KT_ATTN_AVX512BF16 void step_pv(kt_attn_task *t, const pv_scratch *sc, const uint16_t *k,
+                                       const uint16_t *v, int n, const kt_attn_spread *sp)
+{
+    kt_attn_spread_quarter(sp, 0);
+    scores(t, sc->qb, chunk_rows(sc->ktail, k, n, t->d));
+    kt_attn_spread_quarter(sp, 1);
+    kt_attn_spread_quarter(sp, 2);
+    kt_attn_softmax_avx512(t, n, sc->pb);
+    kt_attn_spread_quarter(sp, 3);
+    pv_bf16(t, sc->pb, chunk_rows(sc->vtail, v, n, t->d), n);
+}
+
 KT_ATTN_AVX512BF16 void kt_attn_dense_range_bf16_pv(kt_attn_task *t, const uint16_t *k,
                                                     const uint16_t *v, int64_t t0, int64_t t1)
 {
@@ -254,7 +253,7 @@ KT_ATTN_AVX512BF16 void kt_attn_dense_range_bf16_pv(kt_attn_task *t, const uint1
     for (int64_t s = t0; s < t1; s += KT_ATTN_CHUNK) {
         int n = t1 - s < KT_ATTN_CHUNK ? (int)(t1 - s) : KT_ATTN_CHUNK;
         kt_attn_spread sp = kt_attn_spread_at(k, v, row_bytes, s, t1);
-        step_pv(t, sc.qb, sc.ktail, sc.vtail, sc.pb, k + s * d, v + s * d, n, &sp);
+        step_pv(t, &sc, k + s * d, v + s * d, n, &sp);
     }
 }
 
@@ -292,6 +291,6 @@ KT_ATTN_AVX512BF16 void kt_attn_dense_blocks_bf16_pv(kt_attn_task *t, const uint
             sp.v = (const char *)(v + sa * d);
             sp.half = row_bytes * (size_t)na / 2;
         }
-        step_pv(t, sc.qb, sc.ktail, sc.vtail, sc.pb, k + s * d, v + s * d, n, &sp);
+        step_pv(t, &sc, k + s * d, v + s * d, n, &sp);
     }
 }
