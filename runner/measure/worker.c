@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -80,6 +81,8 @@ static void child_progress(void *ctx, int reps, int max_reps)
 static void child_main(int fd, const kt_spec *spec, const kt_point *point,
                        const kt_worker_options *opts, const int *skip, char (*skip_reason)[320])
 {
+    /* "ktrial-worker" in ps and top, and in /proc/PID/comm for whoever watches the run */
+    prctl(PR_SET_NAME, "ktrial-worker", 0, 0, 0);
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     /* a crash must kill the worker, whatever handlers the parent had installed */
