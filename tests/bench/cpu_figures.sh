@@ -53,9 +53,12 @@ echo
 echo "Batch 1, \`llm\` inputs, cold cache, medians, in the same rounds: \`dense\` (bf16: scores and"
 echo "P V by AVX-512 BF16 dot products), \`bf16_dot scores\` (the scores only, P V in fp32 FMAs) and"
 echo "\`bf16_dot off\` (keys and values widened to fp32)."
+echo "\`read pass\`: both threads reading the call's own K and V once, cold, in the same rounds as the"
+echo "kernels (rotating order); \`of read pass\` is the median over rounds of read pass time / dense time."
+echo "\`of first read bw\` and \`of copy bw\` are against the ceilings measured once before the table."
 echo "Roofline columns: \`compute ms\` is the MAC and softmax instructions over this CPU's measured"
-echo "\`vdpbf16ps\` (bf16) or FMA (fp32) peak, \`bound ms\` max(K+V bytes / read bw, compute), \`of bound\`"
-echo "the kernel's fraction of it, \`85% reachable\` whether compute <= bytes / read bw / 0.85."
+echo "\`vdpbf16ps\` (bf16) or FMA (fp32) peak, \`bound ms\` max(read pass, compute), \`of bound\`"
+echo "the kernel's fraction of it, \`85% reachable\` whether compute <= read pass / 0.85."
 echo
 echo "progress: dense decode" >&2
 "$bench/bench_attention" "$threads" --dense $quick

@@ -3,8 +3,9 @@
 # after it) on every catalog head shape at 16K and 32K, bf16 and fp32: for each model the two
 # builds' bench_attention --dense run back to back, alternating which goes first, so load from
 # elsewhere falls on both alike. Prints one markdown table: per shape both times, both fractions
-# of read bandwidth (each run's own read ceiling) and the after build's fraction of its roofline
-# bound (bench_roofline.h). Progress on stderr.
+# of read bandwidth (each run's read pass over the same K and V in the same rounds, or, from a
+# bench that predates it, its run's first read ceiling) and the after build's fraction of its
+# roofline bound (bench_roofline.h). Progress on stderr.
 #
 # usage: tests/bench/dense_before_after.sh BEFORE_BUILD AFTER_BUILD [--quick]
 #   BEFORE_BUILD, AFTER_BUILD: build directories with tests/bench_attention (the before build's
@@ -48,8 +49,9 @@ rows() {
         }
         /^\| [a-z]/ && col["dense ms"] && $col["dtype"] ~ /bf16|fp32/ {
             b = col["of bound"] ? $col["of bound"] : "-"
+            r = col["of read pass"] ? $col["of read pass"] : $col["of read bw"]
             printf "%s %s %s %s %s %s\n", $2, $col["dtype"], $col["context"], $col["dense ms"],
-                $col["of read bw"], b
+                r, b
         }' "$1" | tr -s ' '
 }
 
