@@ -38,13 +38,15 @@ KT_ATTN_AVX512 void kt_attn_rows_f32_avx512(float *dst, const void *src, kt_dtyp
     memset(dst + n, 0, sizeof(float) * (size_t)((KT_ATTN_CHUNK - rows) * d));
 }
 
-/* Scores of the KT_ATTN_CHUNK (16) key rows 'k' (row stride d) against 'q', one per lane. */
-AVX512_INLINE __m512 dot16(const float *q, const float *k, int64_t d)
+/* Scores of the KT_ATTN_CHUNK (16) key rows 'k' (row stride d) against 'q', one per lane; a tick
+ * of 'tr' per 16 channels. */
+AVX512_INLINE __m512 dot16(const float *q, const float *k, int64_t d, kt_attn_trickle *tr)
 {
     __m512 a[16];
     for (int i = 0; i < 16; i++)
         a[i] = _mm512_setzero_ps();
     for (int64_t c = 0; c < d; c += 16) {
+        kt_attn_trickle_tick(tr);
         __m512 qv = _mm512_loadu_ps(q + c);
         for (int r = 0; r < 16; r++)
             a[r] = _mm512_fmadd_ps(qv, _mm512_loadu_ps(k + r * d + c), a[r]);
@@ -54,9 +56,10 @@ AVX512_INLINE __m512 dot16(const float *q, const float *k, int64_t d)
 
 /* acc[h] += sum_t p[h][t] v[t] for a tile of 'gt' heads and 'cb' vectors of 16 channels at a
  * time (cb even for bf16), values converted from storage type 'dt' as they are loaded (bf16 in
- * EVENODD32 order). gt, cb and dt are compile-time constants after inlining. */
+ * EVENODD32 order), a tick of 'tr' per value row. gt, cb and dt are compile-time constants
+ * after inlining. */
 AVX512_INLINE void pv_tile(float *acc, const float *p, const void *v, int n, int64_t d,
-                           const int gt, const int cb, const int dt)
+                           const int gt, const int cb, const int dt, kt_attn_trickle *tr)
 {
     for (int64_t c = 0; c < d; c += 16 * cb) {
         __m512 a[4][4];
@@ -64,6 +67,7 @@ AVX512_INLINE void pv_tile(float *acc, const float *p, const void *v, int n, int
             for (int j = 0; j < cb; j++)
                 a[h][j] = _mm512_loadu_ps(acc + h * d + c + 16 * j);
         for (int t = 0; t < n; t++) {
+            kt_attn_trickle_tick(tr);
             __m512 vt[4];
             for (int j = 0; j < cb; j++) {
                 if (dt == KT_DTYPE_BF16 && j % 2 == 0)
@@ -86,81 +90,93 @@ AVX512_INLINE void pv_tile(float *acc, const float *p, const void *v, int n, int
     }
 }
 
-AVX512_INLINE void pv_gt(float *acc, const float *p, const void *v, int n, int64_t d, const int gt,
-                         const int dt)
+/* The vectors of 16 channels pv_gt's tiles take at a time. */
+static inline int64_t pv_cb(int64_t d)
 {
-    if (d % 64 == 0)
-        pv_tile(acc, p, v, n, d, gt, 4, dt);
+    return d % 64 == 0 ? 4 : 2;
+}
+
+AVX512_INLINE void pv_gt(float *acc, const float *p, const void *v, int n, int64_t d, const int gt,
+                         const int dt, kt_attn_trickle *tr)
+{
+    if (pv_cb(d) == 4)
+        pv_tile(acc, p, v, n, d, gt, 4, dt, tr);
     else
-        pv_tile(acc, p, v, n, d, gt, 2, dt);
+        pv_tile(acc, p, v, n, d, gt, 2, dt, tr);
 }
 
 AVX512_INLINE void pv_dt(float *acc, const float *p, const void *v, int n, int64_t d, int gt,
-                         const int dt)
+                         const int dt, kt_attn_trickle *tr)
 {
     switch (gt) {
     case 1:
-        pv_gt(acc, p, v, n, d, 1, dt);
+        pv_gt(acc, p, v, n, d, 1, dt, tr);
         break;
     case 2:
-        pv_gt(acc, p, v, n, d, 2, dt);
+        pv_gt(acc, p, v, n, d, 2, dt, tr);
         break;
     case 3:
-        pv_gt(acc, p, v, n, d, 3, dt);
+        pv_gt(acc, p, v, n, d, 3, dt, tr);
         break;
     default:
-        pv_gt(acc, p, v, n, d, 4, dt);
+        pv_gt(acc, p, v, n, d, 4, dt, tr);
     }
 }
 
 /* Tiles of up to 4 heads by 32 or 64 channels (d % 32 == 0). */
-KT_ATTN_AVX512 void kt_attn_pv_avx512(kt_attn_task *t, const void *v, kt_dtype dt, int n)
+KT_ATTN_AVX512 void kt_attn_pv_avx512(kt_attn_task *t, const void *v, kt_dtype dt, int n,
+                                      kt_attn_trickle *tr)
 {
     int64_t d = t->d;
+    kt_attn_trickle_pace(tr, (t->g + 3) / 4 * (d / (16 * pv_cb(d))) * n);
     for (int64_t h0 = 0; h0 < t->g; h0 += 4) {
         int gt = t->g - h0 < 4 ? (int)(t->g - h0) : 4;
         float *acc = t->acc + h0 * d;
         const float *p = t->p + h0 * KT_ATTN_CHUNK;
         if (dt == KT_DTYPE_BF16)
-            pv_dt(acc, p, v, n, d, gt, KT_DTYPE_BF16);
+            pv_dt(acc, p, v, n, d, gt, KT_DTYPE_BF16, tr);
         else if (dt == KT_DTYPE_FP16)
-            pv_dt(acc, p, v, n, d, gt, KT_DTYPE_FP16);
+            pv_dt(acc, p, v, n, d, gt, KT_DTYPE_FP16, tr);
         else
-            pv_dt(acc, p, v, n, d, gt, KT_DTYPE_FP32);
+            pv_dt(acc, p, v, n, d, gt, KT_DTYPE_FP32, tr);
     }
 }
 
 /* The scores of every head against the chunk's 16 rows 'k' into t->p; 'dc' is d where it is a
  * compile-time constant after inlining, so the 16 row offsets need no registers. */
-AVX512_INLINE void scores_d(kt_attn_task *t, const float *q, const float *k, const int64_t dc)
+AVX512_INLINE void scores_d(kt_attn_task *t, const float *q, const float *k, const int64_t dc,
+                            kt_attn_trickle *tr)
 {
     for (int64_t h = 0; h < t->g; h++)
-        _mm512_storeu_ps(t->p + h * KT_ATTN_CHUNK, dot16(q + h * dc, k, dc));
+        _mm512_storeu_ps(t->p + h * KT_ATTN_CHUNK, dot16(q + h * dc, k, dc, tr));
 }
 
-KT_ATTN_AVX512 void kt_attn_scores_avx512(kt_attn_task *t, const float *k, int k_perm)
+KT_ATTN_AVX512 void kt_attn_scores_avx512(kt_attn_task *t, const float *k, int k_perm,
+                                          kt_attn_trickle *tr)
 {
     const float *q = k_perm ? t->qk : t->qs;
+    kt_attn_trickle_pace(tr, t->g * (t->d / 16));
     switch (t->d) {
     case 64:
-        scores_d(t, q, k, 64);
+        scores_d(t, q, k, 64, tr);
         break;
     case 128:
-        scores_d(t, q, k, 128);
+        scores_d(t, q, k, 128, tr);
         break;
     case 256:
-        scores_d(t, q, k, 256);
+        scores_d(t, q, k, 256, tr);
         break;
     default:
-        scores_d(t, q, k, t->d);
+        scores_d(t, q, k, t->d, tr);
     }
 }
 
 KT_ATTN_AVX512 void kt_attn_step_avx512(kt_attn_task *t, const float *k, int k_perm, const void *v,
                                         kt_dtype dtype, int n)
 {
-    kt_attn_scores_avx512(t, k, k_perm);
-    kt_attn_softmax_pv_avx512(t, v, dtype, n);
+    kt_attn_trickle none = kt_attn_trickle_of(NULL, 0);
+    kt_attn_scores_avx512(t, k, k_perm, &none);
+    kt_attn_softmax_pv_avx512(t, v, dtype, n, &none);
 }
 
 /* 'x' (finite, non-negative) rounded to bf16, nearest even, in the low half of each lane. */
@@ -219,8 +235,9 @@ KT_ATTN_AVX512 void kt_attn_softmax_avx512(kt_attn_task *t, int n, uint16_t *pb)
         softmax16(t, h0, t->g - h0 < 16 ? (int)(t->g - h0) : 16, n, pb);
 }
 
-KT_ATTN_AVX512 void kt_attn_softmax_pv_avx512(kt_attn_task *t, const void *v, kt_dtype dtype, int n)
+KT_ATTN_AVX512 void kt_attn_softmax_pv_avx512(kt_attn_task *t, const void *v, kt_dtype dtype, int n,
+                                              kt_attn_trickle *tr)
 {
     kt_attn_softmax_avx512(t, n, NULL);
-    kt_attn_pv_avx512(t, v, dtype, n);
+    kt_attn_pv_avx512(t, v, dtype, n, tr);
 }

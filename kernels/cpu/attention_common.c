@@ -317,7 +317,7 @@ kt_attn_spread kt_attn_spread_at(const void *k, const void *v, size_t row_bytes,
     int64_t rows = t1 - ahead < KT_ATTN_CHUNK ? t1 - ahead : KT_ATTN_CHUNK;
     sp.k = (const char *)k + (size_t)ahead * row_bytes;
     sp.v = (const char *)v + (size_t)ahead * row_bytes;
-    sp.half = row_bytes * (size_t)rows / 2;
+    sp.bytes = row_bytes * (size_t)rows;
     return sp;
 }
 
@@ -327,11 +327,8 @@ void kt_attn_dense_range(kt_attn_task *t, const void *k, const void *v, kt_dtype
     size_t row_bytes = (size_t)t->d * kt_dtype_size(dtype);
     for (int64_t s = t0; s < t1; s += KT_ATTN_CHUNK) {
         int n = t1 - s < KT_ATTN_CHUNK ? (int)(t1 - s) : KT_ATTN_CHUNK;
-        kt_attn_spread sp = kt_attn_spread_at(k, v, row_bytes, s, t1);
         if (!t->wide)
             kt_attn_prefetch_ahead(k, v, row_bytes, s, t1);
-        else
-            kt_attn_spread_quarter(&sp, 0);
         const char *ks = (const char *)k + (size_t)s * row_bytes;
         const char *vs = (const char *)v + (size_t)s * row_bytes;
         const float *kf = t->kbuf;
@@ -345,12 +342,15 @@ void kt_attn_dense_range(kt_attn_task *t, const void *k, const void *v, kt_dtype
             kt_attn_step(t, kf, t->perm, vs, dtype, n);
             continue;
         }
-        kt_attn_scores_avx512(t, kf, t->perm);
-        kt_attn_spread_quarter(&sp, 1);
-        kt_attn_spread_quarter(&sp, 2);
+        kt_attn_spread sp = kt_attn_spread_at(k, v, row_bytes, s, t1);
+        kt_attn_trickle tr;
+        kt_attn_spread_stage(&sp, t->d, KT_ATTN_BEFORE_SCORES, &tr);
+        kt_attn_scores_avx512(t, kf, t->perm, &tr);
+        kt_attn_spread_stage(&sp, t->d, KT_ATTN_AFTER_SCORES, &tr);
         kt_attn_softmax_avx512(t, n, NULL);
-        kt_attn_spread_quarter(&sp, 3);
-        kt_attn_pv_avx512(t, vs, dtype, n);
+        kt_attn_spread_stage(&sp, t->d, KT_ATTN_BEFORE_PV, &tr);
+        kt_attn_pv_avx512(t, vs, dtype, n, &tr);
+        kt_attn_spread_stage(&sp, t->d, KT_ATTN_AFTER_PV, &tr);
     }
 }
 

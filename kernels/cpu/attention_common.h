@@ -80,6 +80,42 @@ typedef struct kt_attn_task {
     void *extra; /* the variant's own per-thread scratch (kt_attn_work_alloc 'extra_bytes') */
 } kt_attn_task;
 
+/* Prefetches still to issue, a few lines at a time from inside a step's loops: the lines of the
+ * chunk ahead are spread over the scores (its K rows) and over P V (its V rows), a tick per
+ * inner iteration, so they never fill the L1 miss buffers in one burst and the loads of the
+ * current chunk never queue behind them (kt_attn_spread_stage says where it is used). */
+typedef struct kt_attn_trickle {
+    const char *next, *end; /* the lines not yet prefetched (next == end: none) */
+    int per_tick;           /* lines a tick prefetches */
+} kt_attn_trickle;
+
+/* A trickle over the 'bytes' at 'p' (none when p is NULL); kt_attn_trickle_pace sets its rate. */
+static inline kt_attn_trickle kt_attn_trickle_of(const void *p, size_t bytes)
+{
+    kt_attn_trickle tr = {(const char *)p, p ? (const char *)p + bytes : (const char *)p, 0};
+    return tr;
+}
+
+/* Spreads what is left of 'tr' over the 'ticks' ticks the caller's loops are about to make. */
+static inline void kt_attn_trickle_pace(kt_attn_trickle *tr, int64_t ticks)
+{
+    int64_t lines = (tr->end - tr->next + 63) / 64;
+    tr->per_tick = (int)(ticks > 0 ? (lines + ticks - 1) / ticks : lines);
+}
+
+static inline __attribute__((always_inline)) void kt_attn_trickle_tick(kt_attn_trickle *tr)
+{
+    for (int l = 0; l < tr->per_tick && tr->next < tr->end; l++, tr->next += 64)
+        _mm_prefetch(tr->next, _MM_HINT_T0);
+}
+
+/* Prefetches whatever 'tr' still holds. */
+static inline void kt_attn_trickle_finish(kt_attn_trickle *tr)
+{
+    for (; tr->next < tr->end; tr->next += 64)
+        _mm_prefetch(tr->next, _MM_HINT_T0);
+}
+
 /* Bytes of one thread's scratch for groups of 'g' heads of dimension 'd'. */
 size_t kt_attn_scratch_bytes(int64_t g, int64_t d);
 /* Carves 't' out of 'scratch' (kt_attn_scratch_bytes, 32-byte aligned). */
@@ -101,8 +137,9 @@ void kt_attn_rows_f32_avx512(float *dst, const void *src, kt_dtype dtype, int64_
 void kt_attn_step(kt_attn_task *t, const float *k, int k_perm, const void *v, kt_dtype dtype,
                   int n);
 /* The same on AVX-512 (t->wide); kt_attn_step calls it. It is kt_attn_scores_avx512 (the
- * scores of the g heads into t->p) followed by kt_attn_softmax_pv_avx512. */
-void kt_attn_scores_avx512(kt_attn_task *t, const float *k, int k_perm);
+ * scores of the g heads into t->p, ticking 'tr' through its loops) followed by
+ * kt_attn_softmax_pv_avx512. */
+void kt_attn_scores_avx512(kt_attn_task *t, const float *k, int k_perm, kt_attn_trickle *tr);
 void kt_attn_step_avx512(kt_attn_task *t, const float *k, int k_perm, const void *v, kt_dtype dtype,
                          int n);
 
@@ -114,15 +151,16 @@ void kt_attn_step_avx512(kt_attn_task *t, const float *k, int k_perm, const void
  * rounded weights. */
 void kt_attn_softmax_avx512(kt_attn_task *t, int n, uint16_t *pb);
 
-/* acc += t->p times the 'n' value rows 'v' (storage type 'dtype') on AVX-512 (t->wide): the
- * P V half of kt_attn_softmax_pv_avx512. */
-void kt_attn_pv_avx512(kt_attn_task *t, const void *v, kt_dtype dtype, int n);
+/* acc += t->p times the 'n' value rows 'v' (storage type 'dtype') on AVX-512 (t->wide), ticking
+ * 'tr' through its loops: the P V half of kt_attn_softmax_pv_avx512. */
+void kt_attn_pv_avx512(kt_attn_task *t, const void *v, kt_dtype dtype, int n, kt_attn_trickle *tr);
 
 /* The online-softmax update and P V of one AVX-512 step (t->wide) whose scores, in log2 units,
  * the caller left in t->p ([g][KT_ATTN_CHUNK], lanes past 'n' ignored): rescales m, l and acc,
  * turns t->p into weights and adds them times the 'n' value rows 'v' to acc. The second half of
  * kt_attn_step_avx512, for score paths of their own (attention_dense_bf16.c). */
-void kt_attn_softmax_pv_avx512(kt_attn_task *t, const void *v, kt_dtype dtype, int n);
+void kt_attn_softmax_pv_avx512(kt_attn_task *t, const void *v, kt_dtype dtype, int n,
+                               kt_attn_trickle *tr);
 
 /* Prefetches 'bytes' from 'p' into L1, one request per 64-byte line. */
 void kt_attn_prefetch(const void *p, size_t bytes);
@@ -131,28 +169,49 @@ void kt_attn_prefetch(const void *p, size_t bytes);
  * the chunk at token 's' of a range ending at 't1', if there is one. */
 void kt_attn_prefetch_ahead(const void *k, const void *v, size_t row_bytes, int64_t s, int64_t t1);
 
-/* Bytes of K and V a dense range prefetches ahead of its current chunk when it prefetches in
- * quarters (kt_attn_spread), at least one chunk: 8 KiB ran 1.1-1.2x faster than 32 KiB at 32K
- * on llama-3.2-1b and llama-3.1-70b heads (a task's first chunks go unprefetched, and far lines
- * compete for L1), and no slower than 16 KiB. */
+/* Bytes of K and V a dense range prefetches ahead of its current chunk (kt_attn_spread), at
+ * least one chunk: 8 KiB ran 1.1-1.2x faster than 32 KiB at 32K on llama-3.2-1b and
+ * llama-3.1-70b heads (a task's first chunks go unprefetched, and far lines compete for L1), and
+ * no slower than 16 KiB; with the trickle, 16 and 32 KiB were again slower. */
 #define KT_ATTN_SPREAD_BYTES (8 << 10)
 
-/* The chunk a range spreads its prefetches over: quarter q (0..3) of its K rows, then its V
- * rows, issued between a step's stages instead of in one burst, which fills the L1 miss
- * buffers and stalls the stage behind it. */
+/* The chunk a range prefetches while it works on the current one. */
 typedef struct kt_attn_spread {
     const char *k, *v; /* the chunk's first K and V rows, or NULL past the range */
-    size_t half;       /* half its K (and V) bytes */
+    size_t bytes;      /* its K (and V) bytes */
 } kt_attn_spread;
 /* The chunk KT_ATTN_SPREAD_BYTES of K and V ahead of token 's' of a range ending at 't1' of 'k'
  * and 'v' with 'row_bytes' per row. */
 kt_attn_spread kt_attn_spread_at(const void *k, const void *v, size_t row_bytes, int64_t s,
                                  int64_t t1);
-/* Prefetches quarter 'q' (0, 1: K halves; 2, 3: V halves) of 'sp'. */
-static inline void kt_attn_spread_quarter(const kt_attn_spread *sp, int q)
+
+/* The points of an AVX-512 dense step where it issues the prefetches of its kt_attn_spread. */
+enum { KT_ATTN_BEFORE_SCORES, KT_ATTN_AFTER_SCORES, KT_ATTN_BEFORE_PV, KT_ATTN_AFTER_PV };
+/* The prefetches of 'sp' due at 'stage' of a step with heads of dimension 'd'. From d = 128 the
+ * K rows are trickled through the scores and the V rows through P V (*tr; what a stage leaves is
+ * issued after it). Below, they go out in quarters between the stages (*tr left empty), as before
+ * the trickle: on d = 64 heads the trickle was 3-7% slower (docs/cpu-kernels.md). */
+static inline void kt_attn_spread_stage(const kt_attn_spread *sp, int64_t d, int stage,
+                                        kt_attn_trickle *tr)
 {
-    if (sp->k)
-        kt_attn_prefetch((q < 2 ? sp->k : sp->v) + (q % 2) * sp->half, sp->half);
+    size_t half = sp->bytes / 2;
+    if (stage == KT_ATTN_AFTER_SCORES || stage == KT_ATTN_AFTER_PV)
+        kt_attn_trickle_finish(tr);
+    if (d >= 128) {
+        if (stage == KT_ATTN_BEFORE_SCORES || stage == KT_ATTN_BEFORE_PV)
+            *tr = kt_attn_trickle_of(stage == KT_ATTN_BEFORE_SCORES ? sp->k : sp->v, sp->bytes);
+        return;
+    }
+    *tr = kt_attn_trickle_of(NULL, 0);
+    if (!sp->k)
+        return;
+    if (stage == KT_ATTN_BEFORE_SCORES)
+        kt_attn_prefetch(sp->k, half);
+    else if (stage == KT_ATTN_AFTER_SCORES) {
+        kt_attn_prefetch(sp->k + half, sp->bytes - half);
+        kt_attn_prefetch(sp->v, half);
+    } else if (stage == KT_ATTN_BEFORE_PV)
+        kt_attn_prefetch(sp->v + half, sp->bytes - half);
 }
 
 /* Dense attention of a task over tokens [t0, t1) of one KV head ('k' and 'v' point at its

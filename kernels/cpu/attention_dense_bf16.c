@@ -31,14 +31,15 @@ size_t kt_attn_bf16_dot_extra_bytes(int64_t g, int64_t d)
 }
 
 /* Scores of the KT_ATTN_CHUNK key rows 'k' (bf16, row stride d) against the bf16 query 'q', one
- * per lane, summed as dot16 in attention_avx512.c sums them. */
+ * per lane, summed as dot16 in attention_avx512.c sums them; a tick of 'tr' per 32 channels. */
 static inline KT_ATTN_AVX512BF16 __attribute__((always_inline)) __m512
-dot16_bf16(const uint16_t *q, const uint16_t *k, int64_t d)
+dot16_bf16(const uint16_t *q, const uint16_t *k, int64_t d, kt_attn_trickle *tr)
 {
     __m512 a[16];
     for (int i = 0; i < 16; i++)
         a[i] = _mm512_setzero_ps();
     for (int64_t c = 0; c < d; c += 32) {
+        kt_attn_trickle_tick(tr);
         __m512bh qv = (__m512bh)_mm512_loadu_si512((const void *)(q + c));
         for (int r = 0; r < 16; r++) {
             __m512bh kv = (__m512bh)_mm512_loadu_si512((const void *)(k + r * d + c));
@@ -75,14 +76,17 @@ static const uint16_t *chunk_rows(uint16_t *tail, const uint16_t *src, int n, in
 
 /* Scores of the 8 key rows 'k' (bf16, row stride d) against the bf16 queries 'q0' and 'q1' of
  * two heads: lanes 0-7 for q0, 8-15 for q1, summed as dot16_bf16 sums them. Each key vector is
- * loaded once for both heads, so a pair of heads costs half the key loads of two dot16_bf16. */
+ * loaded once for both heads, so a pair of heads costs half the key loads of two dot16_bf16. A
+ * tick of 'tr' per 32 channels. */
 static inline KT_ATTN_AVX512BF16 __attribute__((always_inline)) __m512
-dot8x2_bf16(const uint16_t *q0, const uint16_t *q1, const uint16_t *k, int64_t d)
+dot8x2_bf16(const uint16_t *q0, const uint16_t *q1, const uint16_t *k, int64_t d,
+            kt_attn_trickle *tr)
 {
     __m512 a[16];
     for (int i = 0; i < 16; i++)
         a[i] = _mm512_setzero_ps();
     for (int64_t c = 0; c < d; c += 32) {
+        kt_attn_trickle_tick(tr);
         __m512bh x0 = (__m512bh)_mm512_loadu_si512((const void *)(q0 + c));
         __m512bh x1 = (__m512bh)_mm512_loadu_si512((const void *)(q1 + c));
         for (int r = 0; r < 8; r++) {
@@ -95,38 +99,41 @@ dot8x2_bf16(const uint16_t *q0, const uint16_t *q1, const uint16_t *k, int64_t d
 }
 
 /* The scores of the chunk's 16 rows 'k' for every head into t->p, heads in pairs (then the odd
- * one alone); 'dc' is d where it is a compile-time constant after inlining (the row offsets then
- * need no registers). */
+ * one alone), ticking 'tr' through the loops; 'dc' is d where it is a compile-time constant after
+ * inlining (the row offsets then need no registers). */
 static inline KT_ATTN_AVX512BF16 __attribute__((always_inline)) void
-scores_d(kt_attn_task *t, const uint16_t *qb, const uint16_t *k, const int64_t dc)
+scores_d(kt_attn_task *t, const uint16_t *qb, const uint16_t *k, const int64_t dc,
+         kt_attn_trickle *tr)
 {
+    kt_attn_trickle_pace(tr, t->g * (dc / 32));
     int64_t h = 0;
     for (; h + 2 <= t->g; h += 2) {
         float *p0 = t->p + h * KT_ATTN_CHUNK, *p1 = p0 + KT_ATTN_CHUNK;
         for (int r0 = 0; r0 < KT_ATTN_CHUNK; r0 += 8) {
-            __m512 s = dot8x2_bf16(qb + h * dc, qb + (h + 1) * dc, k + r0 * dc, dc);
+            __m512 s = dot8x2_bf16(qb + h * dc, qb + (h + 1) * dc, k + r0 * dc, dc, tr);
             _mm256_storeu_ps(p0 + r0, _mm512_castps512_ps256(s));
             _mm256_storeu_ps(p1 + r0, _mm512_extractf32x8_ps(s, 1));
         }
     }
     for (; h < t->g; h++)
-        _mm512_storeu_ps(t->p + h * KT_ATTN_CHUNK, dot16_bf16(qb + h * dc, k, dc));
+        _mm512_storeu_ps(t->p + h * KT_ATTN_CHUNK, dot16_bf16(qb + h * dc, k, dc, tr));
 }
 
-static KT_ATTN_AVX512BF16 void scores(kt_attn_task *t, const uint16_t *qb, const uint16_t *k)
+static KT_ATTN_AVX512BF16 void scores(kt_attn_task *t, const uint16_t *qb, const uint16_t *k,
+                                      kt_attn_trickle *tr)
 {
     switch (t->d) {
     case 64:
-        scores_d(t, qb, k, 64);
+        scores_d(t, qb, k, 64, tr);
         break;
     case 128:
-        scores_d(t, qb, k, 128);
+        scores_d(t, qb, k, 128, tr);
         break;
     case 256:
-        scores_d(t, qb, k, 256);
+        scores_d(t, qb, k, 256, tr);
         break;
     default:
-        scores_d(t, qb, k, t->d);
+        scores_d(t, qb, k, t->d, tr);
     }
 }
 
@@ -137,19 +144,25 @@ KT_ATTN_AVX512BF16 void kt_attn_dense_range_bf16_dot(kt_attn_task *t, const uint
     size_t row_bytes = (size_t)t->d * sizeof(uint16_t);
     for (int64_t s = t0; s < t1; s += KT_ATTN_CHUNK) {
         int n = t1 - s < KT_ATTN_CHUNK ? (int)(t1 - s) : KT_ATTN_CHUNK;
-        kt_attn_prefetch_ahead(k, v, row_bytes, s, t1);
-        scores(t, qb, chunk_rows(ktail, k + s * t->d, n, t->d));
-        kt_attn_softmax_pv_avx512(t, v + s * t->d, KT_DTYPE_BF16, n);
+        kt_attn_spread sp = kt_attn_spread_at(k, v, row_bytes, s, t1);
+        kt_attn_trickle tr;
+        kt_attn_spread_stage(&sp, t->d, KT_ATTN_BEFORE_SCORES, &tr);
+        scores(t, qb, chunk_rows(ktail, k + s * t->d, n, t->d), &tr);
+        kt_attn_spread_stage(&sp, t->d, KT_ATTN_AFTER_SCORES, &tr);
+        kt_attn_spread_stage(&sp, t->d, KT_ATTN_BEFORE_PV, &tr);
+        kt_attn_softmax_pv_avx512(t, v + s * t->d, KT_DTYPE_BF16, n, &tr);
+        kt_attn_spread_stage(&sp, t->d, KT_ATTN_AFTER_PV, &tr);
     }
 }
 
 /* acc[h] += sum_t p[h][t] v[t] over the 2 * 'pairs' rows 'v' (row stride d) for a tile of 'gt'
  * heads, 'cb' blocks of 32 channels per pass; 'pw' holds the heads' bf16 weights, two tokens
  * per 32-bit word ([gt][KT_ATTN_CHUNK / 2]). acc is in KT_ATTN_ORDER_PAIR32. gt and cb are
- * compile-time constants after inlining, so the gt x 2cb accumulators stay in registers. */
+ * compile-time constants after inlining, so the gt x 2cb accumulators stay in registers. A tick
+ * of 'tr' per pair of rows and pass. */
 static inline KT_ATTN_AVX512BF16 __attribute__((always_inline)) void
 pv_tile(float *acc, const uint32_t *pw, const uint16_t *v, int pairs, int64_t d, const int gt,
-        const int cb)
+        const int cb, kt_attn_trickle *tr)
 {
     for (int64_t c = 0; c < d; c += 32 * cb) {
         __m512 a[8][4];
@@ -157,6 +170,7 @@ pv_tile(float *acc, const uint32_t *pw, const uint16_t *v, int pairs, int64_t d,
             for (int j = 0; j < 2 * cb; j++)
                 a[h][j] = _mm512_loadu_ps(acc + h * d + c + 16 * j);
         for (int i = 0; i < pairs; i++) {
+            kt_attn_trickle_tick(tr);
             __m512bh x[4];
             for (int b = 0; b < cb; b++) {
                 __m512i r0 = _mm512_loadu_si512((const void *)(v + 2 * i * d + c + 32 * b));
@@ -177,39 +191,46 @@ pv_tile(float *acc, const uint32_t *pw, const uint16_t *v, int pairs, int64_t d,
 }
 
 /* Tiles of up to 8 heads: 4 or fewer heads take 64 channels a pass where d allows, more take
- * 32, so a tile never holds more than 16 accumulators. */
+ * 32, so a tile never holds more than 16 accumulators. Ticks 'tr' through the tiles' loops. */
 static KT_ATTN_AVX512BF16 void pv_bf16(kt_attn_task *t, const uint16_t *pb, const uint16_t *v,
-                                       int n)
+                                       int n, kt_attn_trickle *tr)
 {
-    int64_t d = t->d;
+    int64_t d = t->d, passes = 0;
     int pairs = (n + 1) / 2, wide = d % 64 == 0;
+    for (int64_t h0 = 0; h0 < t->g; h0 += 8)
+        passes += d / (t->g - h0 <= 4 && wide ? 64 : 32);
+    kt_attn_trickle_pace(tr, passes * pairs);
     for (int64_t h0 = 0; h0 < t->g; h0 += 8) {
         float *acc = t->acc + h0 * d;
         const uint32_t *pw = (const uint32_t *)(pb + h0 * KT_ATTN_CHUNK);
         switch (t->g - h0 < 8 ? t->g - h0 : 8) {
         case 1:
-            wide ? pv_tile(acc, pw, v, pairs, d, 1, 2) : pv_tile(acc, pw, v, pairs, d, 1, 1);
+            wide ? pv_tile(acc, pw, v, pairs, d, 1, 2, tr)
+                 : pv_tile(acc, pw, v, pairs, d, 1, 1, tr);
             break;
         case 2:
-            wide ? pv_tile(acc, pw, v, pairs, d, 2, 2) : pv_tile(acc, pw, v, pairs, d, 2, 1);
+            wide ? pv_tile(acc, pw, v, pairs, d, 2, 2, tr)
+                 : pv_tile(acc, pw, v, pairs, d, 2, 1, tr);
             break;
         case 3:
-            wide ? pv_tile(acc, pw, v, pairs, d, 3, 2) : pv_tile(acc, pw, v, pairs, d, 3, 1);
+            wide ? pv_tile(acc, pw, v, pairs, d, 3, 2, tr)
+                 : pv_tile(acc, pw, v, pairs, d, 3, 1, tr);
             break;
         case 4:
-            wide ? pv_tile(acc, pw, v, pairs, d, 4, 2) : pv_tile(acc, pw, v, pairs, d, 4, 1);
+            wide ? pv_tile(acc, pw, v, pairs, d, 4, 2, tr)
+                 : pv_tile(acc, pw, v, pairs, d, 4, 1, tr);
             break;
         case 5:
-            pv_tile(acc, pw, v, pairs, d, 5, 1);
+            pv_tile(acc, pw, v, pairs, d, 5, 1, tr);
             break;
         case 6:
-            pv_tile(acc, pw, v, pairs, d, 6, 1);
+            pv_tile(acc, pw, v, pairs, d, 6, 1, tr);
             break;
         case 7:
-            pv_tile(acc, pw, v, pairs, d, 7, 1);
+            pv_tile(acc, pw, v, pairs, d, 7, 1, tr);
             break;
         default:
-            pv_tile(acc, pw, v, pairs, d, 8, 1);
+            pv_tile(acc, pw, v, pairs, d, 8, 1, tr);
         }
     }
 }
@@ -231,17 +252,18 @@ static KT_ATTN_AVX512BF16 pv_scratch pv_begin(kt_attn_task *t)
 }
 
 /* One chunk of kt_attn_dense_range_bf16_pv: the 'n' rows at 'k' and 'v' (tails padded in the
- * scratch 'sc'), prefetching 'sp' between the stages. */
+ * scratch 'sc'), prefetching 'sp' (kt_attn_spread_stage). */
 static KT_ATTN_AVX512BF16 void step_pv(kt_attn_task *t, const pv_scratch *sc, const uint16_t *k,
                                        const uint16_t *v, int n, const kt_attn_spread *sp)
 {
-    kt_attn_spread_quarter(sp, 0);
-    scores(t, sc->qb, chunk_rows(sc->ktail, k, n, t->d));
-    kt_attn_spread_quarter(sp, 1);
-    kt_attn_spread_quarter(sp, 2);
+    kt_attn_trickle tr;
+    kt_attn_spread_stage(sp, t->d, KT_ATTN_BEFORE_SCORES, &tr);
+    scores(t, sc->qb, chunk_rows(sc->ktail, k, n, t->d), &tr);
+    kt_attn_spread_stage(sp, t->d, KT_ATTN_AFTER_SCORES, &tr);
     kt_attn_softmax_avx512(t, n, sc->pb);
-    kt_attn_spread_quarter(sp, 3);
-    pv_bf16(t, sc->pb, chunk_rows(sc->vtail, v, n, t->d), n);
+    kt_attn_spread_stage(sp, t->d, KT_ATTN_BEFORE_PV, &tr);
+    pv_bf16(t, sc->pb, chunk_rows(sc->vtail, v, n, t->d), n, &tr);
+    kt_attn_spread_stage(sp, t->d, KT_ATTN_AFTER_PV, &tr);
 }
 
 KT_ATTN_AVX512BF16 void kt_attn_dense_range_bf16_pv(kt_attn_task *t, const uint16_t *k,
@@ -289,7 +311,7 @@ KT_ATTN_AVX512BF16 void kt_attn_dense_blocks_bf16_pv(kt_attn_task *t, const uint
             int64_t sa = stream_chunk(b, j + ahead, &na);
             sp.k = (const char *)(k + sa * d);
             sp.v = (const char *)(v + sa * d);
-            sp.half = row_bytes * (size_t)na / 2;
+            sp.bytes = row_bytes * (size_t)na;
         }
         step_pv(t, &sc, k + s * d, v + s * d, n, &sp);
     }
