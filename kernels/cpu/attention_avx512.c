@@ -188,33 +188,45 @@ AVX512_INLINE __m512i bf16_round(__m512 x)
                              16);
 }
 
-/* Heads h0..h0+gh-1 (gh <= 16) of kt_attn_softmax_avx512. */
+/* Heads h0..h0+gh-1 (gh <= 16) of kt_attn_softmax_avx512. The running max moves only when a
+ * score of the chunk passes it, which after the first chunks is rare, so a compare against it
+ * (a broadcast from memory per head) comes first, and the max's reduction tree, the exp2 of
+ * alpha and the rescale run only for a chunk where some score is above it. Where none is, the
+ * weights are the same 2^(s - m) against the same m, so the result is what the full update
+ * gives (alpha is exactly 1 there). */
 static KT_ATTN_AVX512 void softmax16(kt_attn_task *t, int64_t h0, int gh, int n, uint16_t *pb)
 {
     int64_t d = t->d;
     __mmask16 valid = (__mmask16)((1u << n) - 1u), heads = (__mmask16)((1u << gh) - 1u);
     __m512 ninf = _mm512_set1_ps(-INFINITY), s[16];
-    for (int i = 0; i < 16; i++)
+    __mmask16 above = 0;
+    for (int i = 0; i < 16; i++) {
         s[i] = i < gh ? _mm512_mask_loadu_ps(ninf, valid, t->p + (h0 + i) * KT_ATTN_CHUNK) : ninf;
-    __m512 m_old = _mm512_mask_loadu_ps(ninf, heads, t->m + h0);
-    __m512 m_new = _mm512_max_ps(m_old, kt_attn_hreduce16(s, 1));
-    __mmask16 grew = _mm512_mask_cmp_ps_mask(heads, m_new, m_old, _CMP_GT_OQ);
-    /* 1 exactly where the max stayed; 2^-126 (not 0) from -inf, against l = acc = 0 */
-    __m512 alpha = kt_attn_exp2_512(_mm512_sub_ps(m_old, m_new));
-    for (unsigned bits = grew; bits; bits &= bits - 1) {
-        int i = __builtin_ctz(bits);
-        __m512 av = _mm512_permutexvar_ps(_mm512_set1_epi32(i), alpha);
-        float *acc = t->acc + (h0 + i) * d;
-        for (int64_t c = 0; c < d; c += 16)
-            _mm512_storeu_ps(acc + c, _mm512_mul_ps(av, _mm512_loadu_ps(acc + c)));
+        if (i < gh) /* not ordered (a NaN) counts as above: the full update then sees it */
+            above |= _mm512_cmp_ps_mask(s[i], _mm512_set1_ps(t->m[h0 + i]), _CMP_NLE_UQ);
     }
-    _mm512_mask_storeu_ps(t->m + h0, heads, m_new);
+    __m512 alpha = _mm512_set1_ps(1.0f);
+    if (above) {
+        __m512 m_old = _mm512_mask_loadu_ps(ninf, heads, t->m + h0);
+        __m512 m_new = _mm512_max_ps(m_old, kt_attn_hreduce16(s, 1));
+        __mmask16 grew = _mm512_mask_cmp_ps_mask(heads, m_new, m_old, _CMP_GT_OQ);
+        /* 1 exactly where the max stayed; 2^-126 (not 0) from -inf, against l = acc = 0 */
+        alpha = kt_attn_exp2_512(_mm512_sub_ps(m_old, m_new));
+        for (unsigned bits = grew; bits; bits &= bits - 1) {
+            int i = __builtin_ctz(bits);
+            __m512 av = _mm512_permutexvar_ps(_mm512_set1_epi32(i), alpha);
+            float *acc = t->acc + (h0 + i) * d;
+            for (int64_t c = 0; c < d; c += 16)
+                _mm512_storeu_ps(acc + c, _mm512_mul_ps(av, _mm512_loadu_ps(acc + c)));
+        }
+        _mm512_mask_storeu_ps(t->m + h0, heads, m_new);
+    }
     for (int i = 0; i < 16; i++) {
         if (i >= gh) {
             s[i] = _mm512_setzero_ps();
             continue;
         }
-        __m512 mi = _mm512_permutexvar_ps(_mm512_set1_epi32(i), m_new);
+        __m512 mi = _mm512_set1_ps(t->m[h0 + i]);
         __m512 p = _mm512_maskz_mov_ps(valid, kt_attn_exp2_512(_mm512_sub_ps(s[i], mi)));
         if (pb) {
             __m512i b = bf16_round(p);

@@ -50,17 +50,42 @@ void kt_attn_task_bind(kt_attn_task *t, void *scratch, int64_t g, int64_t d)
     t->kbuf = (float *)p;
 }
 
+/* A task begins for every (batch row, KV head, split), a few thousand tokens, so its query is
+ * converted without a call per channel: at 8 heads of 128 that took 3.4 us, a tenth of a task's
+ * 2048 tokens at 15 ns. */
 void kt_attn_task_begin(kt_attn_task *t, const void *q, kt_dtype dtype)
 {
     float scale = (float)(LOG2E / sqrt((double)t->d));
-    for (int64_t i = 0; i < t->g * t->d; i++)
-        t->qs[i] = kt_dtype_load(q, dtype, (size_t)i) * scale;
+    int64_t n = t->g * t->d;
+    if (dtype == KT_DTYPE_FP32) {
+        const float *x = q;
+        for (int64_t i = 0; i < n; i++)
+            t->qs[i] = x[i] * scale;
+    } else if (dtype == KT_DTYPE_BF16) {
+        const uint16_t *x = q;
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t bits = (uint32_t)x[i] << 16;
+            float f;
+            memcpy(&f, &bits, sizeof f);
+            t->qs[i] = f * scale;
+        }
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            t->qs[i] = kt_dtype_load(q, dtype, (size_t)i) * scale;
+    }
     t->wide = t->avx512 && t->d % 32 == 0;
     t->perm = dtype != KT_DTYPE_BF16 ? KT_ATTN_ORDER_NATURAL
               : t->wide              ? KT_ATTN_ORDER_EVENODD32
               : t->d % 16 == 0       ? KT_ATTN_ORDER_PERM16
                                      : KT_ATTN_ORDER_NATURAL;
-    for (int64_t i = 0; i < t->g * t->d; i++)
+    /* every order permutes within blocks of 16 or 32 channels, and d is a multiple of the block */
+    int64_t order[32], i = 0;
+    for (int j = 0; j < 32; j++)
+        order[j] = kt_attn_order_channel(t->perm, j);
+    for (; i + 32 <= n; i += 32)
+        for (int j = 0; j < 32; j++)
+            t->qk[i + j] = t->qs[i + order[j]];
+    for (; i < n; i++)
         t->qk[i] = t->qs[kt_attn_order_channel(t->perm, i)];
     for (int64_t h = 0; h < t->g; h++) {
         t->m[h] = -INFINITY;

@@ -5,12 +5,20 @@
 
 #include "attention_common.h"
 
+/* The target of the functions that use AVX-512 BF16. */
+#define KT_ATTN_AVX512BF16                                                                         \
+    __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,fma,f16c")))
+
 /* Whether this CPU has AVX-512 BF16 (vdpbf16ps, vcvtne2ps2bf16). */
 int kt_attn_bf16_dot_supported(void);
 
 /* Bytes of kt_attn_task.extra kt_attn_dense_range_bf16_dot needs for groups of 'g' heads of
  * dimension 'd'. */
 size_t kt_attn_bf16_dot_extra_bytes(int64_t g, int64_t d);
+
+/* The 'n' rows of d bf16 at 'src', or, when n < KT_ATTN_CHUNK, a copy in 'tail' padded with
+ * zero rows to a whole chunk (rows past a range may lie past the tensor). */
+const uint16_t *kt_attn_bf16_chunk_rows(uint16_t *tail, const uint16_t *src, int n, int64_t d);
 
 /* kt_attn_dense_range for bf16 'k' and 'v' with scores from vdpbf16ps against the task's query
  * rounded to bf16. Needs t->wide (AVX-512, d % 32 == 0), kt_attn_bf16_dot_supported() and
