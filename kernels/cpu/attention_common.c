@@ -369,13 +369,13 @@ void kt_attn_dense_range(kt_attn_task *t, const void *k, const void *v, kt_dtype
         }
         kt_attn_spread sp = kt_attn_spread_at(k, v, row_bytes, s, t1);
         kt_attn_trickle tr;
-        kt_attn_spread_stage(&sp, t->d, KT_ATTN_BEFORE_SCORES, &tr);
+        kt_attn_spread_stage(&sp, KT_ATTN_BEFORE_SCORES, &tr);
         kt_attn_scores_avx512(t, kf, t->perm, &tr);
-        kt_attn_spread_stage(&sp, t->d, KT_ATTN_AFTER_SCORES, &tr);
+        kt_attn_spread_stage(&sp, KT_ATTN_AFTER_SCORES, &tr);
         kt_attn_softmax_avx512(t, n, NULL);
-        kt_attn_spread_stage(&sp, t->d, KT_ATTN_BEFORE_PV, &tr);
+        kt_attn_spread_stage(&sp, KT_ATTN_BEFORE_PV, &tr);
         kt_attn_pv_avx512(t, vs, dtype, n, &tr);
-        kt_attn_spread_stage(&sp, t->d, KT_ATTN_AFTER_PV, &tr);
+        kt_attn_spread_stage(&sp, KT_ATTN_AFTER_PV, &tr);
     }
 }
 

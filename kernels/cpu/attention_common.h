@@ -187,31 +187,17 @@ kt_attn_spread kt_attn_spread_at(const void *k, const void *v, size_t row_bytes,
 
 /* The points of an AVX-512 dense step where it issues the prefetches of its kt_attn_spread. */
 enum { KT_ATTN_BEFORE_SCORES, KT_ATTN_AFTER_SCORES, KT_ATTN_BEFORE_PV, KT_ATTN_AFTER_PV };
-/* The prefetches of 'sp' due at 'stage' of a step with heads of dimension 'd'. From d = 128 the
- * K rows are trickled through the scores and the V rows through P V (*tr; what a stage leaves is
- * issued after it). Below, they go out in quarters between the stages (*tr left empty), as before
- * the trickle: on d = 64 heads the trickle was 3-7% slower (docs/cpu-kernels.md). */
-static inline void kt_attn_spread_stage(const kt_attn_spread *sp, int64_t d, int stage,
-                                        kt_attn_trickle *tr)
+/* The prefetches of 'sp' due at 'stage' of a step: the K rows are
+ * trickled through the scores and the V rows through P V (*tr; what a stage leaves is issued
+ * after it). Up to commit 1fcd5a8, heads of d < 128 had them in quarters between the stages,
+ * where the trickle was 3-7% slower; with the cheaper bf16 step it is faster there too
+ * (docs/cpu-kernels.md). */
+static inline void kt_attn_spread_stage(const kt_attn_spread *sp, int stage, kt_attn_trickle *tr)
 {
-    size_t half = sp->bytes / 2;
     if (stage == KT_ATTN_AFTER_SCORES || stage == KT_ATTN_AFTER_PV)
         kt_attn_trickle_finish(tr);
-    if (d >= 128) {
-        if (stage == KT_ATTN_BEFORE_SCORES || stage == KT_ATTN_BEFORE_PV)
-            *tr = kt_attn_trickle_of(stage == KT_ATTN_BEFORE_SCORES ? sp->k : sp->v, sp->bytes);
-        return;
-    }
-    *tr = kt_attn_trickle_of(NULL, 0);
-    if (!sp->k)
-        return;
-    if (stage == KT_ATTN_BEFORE_SCORES)
-        kt_attn_prefetch(sp->k, half);
-    else if (stage == KT_ATTN_AFTER_SCORES) {
-        kt_attn_prefetch(sp->k + half, sp->bytes - half);
-        kt_attn_prefetch(sp->v, half);
-    } else if (stage == KT_ATTN_BEFORE_PV)
-        kt_attn_prefetch(sp->v + half, sp->bytes - half);
+    if (stage == KT_ATTN_BEFORE_SCORES || stage == KT_ATTN_BEFORE_PV)
+        *tr = kt_attn_trickle_of(stage == KT_ATTN_BEFORE_SCORES ? sp->k : sp->v, sp->bytes);
 }
 
 /* Dense attention of a task over tokens [t0, t1) of one KV head ('k' and 'v' point at its

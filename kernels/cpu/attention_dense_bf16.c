@@ -144,11 +144,11 @@ KT_ATTN_AVX512BF16 void kt_attn_dense_range_bf16_dot(kt_attn_task *t, const uint
         int n = t1 - s < KT_ATTN_CHUNK ? (int)(t1 - s) : KT_ATTN_CHUNK;
         kt_attn_spread sp = kt_attn_spread_at(k, v, row_bytes, s, t1);
         kt_attn_trickle tr;
-        kt_attn_spread_stage(&sp, t->d, KT_ATTN_BEFORE_SCORES, &tr);
+        kt_attn_spread_stage(&sp, KT_ATTN_BEFORE_SCORES, &tr);
         scores(t, qb, kt_attn_bf16_chunk_rows(ktail, k + s * t->d, n, t->d), &tr);
-        kt_attn_spread_stage(&sp, t->d, KT_ATTN_AFTER_SCORES, &tr);
-        kt_attn_spread_stage(&sp, t->d, KT_ATTN_BEFORE_PV, &tr);
+        kt_attn_spread_stage(&sp, KT_ATTN_AFTER_SCORES, &tr);
+        kt_attn_spread_stage(&sp, KT_ATTN_BEFORE_PV, &tr);
         kt_attn_softmax_pv_avx512(t, v + s * t->d, KT_DTYPE_BF16, n, &tr);
-        kt_attn_spread_stage(&sp, t->d, KT_ATTN_AFTER_PV, &tr);
+        kt_attn_spread_stage(&sp, KT_ATTN_AFTER_PV, &tr);
     }
 }

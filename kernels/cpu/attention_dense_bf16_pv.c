@@ -344,7 +344,7 @@ static KT_ATTN_AVX512BF16 void step_pv(kt_attn_task *t, const pv_scratch *sc, co
 {
     kt_attn_trickle tr;
     k = kt_attn_bf16_chunk_rows(sc->ktail, k, n, t->d);
-    kt_attn_spread_stage(sp, t->d, KT_ATTN_BEFORE_SCORES, &tr);
+    kt_attn_spread_stage(sp, KT_ATTN_BEFORE_SCORES, &tr);
     switch (sc->s) {
     case 2:
         scores_softmax(t, sc, k, n, 2, &tr);
@@ -358,8 +358,8 @@ static KT_ATTN_AVX512BF16 void step_pv(kt_attn_task *t, const pv_scratch *sc, co
     default:
         scores_softmax(t, sc, k, n, 16, &tr);
     }
-    kt_attn_spread_stage(sp, t->d, KT_ATTN_AFTER_SCORES, &tr);
-    kt_attn_spread_stage(sp, t->d, KT_ATTN_BEFORE_PV, &tr);
+    kt_attn_spread_stage(sp, KT_ATTN_AFTER_SCORES, &tr);
+    kt_attn_spread_stage(sp, KT_ATTN_BEFORE_PV, &tr);
     v = kt_attn_bf16_chunk_rows(sc->vtail, v, n, t->d);
     int64_t passes = 0;
     for (int64_t h0 = 0; h0 < t->g; h0 += sc->tile)
@@ -370,7 +370,7 @@ static KT_ATTN_AVX512BF16 void step_pv(kt_attn_task *t, const pv_scratch *sc, co
         int gt = t->g - h0 < sc->tile ? (int)(t->g - h0) : sc->tile;
         pv_heads(t, h0, gt, sc->pw + tile * (KT_ATTN_CHUNK / 2) * sc->tile, sc->tile, v, n, &tr);
     }
-    kt_attn_spread_stage(sp, t->d, KT_ATTN_AFTER_PV, &tr);
+    kt_attn_spread_stage(sp, KT_ATTN_AFTER_PV, &tr);
 }
 
 KT_ATTN_AVX512BF16 void kt_attn_dense_range_bf16_pv(kt_attn_task *t, const uint16_t *k,
