@@ -1,5 +1,6 @@
 /* attention_common.c - split-KV flash decoding pieces shared by the CPU attention variants. */
 #include "attention_common.h"
+#include "attention_lanes.h"
 #include "simd_reduce.h"
 #include "pool.h"
 
@@ -31,8 +32,9 @@ int kt_attn_isa_resolve(int *avx512, int isa)
 size_t kt_attn_scratch_bytes(int64_t g, int64_t d)
 {
     size_t f = sizeof(float);
-    return align32((size_t)(g * d) * f) * 3 + align32((size_t)g * f) * 2 +
-           align32((size_t)(g * KT_ATTN_CHUNK) * f) + align32((size_t)(KT_ATTN_CHUNK * d) * f);
+    return align32((size_t)(g * d) * f) * 3 + align32((size_t)((g + 7) * d) * f) +
+           align32((size_t)g * f) * 2 + align32((size_t)(g * KT_ATTN_CHUNK) * f) +
+           align32((size_t)(KT_ATTN_CHUNK * d) * f);
 }
 
 void kt_attn_task_bind(kt_attn_task *t, void *scratch, int64_t g, int64_t d)
@@ -43,11 +45,28 @@ void kt_attn_task_bind(kt_attn_task *t, void *scratch, int64_t g, int64_t d)
     t->d = d;
     t->qs = (float *)p, p += align32((size_t)(g * d) * f);
     t->qk = (float *)p, p += align32((size_t)(g * d) * f);
+    t->ql = (float *)p, p += align32((size_t)((g + 7) * d) * f);
     t->acc = (float *)p, p += align32((size_t)(g * d) * f);
     t->m = (float *)p, p += align32((size_t)g * f);
     t->l = (float *)p, p += align32((size_t)g * f);
     t->p = (float *)p, p += align32((size_t)(g * KT_ATTN_CHUNK) * f);
     t->kbuf = (float *)p;
+}
+
+/* t->qk in head lanes (attention_lanes.h): lane h s + i of step j of tile k holds channel s j + i
+ * of head 8 k + h (zero past the group). */
+static void lanes_query(kt_attn_task *t)
+{
+    int s = kt_lanes_slots(t->g), tile = 16 / s;
+    int64_t d = t->d, steps = d / s, tiles = (t->g + tile - 1) / tile;
+    memset(t->ql, 0, sizeof(float) * 16 * (size_t)(tiles * steps));
+    for (int64_t h = 0; h < t->g; h++) {
+        float *dst = t->ql + h / tile * steps * 16 + h % tile * s;
+        const float *src = t->qk + h * d;
+        for (int64_t j = 0; j < steps; j++)
+            for (int i = 0; i < s; i++)
+                dst[j * 16 + i] = src[j * s + i];
+    }
 }
 
 /* A task begins for every (batch row, KV head, split), a few thousand tokens, so its query is
@@ -87,6 +106,8 @@ void kt_attn_task_begin(kt_attn_task *t, const void *q, kt_dtype dtype)
             t->qk[i + j] = t->qs[i + order[j]];
     for (; i < n; i++)
         t->qk[i] = t->qs[kt_attn_order_channel(t->perm, i)];
+    if (t->wide && t->g <= KT_LANES_F32_MAX_GROUP)
+        lanes_query(t);
     for (int64_t h = 0; h < t->g; h++) {
         t->m[h] = -INFINITY;
         t->l[h] = 0.0f;
@@ -370,9 +391,14 @@ void kt_attn_dense_range(kt_attn_task *t, const void *k, const void *v, kt_dtype
         kt_attn_spread sp = kt_attn_spread_at(k, v, row_bytes, s, t1);
         kt_attn_trickle tr;
         kt_attn_spread_stage(&sp, KT_ATTN_BEFORE_SCORES, &tr);
-        kt_attn_scores_avx512(t, kf, t->perm, &tr);
-        kt_attn_spread_stage(&sp, KT_ATTN_AFTER_SCORES, &tr);
-        kt_attn_softmax_avx512(t, n, NULL);
+        if (t->g <= KT_LANES_F32_MAX_GROUP) {
+            kt_attn_scores_softmax_lanes(t, kf, n, &tr);
+            kt_attn_spread_stage(&sp, KT_ATTN_AFTER_SCORES, &tr);
+        } else {
+            kt_attn_scores_avx512(t, kf, t->perm, &tr);
+            kt_attn_spread_stage(&sp, KT_ATTN_AFTER_SCORES, &tr);
+            kt_attn_softmax_avx512(t, n, NULL);
+        }
         kt_attn_spread_stage(&sp, KT_ATTN_BEFORE_PV, &tr);
         kt_attn_pv_avx512(t, vs, dtype, n, &tr);
         kt_attn_spread_stage(&sp, KT_ATTN_AFTER_PV, &tr);

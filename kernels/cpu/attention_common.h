@@ -67,13 +67,15 @@ static inline int64_t kt_attn_order_channel(int order, int64_t i)
  * 32-byte aligned; 'kbuf' holds KT_ATTN_CHUNK fp32 key rows of d values. */
 typedef struct kt_attn_task {
     int64_t g, d;
-    int avx512;  /* the CPU may run the AVX-512 paths (set after kt_attn_task_bind) */
-    int wide;    /* this task runs them: avx512 and d % 32 == 0 (set by kt_attn_task_begin) */
-    float *qs;   /* [g][d] query in log2 units */
-    float *qk;   /* [g][d] the same in the channel order of converted keys ('perm') */
-    int perm;    /* KT_ATTN_ORDER_* of converted keys, of values as read, and of 'acc' */
-    float *m;    /* [g] running max */
-    float *l;    /* [g] running sum of 2^(s - m) */
+    int avx512; /* the CPU may run the AVX-512 paths (set after kt_attn_task_bind) */
+    int wide;   /* this task runs them: avx512 and d % 32 == 0 (set by kt_attn_task_begin) */
+    float *qs;  /* [g][d] query in log2 units */
+    float *qk;  /* [g][d] the same in the channel order of converted keys ('perm') */
+    float
+        *ql;  /* qk in head lanes, for the AVX-512 scores (attention_lanes.h): [tiles][d / s][16] */
+    int perm; /* KT_ATTN_ORDER_* of converted keys, of values as read, and of 'acc' */
+    float *m; /* [g] running max */
+    float *l; /* [g] running sum of 2^(s - m) */
     float *acc;  /* [g][d] running sum of 2^(s - m) v */
     float *p;    /* [g][KT_ATTN_CHUNK] scores, then weights, of the current chunk */
     float *kbuf; /* [KT_ATTN_CHUNK][d] */
@@ -150,6 +152,14 @@ void kt_attn_step_avx512(kt_attn_task *t, const float *k, int k_perm, const void
  * it also writes them rounded to bf16 (nearest even) to pb ([g][KT_ATTN_CHUNK]) and l adds the
  * rounded weights. */
 void kt_attn_softmax_avx512(kt_attn_task *t, int n, uint16_t *pb);
+
+/* The scores of the g heads against the chunk's 16 fp32 key rows 'k' (in t->perm's order, rows
+ * past 'n' read but ignored) and the online-softmax update, on AVX-512 (t->wide): the scores in
+ * head lanes from t->ql (attention_lanes.h, attention_f32_lanes.c), no reduction tree per head;
+ * leaves the weights in t->p for kt_attn_pv_avx512. Ticks 'tr' through the scores. For groups
+ * up to KT_LANES_F32_MAX_GROUP; larger ones take kt_attn_scores_avx512 and kt_attn_softmax_avx512.
+ */
+void kt_attn_scores_softmax_lanes(kt_attn_task *t, const float *k, int n, kt_attn_trickle *tr);
 
 /* acc += t->p times the 'n' value rows 'v' (storage type 'dtype') on AVX-512 (t->wide), ticking
  * 'tr' through its loops: the P V half of kt_attn_softmax_pv_avx512. */

@@ -1,16 +1,10 @@
 /* attention_dense_bf16_pv.c - dense decode over bf16 K and V with both products by vdpbf16ps,
  * the scores laid out by head (kt_attn_dense_range_bf16_pv, kt_attn_dense_blocks_bf16_pv).
  *
- * Head lanes. A vector of 16 fp32 lanes holds a tile of 16 / s heads, s lanes ("slots") per
- * head: s = 2 for 5-8 heads a group, 4 for 3-4, 8 for 2, 16 for 1. The query is stored once
- * per range so that step j of the scores is one vector: head h's channels 2 s j .. 2 s j + 2 s - 1
- * in its s slots (zero for the tile's missing heads). A key row meets it as its same 2 s
- * channels broadcast to every head (vpbroadcastq for s = 2): one vdpbf16ps does the 32 products
- * of a token for the whole tile, so the 16 tokens of a chunk take 16 accumulators and no
- * reduction tree per head. What is left is to add each head's s slots: log2(s) levels that fold
- * two tokens' vectors into one, leaving 16 / s vectors whose lane h s + i is the score of head h
- * and token s u + i. On this Zen 5 the scores of a group-8, d = 128 token took 5.5 ns against 6.6
- * with a reduction tree per head (warm, one thread).
+ * The scores are in head lanes (attention_lanes.h): a key row's 2 s channels, broadcast to every
+ * head of a tile (vpbroadcastq for s = 2), meet the whole group in one vdpbf16ps. On this Zen 5
+ * the scores of a group-8, d = 128 token took 5.5 ns against 6.6 with a reduction tree per head
+ * (warm, one thread).
  *
  * The online softmax works on those vectors as they are: the running max per head, spread over
  * its slots, is compared with every score, and only a chunk with a score above it pays for the
@@ -24,15 +18,10 @@
  * head of the tile, and the heads x 32-channel accumulator tile stays in registers over the
  * chunk. */
 #include "attention_dense_bf16.h"
+#include "attention_lanes.h"
 
 #include <math.h>
 #include <string.h>
-
-/* Slots per head of a group of 'g' heads. */
-static int lane_slots(int64_t g)
-{
-    return g >= 5 ? 2 : g >= 3 ? 4 : g == 2 ? 8 : 16;
-}
 
 /* A range's query in head lanes and its scratch (in t->extra). */
 typedef struct pv_scratch {
@@ -48,7 +37,7 @@ static KT_ATTN_AVX512BF16 pv_scratch pv_begin(kt_attn_task *t)
 {
     pv_scratch sc;
     int64_t d = t->d;
-    sc.s = lane_slots(t->g);
+    sc.s = kt_lanes_slots(t->g);
     sc.tile = 16 / sc.s;
     sc.tiles = (t->g + sc.tile - 1) / sc.tile;
     uint32_t *qv = (uint32_t *)(((uintptr_t)t->extra + 63) & ~(uintptr_t)63);
@@ -92,21 +81,6 @@ key_slots(const uint16_t *k, const int s)
     return (__m512bh)_mm512_loadu_si512((const void *)k);
 }
 
-/* Lane i of the result: x[i] + x[i + w] where lane i has bit w clear, y[i - w] + y[i] where it
- * has it set (w a power of two below 16, a compile-time constant after inlining). */
-static inline KT_ATTN_AVX512BF16 __attribute__((always_inline)) __m512 fold(__m512 x, __m512 y,
-                                                                            const int w)
-{
-    int idx[16];
-    __mmask16 upper = 0;
-    for (int i = 0; i < 16; i++) {
-        idx[i] = i & w ? 16 + i - w : i + w;
-        upper |= (__mmask16)((i & w ? 1u : 0u) << i);
-    }
-    __m512i ix = _mm512_loadu_si512((const void *)idx);
-    return _mm512_add_ps(_mm512_mask_blend_ps(upper, x, y), _mm512_permutex2var_ps(x, ix, y));
-}
-
 /* The scores of the chunk's 16 key rows 'k' (row stride d) for one tile of heads, query 'qv':
  * y[u] lane h s + i = the score of head h and token s u + i (u < 16 / s). A tick of 'tr' per
  * step of 2 s channels. */
@@ -123,82 +97,18 @@ scores_tile(const __m512i *qv, const uint16_t *k, int64_t d, const int s, __m512
         for (int r = 0; r < 16; r++)
             a[r] = _mm512_dpbf16_ps(a[r], q, key_slots(k + r * d + 2 * s * j, s));
     }
-    int n = 16;
-#pragma GCC unroll 4
-    for (int w = 1; w < s; w *= 2, n /= 2)
-#pragma GCC unroll 8
-        for (int i = 0; i < n / 2; i++)
-            a[i] = fold(a[2 * i], a[2 * i + 1], w);
-    for (int u = 0; u < 16 / s; u++)
-        y[u] = a[u];
-}
-
-/* 'x' with each lane replaced by the maximum (or sum) of its head's s lanes. */
-static inline KT_ATTN_AVX512BF16 __attribute__((always_inline)) __m512
-across_slots(__m512 x, const int s, const int max)
-{
-    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    for (int w = 1; w < s; w *= 2) {
-        __m512 o = _mm512_permutexvar_ps(_mm512_xor_si512(lane, _mm512_set1_epi32(w)), x);
-        x = max ? _mm512_max_ps(x, o) : _mm512_add_ps(x, o);
-    }
-    return x;
-}
-
-/* The slow part of softmax_tile, for a chunk with a score above its head's running max 'mv'
- * (head lanes): raises m to the chunk's max, scales l and acc by 2^(m_old - m_new) where it
- * grew, and returns the new m in head lanes. */
-static KT_ATTN_AVX512BF16 __attribute__((noinline)) __m512
-raise_max(kt_attn_task *t, int64_t h0, int gt, const int s, const __m512 *y, const __mmask16 *valid,
-          __m512 mv)
-{
-    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    __m512 ninf = _mm512_set1_ps(-INFINITY), mx = ninf;
-    for (int u = 0; u < 16 / s; u++)
-        mx = _mm512_max_ps(mx, _mm512_mask_mov_ps(ninf, valid[u], y[u]));
-    mx = across_slots(mx, s, 1);
-    float m_new[16];
-    _mm512_storeu_ps(m_new, _mm512_max_ps(mv, mx));
-    for (int h = 0; h < gt; h++) {
-        float old = t->m[h0 + h], now = m_new[h * s];
-        if (!(now > old))
-            continue;
-        /* 2^-126 (not 0) from -inf, against l = acc = 0 */
-        float alpha = _mm512_cvtss_f32(kt_attn_exp2_512(_mm512_set1_ps(old - now)));
-        float *acc = t->acc + (h0 + h) * t->d;
-        __m512 av = _mm512_set1_ps(alpha);
-        for (int64_t c = 0; c < t->d; c += 16)
-            _mm512_storeu_ps(acc + c, _mm512_mul_ps(av, _mm512_loadu_ps(acc + c)));
-        t->l[h0 + h] *= alpha;
-        t->m[h0 + h] = now;
-    }
-    __m512i head = _mm512_srli_epi32(lane, __builtin_ctz((unsigned)s));
-    return _mm512_permutexvar_ps(head,
-                                 _mm512_maskz_loadu_ps((__mmask16)((1u << gt) - 1u), t->m + h0));
+    kt_lanes_fold_tokens(a, s, y);
 }
 
 /* The online-softmax update of heads h0 .. h0 + gt - 1 (one tile) from their scores 'y' of the
- * chunk's first 'n' tokens (scores_tile): the weights 2^(score - m), rounded to bf16, go to 'pw'
- * as words of two tokens ([KT_ATTN_CHUNK / 2][16 / s]: pair, then head), and l adds them. */
+ * chunk's first 'n' tokens (kt_lanes_weights): the weights, rounded to bf16 by vcvtneps2bf16,
+ * go to 'pw' as words of two tokens ([KT_ATTN_CHUNK / 2][16 / s]: pair, then head), and l adds
+ * the rounded weights, so the output stays a convex combination of the value rows. */
 static inline KT_ATTN_AVX512BF16 __attribute__((always_inline)) void
 softmax_tile(kt_attn_task *t, int64_t h0, int gt, const int s, const __m512 *y, int n, uint32_t *pw)
 {
-    const int log2s = s == 2 ? 1 : s == 4 ? 2 : s == 8 ? 3 : 4;
-    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    __m512i head = _mm512_srli_epi32(lane, log2s);
-    __m512i slot = _mm512_and_si512(lane, _mm512_set1_epi32(s - 1));
-    __mmask16 hm = (__mmask16)((1u << gt) - 1u);
-    __mmask16 heads = _mm512_cmplt_epi32_mask(head, _mm512_set1_epi32(gt)), valid[16], above = 0;
-    __m512 mv = _mm512_permutexvar_ps(head, _mm512_maskz_loadu_ps(hm, t->m + h0));
-    for (int u = 0; u < 16 / s; u++) {
-        valid[u] = n == KT_ATTN_CHUNK
-                       ? heads
-                       : _mm512_mask_cmplt_epi32_mask(heads, slot, _mm512_set1_epi32(n - s * u));
-        /* not ordered (a NaN) counts as above: raise_max then sees it */
-        above |= _mm512_mask_cmp_ps_mask(valid[u], y[u], mv, _CMP_NLE_UQ);
-    }
-    if (above)
-        mv = raise_max(t, h0, gt, s, y, valid, mv);
+    __m512 p[8];
+    kt_lanes_weights(t, h0, gt, s, y, n, p);
     /* word 'lane / 2' of a vector of weights is pair s u / 2 + lane % s / 2 of head lane / s;
      * this order puts it at pair * (16 / s) + head */
     int order[8];
@@ -207,16 +117,14 @@ softmax_tile(kt_attn_task *t, int64_t h0, int gt, const int s, const __m512 *y, 
     __m256i to_pairs = _mm256_loadu_si256((const __m256i *)order);
     __m512 lsum = _mm512_setzero_ps();
     for (int u = 0; u < 16 / s; u++) {
-        __m512 p = _mm512_maskz_mov_ps(valid[u], kt_attn_exp2_512(_mm512_sub_ps(y[u], mv)));
-        __m256i b = (__m256i)_mm512_cvtneps_pbh(p);
+        __m256i b = (__m256i)_mm512_cvtneps_pbh(p[u]);
         __m512i widened = _mm512_slli_epi32(_mm512_cvtepu16_epi32(b), 16);
         lsum = _mm512_add_ps(lsum, _mm512_castsi512_ps(widened));
         if (s != 2 && s != 16)
             b = _mm256_permutevar8x32_epi32(b, to_pairs);
         _mm256_store_si256((__m256i *)(pw + 8 * u), b);
     }
-    lsum = _mm512_permutexvar_ps(_mm512_slli_epi32(lane, log2s), across_slots(lsum, s, 0));
-    _mm512_mask_storeu_ps(t->l + h0, hm, _mm512_add_ps(_mm512_maskz_loadu_ps(hm, t->l + h0), lsum));
+    kt_lanes_add_l(t, h0, gt, s, lsum);
 }
 
 /* acc[h] += sum_t p[h][t] v[t] over the 2 * 'pairs' rows 'v' (row stride d) for a tile of 'gt'
