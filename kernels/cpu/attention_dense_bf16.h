@@ -1,5 +1,6 @@
 /* attention_dense_bf16.h - private to the CPU attention variants: dense decode over bf16 keys
- * and values with AVX-512 BF16 dot products (attention_dense_bf16.c). */
+ * and values with AVX-512 BF16 dot products (attention_dense_bf16.c: the scores alone;
+ * attention_dense_bf16_pv.c: scores in head lanes and P V). */
 #ifndef KT_ATTENTION_DENSE_BF16_H
 #define KT_ATTENTION_DENSE_BF16_H
 
@@ -12,8 +13,8 @@
 /* Whether this CPU has AVX-512 BF16 (vdpbf16ps, vcvtne2ps2bf16). */
 int kt_attn_bf16_dot_supported(void);
 
-/* Bytes of kt_attn_task.extra kt_attn_dense_range_bf16_dot needs for groups of 'g' heads of
- * dimension 'd'. */
+/* Bytes of kt_attn_task.extra kt_attn_dense_range_bf16_dot and the _bf16_pv functions need for
+ * groups of 'g' heads of dimension 'd'. */
 size_t kt_attn_bf16_dot_extra_bytes(int64_t g, int64_t d);
 
 /* The 'n' rows of d bf16 at 'src', or, when n < KT_ATTN_CHUNK, a copy in 'tail' padded with
@@ -26,9 +27,10 @@ const uint16_t *kt_attn_bf16_chunk_rows(uint16_t *tail, const uint16_t *src, int
 void kt_attn_dense_range_bf16_dot(kt_attn_task *t, const uint16_t *k, const uint16_t *v, int64_t t0,
                                   int64_t t1);
 
-/* The same with P V by vdpbf16ps as well: the chunk's weights rounded to bf16, the value rows
- * read in pairs; the task's acc is left in KT_ATTN_ORDER_PAIR32, so every range of a task must
- * come here. Same needs as kt_attn_dense_range_bf16_dot. */
+/* The same with the scores in head lanes (attention_lanes.h) and P V by vdpbf16ps as well: the
+ * chunk's weights rounded to bf16, the value rows read in pairs; the task's acc is left in
+ * KT_ATTN_ORDER_PAIR32, so every range of a task must come here. Same needs as
+ * kt_attn_dense_range_bf16_dot. */
 void kt_attn_dense_range_bf16_pv(kt_attn_task *t, const uint16_t *k, const uint16_t *v, int64_t t0,
                                  int64_t t1);
 
