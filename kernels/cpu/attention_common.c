@@ -54,7 +54,7 @@ void kt_attn_task_bind(kt_attn_task *t, void *scratch, int64_t g, int64_t d)
 }
 
 /* t->qk in head lanes (attention_lanes.h): lane h s + i of step j of tile k holds channel s j + i
- * of head 8 k + h (zero past the group). */
+ * of head (16 / s) k + h (zero past the group); once per range, by its only reader. */
 static void lanes_query(kt_attn_task *t)
 {
     int s = kt_lanes_slots(t->g), tile = 16 / s;
@@ -106,8 +106,6 @@ void kt_attn_task_begin(kt_attn_task *t, const void *q, kt_dtype dtype)
             t->qk[i + j] = t->qs[i + order[j]];
     for (; i < n; i++)
         t->qk[i] = t->qs[kt_attn_order_channel(t->perm, i)];
-    if (t->wide && t->g <= KT_LANES_F32_MAX_GROUP)
-        lanes_query(t);
     for (int64_t h = 0; h < t->g; h++) {
         t->m[h] = -INFINITY;
         t->l[h] = 0.0f;
@@ -371,6 +369,9 @@ void kt_attn_dense_range(kt_attn_task *t, const void *k, const void *v, kt_dtype
                          int64_t t1)
 {
     size_t row_bytes = (size_t)t->d * kt_dtype_size(dtype);
+    int lanes = t->wide && t->g <= KT_LANES_F32_MAX_GROUP;
+    if (lanes)
+        lanes_query(t);
     for (int64_t s = t0; s < t1; s += KT_ATTN_CHUNK) {
         int n = t1 - s < KT_ATTN_CHUNK ? (int)(t1 - s) : KT_ATTN_CHUNK;
         if (!t->wide)
@@ -391,7 +392,7 @@ void kt_attn_dense_range(kt_attn_task *t, const void *k, const void *v, kt_dtype
         kt_attn_spread sp = kt_attn_spread_at(k, v, row_bytes, s, t1);
         kt_attn_trickle tr;
         kt_attn_spread_stage(&sp, KT_ATTN_BEFORE_SCORES, &tr);
-        if (t->g <= KT_LANES_F32_MAX_GROUP) {
+        if (lanes) {
             kt_attn_scores_softmax_lanes(t, kf, n, &tr);
             kt_attn_spread_stage(&sp, KT_ATTN_AFTER_SCORES, &tr);
         } else {

@@ -67,15 +67,15 @@ static inline int64_t kt_attn_order_channel(int order, int64_t i)
  * 32-byte aligned; 'kbuf' holds KT_ATTN_CHUNK fp32 key rows of d values. */
 typedef struct kt_attn_task {
     int64_t g, d;
-    int avx512; /* the CPU may run the AVX-512 paths (set after kt_attn_task_bind) */
-    int wide;   /* this task runs them: avx512 and d % 32 == 0 (set by kt_attn_task_begin) */
-    float *qs;  /* [g][d] query in log2 units */
-    float *qk;  /* [g][d] the same in the channel order of converted keys ('perm') */
-    float
-        *ql;  /* qk in head lanes, for the AVX-512 scores (attention_lanes.h): [tiles][d / s][16] */
-    int perm; /* KT_ATTN_ORDER_* of converted keys, of values as read, and of 'acc' */
-    float *m; /* [g] running max */
-    float *l; /* [g] running sum of 2^(s - m) */
+    int avx512;  /* the CPU may run the AVX-512 paths (set after kt_attn_task_bind) */
+    int wide;    /* this task runs them: avx512 and d % 32 == 0 (set by kt_attn_task_begin) */
+    float *qs;   /* [g][d] query in log2 units */
+    float *qk;   /* [g][d] the same in the channel order of converted keys ('perm') */
+    float *ql;   /* qk in head lanes, laid out by kt_attn_dense_range for its AVX-512 scores:
+                    [tiles][d / s][16] */
+    int perm;    /* KT_ATTN_ORDER_* of converted keys, of values as read, and of 'acc' */
+    float *m;    /* [g] running max */
+    float *l;    /* [g] running sum of 2^(s - m) */
     float *acc;  /* [g][d] running sum of 2^(s - m) v */
     float *p;    /* [g][KT_ATTN_CHUNK] scores, then weights, of the current chunk */
     float *kbuf; /* [KT_ATTN_CHUNK][d] */

@@ -162,14 +162,20 @@ pv_tile(float *acc, const uint32_t *pw, int stride, const uint16_t *v, int pairs
     }
 }
 
-/* P V of one tile of 'gt' heads (h0 its first) over the chunk's 'n' rows 'v': 4 or fewer heads
- * take 64 channels a pass where d allows, more take 32, so a tile never holds more than 16
+/* Blocks of 32 channels per pass of P V for a tile of 'gt' heads: 4 or fewer heads take 64
+ * channels a pass where d allows, more take 32, so a tile never holds more than 16
  * accumulators. */
+static int pv_blocks(int64_t d, int64_t gt)
+{
+    return gt <= 4 && d % 64 == 0 ? 2 : 1;
+}
+
+/* P V of one tile of 'gt' heads (h0 its first) over the chunk's 'n' rows 'v', pv_blocks wide. */
 static KT_ATTN_AVX512BF16 void pv_heads(kt_attn_task *t, int64_t h0, int gt, const uint32_t *pw,
                                         int stride, const uint16_t *v, int n, kt_attn_trickle *tr)
 {
     int64_t d = t->d;
-    int pairs = (n + 1) / 2, wide = d % 64 == 0;
+    int pairs = (n + 1) / 2, wide = pv_blocks(d, gt) == 2;
     float *acc = t->acc + h0 * d;
     switch (gt) {
     case 1:
@@ -205,7 +211,7 @@ static KT_ATTN_AVX512BF16 void pv_heads(kt_attn_task *t, int64_t h0, int gt, con
 /* Passes of pv_heads over a chunk for a tile of 'gt' heads. */
 static int64_t pv_passes(int64_t d, int64_t gt)
 {
-    return d / (gt <= 4 && d % 64 == 0 ? 64 : 32);
+    return d / (32 * pv_blocks(d, gt));
 }
 
 /* Scores and softmax of every tile of the chunk's rows 'k', 's' slots per head and rows of 'dc'
