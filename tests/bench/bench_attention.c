@@ -3,13 +3,14 @@
  * (speedup, kept fraction, error against the float64 reference) next to a byte-count model of
  * FFD's ceiling. Cold caches (kt_backend_flush_cache before every timed call), medians.
  *
- * usage: bench_attention [THREADS] [--quick] [--contention] [NAME=VALUE...]
+ * usage: bench_attention [THREADS] [--quick] [--contention] [--omp-spin] [NAME=VALUE...]
  *   THREADS default 2; --quick: 4K and 8K only; NAME=VALUE sets an llm input param;
  *   --contention: only the co-runner table (see contention() below; --quick: 1 round);
  *   --models[=CONTEXT]: only the catalog table (every model's heads at CONTEXT, default 32K);
  *   --fp8-keys: FFD in that table with keys: fp8 instead of the default stored keys;
  *   --dense: only dense on every catalog model at 16K and 32K in bf16 and fp32 (with --quick:
- *   16K, 3 rounds) against a read pass over the call's own K and V timed in the same rounds
+ *   16K, 3 rounds) against a read pass over the call's own K and V, on the kernels' pool,
+ *   timed in the same rounds
  *   (this VM's memory bandwidth drifts by tens of percent within minutes, so a ceiling measured
  *   once before the table does not hold for its last rows; the fraction is the median over
  *   rounds of read pass time / dense time), the read and copy ceilings measured first, and a
@@ -18,6 +19,9 @@
  * Dense and the FFD arms of a point run in rotating order within each round (see time_arms);
  * the variants run with isa auto (AVX-512 where the CPU has it), and dense and FFD at delta 5
  * also with isa avx2, in the same rounds, for the AVX2-to-AVX-512 comparison.
+ * --omp-spin: leave libgomp's idle threads (those of the copy and read ceilings) spinning for
+ * its default 300,000 pauses after each pass, into the arm timed next; by default the
+ * benchmark runs itself again with GOMP_SPINCOUNT=2000 (bench_keep_idle_threads_short).
  * Prints markdown tables on stdout. */
 #include "measure/check.h"
 #include "kernel.h"
@@ -85,14 +89,54 @@ static int prepare_arms(arm *arms, int n, kt_backend *b, kt_instance *inst, int 
     return KT_OK;
 }
 
-/* Nanoseconds of one read pass of arm 'x' (v NULL) over its instance's K and V. */
+/* A read pass on the kernels' own pool: the parts cut into 'per_part' contiguous pieces, one
+ * pool item each, every participant summing what it reads into its own (padded) sum. */
+typedef struct read_job {
+    const uint64_t *parts[2];
+    size_t words[2];
+    int per_part;
+    uint64_t sums[64][8];
+} read_job;
+
+static void read_piece(void *ctx, int64_t i, int slot)
+{
+    read_job *j = ctx;
+    int part = (int)(i / j->per_part), piece = (int)(i % j->per_part);
+    size_t share = j->words[part] / (size_t)j->per_part / 4 * 4, lo = (size_t)piece * share;
+    size_t hi = piece == j->per_part - 1 ? j->words[part] : lo + share, w = lo;
+    const uint64_t *a = j->parts[part];
+    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (; w + 4 <= hi; w += 4) {
+        s0 += a[w];
+        s1 += a[w + 1];
+        s2 += a[w + 2];
+        s3 += a[w + 3];
+    }
+    for (; w < hi; w++)
+        s0 += a[w];
+    j->sums[slot][0] += s0 + s1 + s2 + s3;
+}
+
+/* Nanoseconds of one read pass of arm 'x' (v NULL) over its instance's K and V, on the pool
+ * the kernels run on (kt_pool_for, x->threads), cut into 8 pieces per thread and buffer: the
+ * pass starts its worker from the same futex sleep as the kernel timed in the same round
+ * does (the OpenMP pass of read_pass_s has threads of its own, with their own wake-up). */
 static double read_arm_ns(const arm *x)
 {
     const kt_problem *p = &x->read_of->problem;
-    const void *parts[2] = {x->read_of->dev_inputs[1], x->read_of->dev_inputs[2]};
-    size_t bytes[2] = {kt_tensor_bytes(&p->tensors[1]), kt_tensor_bytes(&p->tensors[2])};
+    read_job j;
+    memset(&j, 0, sizeof(j));
+    for (int part = 0; part < 2; part++) {
+        j.parts[part] = x->read_of->dev_inputs[1 + part];
+        j.words[part] = kt_tensor_bytes(&p->tensors[1 + part]) / sizeof(uint64_t);
+    }
+    j.per_part = 8 * x->threads;
+    double t0 = now_s();
+    kt_pool_for(x->threads, 2 * j.per_part, read_piece, &j);
+    double s = now_s() - t0;
     uint64_t total = 0;
-    double s = read_pass_s(parts, bytes, 2, x->threads, &total);
+    for (int t = 0; t < 64; t++)
+        total += j.sums[t][0];
     if (total == 42) /* keeps the sums alive */
         printf(" ");
     return s * 1e9;
@@ -496,7 +540,7 @@ static int dense_table(int threads, const int64_t *contexts, int n_ctx, int reps
 
 int main(int argc, char **argv)
 {
-    int threads = 2, quick = 0, contended = 0, models_only = 0, dense_only = 0;
+    int threads = 2, quick = 0, contended = 0, models_only = 0, dense_only = 0, omp_spin = 0;
     int64_t models_context = 32768;
     const char *only_model = NULL;
     const kt_op *op = kt_op_find("attention_decode");
@@ -511,6 +555,8 @@ int main(int argc, char **argv)
             contended = 1;
         } else if (strcmp(argv[i], "--dense") == 0) {
             dense_only = 1;
+        } else if (strcmp(argv[i], "--omp-spin") == 0) {
+            omp_spin = 1;
         } else if (strncmp(argv[i], "--model=", 8) == 0) {
             only_model = argv[i] + 8;
         } else if (strcmp(argv[i], "--fp8-keys") == 0) {
@@ -530,6 +576,7 @@ int main(int argc, char **argv)
             threads = atoi(argv[i]) > 0 ? atoi(argv[i]) : 2;
         }
     }
+    bench_keep_idle_threads_short("bench_attention", argv, 1, omp_spin);
     if (contended)
         return contention(threads, quick ? 1 : 3);
     double copy_gbs = copy_bandwidth_gbs(threads), read_gbs = read_bandwidth_gbs(threads);

@@ -1,5 +1,6 @@
 /* bench_common.h - what the benchmark programs share: a clock, medians, and this machine's
- * copy and read bandwidth, the ceilings the kernels are measured against. */
+ * copy and read bandwidth, the ceilings the kernels are measured against, and idle library
+ * threads kept from spinning into the next timed case. */
 #ifndef KT_BENCH_COMMON_H
 #define KT_BENCH_COMMON_H
 
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -29,6 +31,36 @@ static inline double median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof(double), cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* OpenBLAS's idle threads spin (yielding) for 2^28 TSC cycles, about 0.1 s here, after each
+ * call before they sleep, and the variable that sets it is read once, when the library loads.
+ * Spinning, they hold a core while the next case runs: the pool's two threads then share the
+ * other core and that case runs at half speed (seen as run-queue wait of the whole call).
+ * libgomp's idle threads (oneDNN's, and the benchmarks' own OpenMP read and copy passes) do
+ * the same for 300,000 pauses, 2-5 ms of CPU here after each parallel region: the case timed
+ * next loses a core for that long, which halves a 1-2 ms call (the pool's caller runs every
+ * item when its worker gets no CPU). So, unless the variables are set or 'openblas_spin'
+ * ('omp_spin') is nonzero, the benchmark runs itself again with OPENBLAS_THREAD_TIMEOUT=16
+ * (about 30 us) and GOMP_SPINCOUNT=2000 (the pool's own spin, about 20 us, before its futex
+ * wait): each library then pays one wake-up per call, as the pool does. Returns only when it
+ * does not run itself again ('prog' names it in the message when it cannot). */
+static inline void bench_keep_idle_threads_short(const char *prog, char **argv, int openblas_spin,
+                                                 int omp_spin)
+{
+    int again = 0;
+    if (!openblas_spin && !getenv("OPENBLAS_THREAD_TIMEOUT")) {
+        setenv("OPENBLAS_THREAD_TIMEOUT", "16", 1);
+        again = 1;
+    }
+    if (!omp_spin && !getenv("GOMP_SPINCOUNT") && !getenv("OMP_WAIT_POLICY")) {
+        setenv("GOMP_SPINCOUNT", "2000", 1);
+        again = 1;
+    }
+    if (!again)
+        return;
+    execv("/proc/self/exe", argv);
+    fprintf(stderr, "%s: cannot run itself again: idle library threads spin\n", prog);
 }
 
 /* Copy bandwidth (bytes read + bytes written per second) of 'threads' threads each copying

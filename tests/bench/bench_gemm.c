@@ -11,7 +11,7 @@
  *   --fp32: the same shapes in fp32 only, OpenBLAS against tiled before and after x was
  *   packed once per call (see fp32_table)
  *   --openblas-spin, --omp-spin: keep OpenBLAS's (oneDNN's OpenMP) idle threads spinning as
- *   long as the library's default (see keep_idle_threads_short)
+ *   long as the library's default (see bench_keep_idle_threads_short)
  *
  * Each figure is the median of repeated calls (at least 5 rounds and 0.5 s; the variants of
  * one shape take turns, one call each per round) with the backend's cache flush before
@@ -370,34 +370,6 @@ static void fp32_table(int threads, const char *only)
                c.lowest, c.lowest_before, c.lowest >= 0.9 ? "met" : "not met");
 }
 
-/* OpenBLAS's idle threads spin (yielding) for 2^28 TSC cycles, about 0.1 s here, after each
- * call before they sleep, and the variable that sets it is read once, when the library loads.
- * Spinning, they hold a core while the next case runs: the pool's two threads then share the
- * other core and that case runs at half speed (seen as run-queue wait of the whole call).
- * oneDNN's OpenMP threads (libgomp) do the same for 300,000 pauses, 2-5 ms of CPU here after
- * each call: the case timed next, OpenBLAS or tiled, loses a core for that long, which halves
- * a 1-2 ms call (tiled splits such a call into two items, and the caller runs both when the
- * worker gets no CPU). So, unless the variables are set or --openblas-spin (--omp-spin) is
- * given, the benchmark runs itself again with OPENBLAS_THREAD_TIMEOUT=16 (about 30 us) and
- * GOMP_SPINCOUNT=2000 (the pool's own spin, about 20 us, before its futex wait): each library
- * then pays one wake-up per call. Returns only when it does not run itself again. */
-static void keep_idle_threads_short(char **argv, int openblas_spin, int omp_spin)
-{
-    int again = 0;
-    if (!openblas_spin && !getenv("OPENBLAS_THREAD_TIMEOUT")) {
-        setenv("OPENBLAS_THREAD_TIMEOUT", "16", 1);
-        again = 1;
-    }
-    if (!omp_spin && !getenv("GOMP_SPINCOUNT") && !getenv("OMP_WAIT_POLICY")) {
-        setenv("GOMP_SPINCOUNT", "2000", 1);
-        again = 1;
-    }
-    if (!again)
-        return;
-    execv("/proc/self/exe", argv);
-    fprintf(stderr, "bench_gemm: cannot run itself again: idle library threads spin\n");
-}
-
 /* The value of environment variable 'name', or 'unset' when it is not set. */
 static const char *env_or(const char *name, const char *unset)
 {
@@ -427,7 +399,7 @@ int main(int argc, char **argv)
         else
             threads = atoi(argv[i]) > 0 ? atoi(argv[i]) : 1;
     }
-    keep_idle_threads_short(argv, spin, omp_spin);
+    bench_keep_idle_threads_short("bench_gemm", argv, spin, omp_spin);
     double start = now_s();
     kt_device_info info;
     memset(&info, 0, sizeof(info));
