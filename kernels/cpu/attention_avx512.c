@@ -56,18 +56,24 @@ AVX512_INLINE __m512 dot16(const float *q, const float *k, int64_t d, kt_attn_tr
 
 /* acc[h] += sum_t p[h][t] v[t] for a tile of 'gt' heads and 'cb' vectors of 16 channels at a
  * time (cb even for bf16), values converted from storage type 'dt' as they are loaded (bf16 in
- * EVENODD32 order), a tick of 'tr' per value row. gt, cb and dt are compile-time constants
- * after inlining. */
+ * EVENODD32 order), a tick of 'tr' per value row: kt_attn_trickle_tick_lines of 'lines' lines
+ * where 'lines' > 0 (kt_attn_pv_avx512 says when), else kt_attn_trickle_tick. gt, cb, dt and
+ * lines are compile-time constants after inlining. */
 AVX512_INLINE void pv_tile(float *acc, const float *p, const void *v, int n, int64_t d,
-                           const int gt, const int cb, const int dt, kt_attn_trickle *tr)
+                           const int gt, const int cb, const int dt, const int lines,
+                           kt_attn_trickle *tr)
 {
+    kt_attn_trickle near = *tr; /* in registers through the loops (lines > 0) */
     for (int64_t c = 0; c < d; c += 16 * cb) {
         __m512 a[4][4];
         for (int h = 0; h < gt; h++)
             for (int j = 0; j < cb; j++)
                 a[h][j] = _mm512_loadu_ps(acc + h * d + c + 16 * j);
         for (int t = 0; t < n; t++) {
-            kt_attn_trickle_tick(tr);
+            if (lines > 0)
+                kt_attn_trickle_tick_lines(&near, lines);
+            else
+                kt_attn_trickle_tick(tr);
             __m512 vt[4];
             for (int j = 0; j < cb; j++) {
                 if (dt == KT_DTYPE_BF16 && j % 2 == 0)
@@ -88,6 +94,8 @@ AVX512_INLINE void pv_tile(float *acc, const float *p, const void *v, int n, int
             for (int j = 0; j < cb; j++)
                 _mm512_storeu_ps(acc + h * d + c + 16 * j, a[h][j]);
     }
+    if (lines > 0)
+        *tr = near;
 }
 
 /* The vectors of 16 channels pv_gt's tiles take at a time. */
@@ -97,48 +105,54 @@ static inline int64_t pv_cb(int64_t d)
 }
 
 AVX512_INLINE void pv_gt(float *acc, const float *p, const void *v, int n, int64_t d, const int gt,
-                         const int dt, kt_attn_trickle *tr)
+                         const int dt, const int lines, kt_attn_trickle *tr)
 {
     if (pv_cb(d) == 4)
-        pv_tile(acc, p, v, n, d, gt, 4, dt, tr);
+        pv_tile(acc, p, v, n, d, gt, 4, dt, lines, tr);
     else
-        pv_tile(acc, p, v, n, d, gt, 2, dt, tr);
+        pv_tile(acc, p, v, n, d, gt, 2, dt, lines, tr);
 }
 
 AVX512_INLINE void pv_dt(float *acc, const float *p, const void *v, int n, int64_t d, int gt,
-                         const int dt, kt_attn_trickle *tr)
+                         const int dt, const int lines, kt_attn_trickle *tr)
 {
     switch (gt) {
     case 1:
-        pv_gt(acc, p, v, n, d, 1, dt, tr);
+        pv_gt(acc, p, v, n, d, 1, dt, lines, tr);
         break;
     case 2:
-        pv_gt(acc, p, v, n, d, 2, dt, tr);
+        pv_gt(acc, p, v, n, d, 2, dt, lines, tr);
         break;
     case 3:
-        pv_gt(acc, p, v, n, d, 3, dt, tr);
+        pv_gt(acc, p, v, n, d, 3, dt, lines, tr);
         break;
     default:
-        pv_gt(acc, p, v, n, d, 4, dt, tr);
+        pv_gt(acc, p, v, n, d, 4, dt, lines, tr);
     }
 }
 
-/* Tiles of up to 4 heads by 32 or 64 channels (d % 32 == 0). */
+/* Tiles of up to 4 heads by 32 or 64 channels (d % 32 == 0). fp32 values for 5-8 heads (two
+ * tiles) with d % 64 == 0 tick 2 lines a row and pass in each tile (kt_attn_trickle_tick_lines),
+ * which covers a full chunk's d lines exactly: the arithmetic there is about as long as the
+ * memory time, and the loop of kt_attn_trickle_tick was a chain through memory per line. */
 KT_ATTN_AVX512 void kt_attn_pv_avx512(kt_attn_task *t, const void *v, kt_dtype dt, int n,
                                       kt_attn_trickle *tr)
 {
     int64_t d = t->d;
+    int two_lines = dt == KT_DTYPE_FP32 && t->g >= 5 && t->g <= 8 && pv_cb(d) == 4;
     kt_attn_trickle_pace(tr, (t->g + 3) / 4 * (d / (16 * pv_cb(d))) * n);
     for (int64_t h0 = 0; h0 < t->g; h0 += 4) {
         int gt = t->g - h0 < 4 ? (int)(t->g - h0) : 4;
         float *acc = t->acc + h0 * d;
         const float *p = t->p + h0 * KT_ATTN_CHUNK;
         if (dt == KT_DTYPE_BF16)
-            pv_dt(acc, p, v, n, d, gt, KT_DTYPE_BF16, tr);
+            pv_dt(acc, p, v, n, d, gt, KT_DTYPE_BF16, 0, tr);
         else if (dt == KT_DTYPE_FP16)
-            pv_dt(acc, p, v, n, d, gt, KT_DTYPE_FP16, tr);
+            pv_dt(acc, p, v, n, d, gt, KT_DTYPE_FP16, 0, tr);
+        else if (two_lines)
+            pv_dt(acc, p, v, n, d, gt, KT_DTYPE_FP32, 2, tr);
         else
-            pv_dt(acc, p, v, n, d, gt, KT_DTYPE_FP32, tr);
+            pv_dt(acc, p, v, n, d, gt, KT_DTYPE_FP32, 0, tr);
     }
 }
 

@@ -111,6 +111,23 @@ static inline __attribute__((always_inline)) void kt_attn_trickle_tick(kt_attn_t
         _mm_prefetch(tr->next, _MM_HINT_T0);
 }
 
+/* A tick of 'lines' prefetches ('lines' a compile-time constant after inlining): one test per
+ * tick instead of two per line. Where the caller's ticks times 'lines' is the chunk's line count
+ * (a full chunk ahead), it prefetches exactly that chunk; a shorter one (the range's last) is
+ * overrun by at most lines - 1 lines, which a prefetch may touch harmlessly (it never faults).
+ * Warm (group 8, d = 128, K and V in L2, one thread) the step with its prefetches took 15-16.4 ns
+ * a token this way against 18-22.5 with kt_attn_trickle_tick's loop, whose pointer update was
+ * a chain through memory every line. */
+static inline __attribute__((always_inline)) void kt_attn_trickle_tick_lines(kt_attn_trickle *tr,
+                                                                             const int lines)
+{
+    if (tr->next < tr->end) {
+        for (int l = 0; l < lines; l++)
+            _mm_prefetch(tr->next + 64 * l, _MM_HINT_T0);
+        tr->next += 64 * lines;
+    }
+}
+
 /* Prefetches whatever 'tr' still holds. */
 static inline void kt_attn_trickle_finish(kt_attn_trickle *tr)
 {

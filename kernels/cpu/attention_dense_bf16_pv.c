@@ -83,20 +83,28 @@ key_slots(const uint16_t *k, const int s)
 
 /* The scores of the chunk's 16 key rows 'k' (row stride d) for one tile of heads, query 'qv':
  * y[u] lane h s + i = the score of head h and token s u + i (u < 16 / s). A tick of 'tr' per
- * step of 2 s channels. */
+ * step of 2 s channels; at s = 2 (tiles of 5-8 heads, where the step's arithmetic is about as
+ * long as its memory time) the tick is kt_attn_trickle_tick_lines of 2 lines, so the d / 4
+ * steps cover a chunk's d / 2 lines of keys. */
 static inline KT_ATTN_AVX512BF16 __attribute__((always_inline)) void
 scores_tile(const __m512i *qv, const uint16_t *k, int64_t d, const int s, __m512 *y,
             kt_attn_trickle *tr)
 {
     __m512 a[16];
+    kt_attn_trickle near = *tr; /* in registers through the loop (s = 2) */
     for (int r = 0; r < 16; r++)
         a[r] = _mm512_setzero_ps();
     for (int64_t j = 0; j < d / (2 * s); j++) {
-        kt_attn_trickle_tick(tr);
+        if (s == 2)
+            kt_attn_trickle_tick_lines(&near, 2);
+        else
+            kt_attn_trickle_tick(tr);
         __m512bh q = (__m512bh)_mm512_load_si512((const void *)(qv + j));
         for (int r = 0; r < 16; r++)
             a[r] = _mm512_dpbf16_ps(a[r], q, key_slots(k + r * d + 2 * s * j, s));
     }
+    if (s == 2)
+        *tr = near;
     kt_lanes_fold_tokens(a, s, y);
 }
 
@@ -131,18 +139,23 @@ softmax_tile(kt_attn_task *t, int64_t h0, int gt, const int s, const __m512 *y, 
  * heads, 'cb' blocks of 32 channels per pass; 'pw' holds the heads' bf16 weights, two tokens
  * per word, pair i of head h at i * 'stride' + h. acc is in KT_ATTN_ORDER_PAIR32. gt and cb are
  * compile-time constants after inlining, so the gt x 2cb accumulators stay in registers. A tick
- * of 'tr' per pair of rows and pass. */
+ * of 'tr' per pair of rows and pass; for 5-8 heads (cb = 1) a kt_attn_trickle_tick_lines of 2
+ * lines, so a full chunk's d / 32 passes of 8 pairs cover its d / 2 lines of values. */
 static inline KT_ATTN_AVX512BF16 __attribute__((always_inline)) void
 pv_tile(float *acc, const uint32_t *pw, int stride, const uint16_t *v, int pairs, int64_t d,
         const int gt, const int cb, kt_attn_trickle *tr)
 {
+    kt_attn_trickle near = *tr; /* in registers through the loops (gt >= 5) */
     for (int64_t c = 0; c < d; c += 32 * cb) {
         __m512 a[8][4];
         for (int h = 0; h < gt; h++)
             for (int j = 0; j < 2 * cb; j++)
                 a[h][j] = _mm512_loadu_ps(acc + h * d + c + 16 * j);
         for (int i = 0; i < pairs; i++) {
-            kt_attn_trickle_tick(tr);
+            if (gt >= 5)
+                kt_attn_trickle_tick_lines(&near, 2 * cb);
+            else
+                kt_attn_trickle_tick(tr);
             __m512bh x[4];
             for (int b = 0; b < cb; b++) {
                 __m512i r0 = _mm512_loadu_si512((const void *)(v + 2 * i * d + c + 32 * b));
@@ -160,6 +173,8 @@ pv_tile(float *acc, const uint32_t *pw, int stride, const uint16_t *v, int pairs
             for (int j = 0; j < 2 * cb; j++)
                 _mm512_storeu_ps(acc + h * d + c + 16 * j, a[h][j]);
     }
+    if (gt >= 5)
+        *tr = near;
 }
 
 /* Blocks of 32 channels per pass of P V for a tile of 'gt' heads: 4 or fewer heads take 64
@@ -208,26 +223,21 @@ static KT_ATTN_AVX512BF16 void pv_heads(kt_attn_task *t, int64_t h0, int gt, con
     }
 }
 
-/* Passes of pv_heads over a chunk for a tile of 'gt' heads. */
-static int64_t pv_passes(int64_t d, int64_t gt)
-{
-    return d / (32 * pv_blocks(d, gt));
-}
-
 /* Scores and softmax of every tile of the chunk's rows 'k', 's' slots per head and rows of 'dc'
  * channels (compile-time constants after inlining, so the 16 rows' addresses are offsets from
- * one register). */
+ * one register). The first tile's steps issue the prefetches of 'tr' (scores_tile). */
 static inline KT_ATTN_AVX512BF16 __attribute__((always_inline)) void
 scores_softmax_d(kt_attn_task *t, const pv_scratch *sc, const uint16_t *k, int n, const int s,
                  const int64_t dc, kt_attn_trickle *tr)
 {
     int64_t steps = dc / (2 * s);
-    kt_attn_trickle_pace(tr, sc->tiles * steps);
+    kt_attn_trickle idle = kt_attn_trickle_of(NULL, 0);
+    kt_attn_trickle_pace(tr, steps);
     for (int64_t tile = 0; tile < sc->tiles; tile++) {
         __m512 y[8];
         int64_t h0 = tile * sc->tile;
         int gt = t->g - h0 < sc->tile ? (int)(t->g - h0) : sc->tile;
-        scores_tile(sc->qv + tile * steps, k, dc, s, y, tr);
+        scores_tile(sc->qv + tile * steps, k, dc, s, y, tile == 0 ? tr : &idle);
         softmax_tile(t, h0, gt, s, y, n, sc->pw + tile * (KT_ATTN_CHUNK / 2) * sc->tile);
     }
 }
@@ -275,14 +285,14 @@ static KT_ATTN_AVX512BF16 void step_pv(kt_attn_task *t, const pv_scratch *sc, co
     kt_attn_spread_stage(sp, KT_ATTN_AFTER_SCORES, &tr);
     kt_attn_spread_stage(sp, KT_ATTN_BEFORE_PV, &tr);
     v = kt_attn_bf16_chunk_rows(sc->vtail, v, n, t->d);
-    int64_t passes = 0;
-    for (int64_t h0 = 0; h0 < t->g; h0 += sc->tile)
-        passes += pv_passes(t->d, t->g - h0 < sc->tile ? t->g - h0 : sc->tile);
-    kt_attn_trickle_pace(&tr, passes * ((n + 1) / 2));
-    for (int64_t tile = 0; tile < sc->tiles; tile++) {
+    kt_attn_trickle idle = kt_attn_trickle_of(NULL, 0);
+    int gt0 = t->g < sc->tile ? (int)t->g : sc->tile;
+    kt_attn_trickle_pace(&tr, t->d / (32 * pv_blocks(t->d, gt0)) * ((n + 1) / 2));
+    for (int64_t tile = 0; tile < sc->tiles; tile++) { /* the first tile prefetches (pv_tile) */
         int64_t h0 = tile * sc->tile;
         int gt = t->g - h0 < sc->tile ? (int)(t->g - h0) : sc->tile;
-        pv_heads(t, h0, gt, sc->pw + tile * (KT_ATTN_CHUNK / 2) * sc->tile, sc->tile, v, n, &tr);
+        pv_heads(t, h0, gt, sc->pw + tile * (KT_ATTN_CHUNK / 2) * sc->tile, sc->tile, v, n,
+                 tile == 0 ? &tr : &idle);
     }
     kt_attn_spread_stage(sp, KT_ATTN_AFTER_PV, &tr);
 }

@@ -25,19 +25,26 @@ KT_LANES_INLINE __m512 key_slots(const float *k, const int s)
 
 /* The scores of the chunk's 16 key rows 'k' (row stride dc) for one tile of heads, query 'ql'
  * in head lanes: y[u] lane h s + i = the score of head h and token s u + i. A tick of 'tr' per
- * step of s channels. */
+ * step of s channels; at s = 2 (5-8 heads, one tile) a kt_attn_trickle_tick_lines of 2 lines,
+ * so the d / 2 steps cover a chunk's d lines of keys. */
 KT_LANES_INLINE void scores_tile(const float *ql, const float *k, const int64_t dc, const int s,
                                  __m512 *y, kt_attn_trickle *tr)
 {
     __m512 a[16];
+    kt_attn_trickle near = *tr; /* in registers through the loop (s = 2) */
     for (int r = 0; r < 16; r++)
         a[r] = _mm512_setzero_ps();
     for (int64_t j = 0; j < dc / s; j++) {
-        kt_attn_trickle_tick(tr);
+        if (s == 2)
+            kt_attn_trickle_tick_lines(&near, 2);
+        else
+            kt_attn_trickle_tick(tr);
         __m512 q = _mm512_loadu_ps(ql + j * 16);
         for (int r = 0; r < 16; r++)
             a[r] = _mm512_fmadd_ps(q, key_slots(k + r * dc + s * j, s), a[r]);
     }
+    if (s == 2)
+        *tr = near;
     kt_lanes_fold_tokens(a, s, y);
 }
 
