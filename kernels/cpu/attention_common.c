@@ -362,6 +362,8 @@ kt_attn_spread kt_attn_spread_at(const void *k, const void *v, size_t row_bytes,
     sp.k = (const char *)k + (size_t)ahead * row_bytes;
     sp.v = (const char *)v + (size_t)ahead * row_bytes;
     sp.bytes = row_bytes * (size_t)rows;
+    if (sp.bytes > KT_ATTN_SPREAD_BYTES) /* see KT_ATTN_SPREAD_LARGE_BYTES */
+        sp.bytes = KT_ATTN_SPREAD_LARGE_BYTES;
     return sp;
 }
 

@@ -201,6 +201,15 @@ void kt_attn_prefetch_ahead(const void *k, const void *v, size_t row_bytes, int6
  * llama-3.1-70b heads (a task's first chunks go unprefetched, and far lines compete for L1), and
  * no slower than 16 KiB; with the trickle, 16 and 32 KiB were again slower. */
 #define KT_ATTN_SPREAD_BYTES (8 << 10)
+/* What a dense range prefetches of each of K and V of the chunk ahead when that chunk is larger
+ * than KT_ATTN_SPREAD_BYTES per stream (fp32 rows of 1 KiB and more: 16 KiB of K and 16 of V).
+ * The whole chunk ahead and the current one together are 64 KiB there, more than the 48 KiB L1,
+ * and the prefetched lines evicted the current ones: fp32 group 2, d = 256 read at 0.73-0.78 of
+ * the read pass with the whole chunk ahead, 0.88-0.98 with 2 KiB of it (0.91 with one line),
+ * which leaves the rest of the stream to the hardware prefetchers. bf16 at d = 256 (8 KiB a
+ * stream) and fp32 at d = 128 keep the whole chunk: capped at 4 KiB, fp32 group 8, d = 128 fell
+ * from 0.87 to 0.74. */
+#define KT_ATTN_SPREAD_LARGE_BYTES (2 << 10)
 
 /* The chunk a range prefetches while it works on the current one. */
 typedef struct kt_attn_spread {
