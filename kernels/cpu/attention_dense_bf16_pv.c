@@ -116,7 +116,7 @@ static inline KT_ATTN_AVX512BF16 __attribute__((always_inline)) void
 softmax_tile(kt_attn_task *t, int64_t h0, int gt, const int s, const __m512 *y, int n, uint32_t *pw)
 {
     __m512 p[8];
-    kt_lanes_weights(t, h0, gt, s, y, n, p);
+    kt_lanes_weights(t, h0, gt, s, y, n, 1, p);
     /* word 'lane / 2' of a vector of weights is pair s u / 2 + lane % s / 2 of head lane / s;
      * this order puts it at pair * (16 / s) + head */
     int order[8];

@@ -105,7 +105,7 @@ KT_LANES_INLINE void scores_softmax_d(kt_attn_task *t, const float *k, int n, co
         int64_t h0 = i * tile;
         int gt = t->g - h0 < tile ? (int)(t->g - h0) : tile;
         scores_tile(t->ql + i * steps * 16, k, dc, s, y, tr);
-        kt_lanes_weights(t, h0, gt, s, y, n, p);
+        kt_lanes_weights(t, h0, gt, s, y, n, 0, p);
         for (int u = 0; u < 16 / s; u++)
             lsum = _mm512_add_ps(lsum, p[u]);
         kt_lanes_add_l(t, h0, gt, s, lsum);

@@ -101,15 +101,31 @@ kt_lanes_raise_max(kt_attn_task *t, int64_t h0, int gt, int s, const __m512 *y,
                                  _mm512_maskz_loadu_ps((__mmask16)((1u << gt) - 1u), t->m + h0));
 }
 
+/* 2^x for weights that are rounded to bf16 next (relative error 1.0e-4, against 2^-9 for the
+ * rounding): a cubic on [-0.5, 0.5] (a weighted least-squares fit of the relative error) and
+ * vscalefps, where kt_attn_exp2_512 takes a degree-6 polynomial and an exponent built by hand,
+ * 13 instructions against 8. x below -126 gives 2^-126, as there. */
+KT_LANES_INLINE __m512 kt_lanes_exp2_bf16(__m512 x)
+{
+    x = _mm512_max_ps(x, _mm512_set1_ps(-126.0f));
+    __m512 fi = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 f = _mm512_sub_ps(x, fi);
+    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(0.05500874f), f, _mm512_set1_ps(0.24221113f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(0.69328297f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, fi);
+}
+
 /* The online-softmax weights of heads h0 .. h0 + gt - 1 (one tile) from their scores 'y' (in
  * log2 units) of the chunk's first 'n' tokens: p[u] = 2^(y[u] - m) in the same lanes, 0 where
- * the head or token is missing. The running max is compared with every score first (a
+ * the head or token is missing; 'bf16' (a compile-time constant): the caller rounds them to
+ * bf16, so kt_lanes_exp2_bf16 serves. The running max is compared with every score first (a
  * broadcast from memory per head); only a chunk with a score above it pays for the chunk's
  * max, the exp2 of alpha and the rescale of acc and l (kt_lanes_raise_max). Where none is, the
  * weights are the same 2^(s - m) against the same m, so the result is what the full update
  * gives (alpha is exactly 1 there). The caller adds the weights to l (kt_lanes_add_l). */
 KT_LANES_INLINE void kt_lanes_weights(kt_attn_task *t, int64_t h0, int gt, const int s,
-                                      const __m512 *y, int n, __m512 *p)
+                                      const __m512 *y, int n, const int bf16, __m512 *p)
 {
     const int log2s = s == 2 ? 1 : s == 4 ? 2 : s == 8 ? 3 : 4;
     const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -128,7 +144,8 @@ KT_LANES_INLINE void kt_lanes_weights(kt_attn_task *t, int64_t h0, int gt, const
     if (above)
         mv = kt_lanes_raise_max(t, h0, gt, s, y, valid, mv);
     for (int u = 0; u < 16 / s; u++)
-        p[u] = _mm512_maskz_mov_ps(valid[u], kt_attn_exp2_512(_mm512_sub_ps(y[u], mv)));
+        p[u] = _mm512_maskz_mov_ps(valid[u], bf16 ? kt_lanes_exp2_bf16(_mm512_sub_ps(y[u], mv))
+                                                  : kt_attn_exp2_512(_mm512_sub_ps(y[u], mv)));
 }
 
 /* l[h0 + h] += the sum of head h's lanes of 'lsum', for the tile's 'gt' heads. */
