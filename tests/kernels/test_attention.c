@@ -1,7 +1,7 @@
 /* test_attention.c - the attention_decode op and its CPU variants against the float64 reference
  * on awkward shapes (T < block, T = 1, tails of 0, odd and block-1 tokens, GQA groups 1, 2, 3,
- * 4, 5, 7, 8 and 17, head_dim 40/64/128/256, batch 1, 2 and 3) in every storage type, through the
- * runner's correctness path, with isa avx2 and, where the CPU has it, avx512. */
+ * 4, 5, 7, 8 and 17, head_dim 40/64/80/96/128/256, batch 1, 2 and 3) in every storage type, through
+ * the runner's correctness path, with isa avx2 and, where the CPU has it, avx512. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +28,8 @@ static const shape shapes[] = {
     {9, 3, 128, 2, 777},   /* group 3, odd tail (9 tokens), batch 2 */
     {10, 2, 64, 1, 1025},  /* group 5, a second split of one token */
     {17, 1, 64, 1, 201},   /* group 17: more heads than one softmax tree (16) and P V tile (8) */
+    {12, 2, 96, 1, 333},   /* head_dim 96 (phi-3): 32-channel passes, not 64 */
+    {12, 4, 80, 2, 97},    /* head_dim 80: 16-channel rows, no 32-channel path, group 3 */
 };
 
 static const kt_dtype dtypes[] = {KT_DTYPE_FP32, KT_DTYPE_FP16, KT_DTYPE_BF16};

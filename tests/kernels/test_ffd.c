@@ -300,8 +300,8 @@ static int run_ffd(void *out, kt_metric *m, kt_instance *inst, kt_backend *b,
 /* The int8 scan with its exact bound keeps exactly the blocks the float scan keeps, so the
  * outputs are bit-identical, on the catalog's awkward shapes (GQA 7, head_dim 64 and 256, odd
  * contexts), on shapes the catalog lacks (groups of 3 heads at head_dim 64 and 128, 7 heads at
- * 256), at blocks of 128 and 64 with contexts not a multiple of either, from very tight to loose
- * deltas; and its bound decides most blocks itself. */
+ * 256, 6 heads at 96, 2 at 80), at blocks of 128 and 64 with contexts not a multiple of either,
+ * from very tight to loose deltas; and its bound decides most blocks itself. */
 static void test_int8_selects_as_float(void **state)
 {
     (void)state;
@@ -313,7 +313,8 @@ static void test_int8_selects_as_float(void **state)
     } shapes[] = {
         {32, 8, 64, 4096 + 37, 128}, {14, 2, 64, 4096 + 129, 128}, {16, 8, 256, 3000 + 1, 128},
         {28, 4, 128, 5000, 128},     {8, 1, 128, 2048, 128},       {12, 4, 64, 4096 + 45, 64},
-        {6, 2, 128, 3000 + 7, 64},   {21, 3, 256, 2000 + 33, 64},  {14, 2, 64, 4096 + 1, 64}};
+        {6, 2, 128, 3000 + 7, 64},   {21, 3, 256, 2000 + 33, 64},  {14, 2, 64, 4096 + 1, 64},
+        {12, 2, 96, 3000 + 5, 128},  {8, 4, 80, 2000 + 3, 64}};
     double deltas[] = {0.25, 2, 5, 9, 14};
     const kt_op *op = kt_op_find("attention_decode");
     kt_backend *b = NULL;
