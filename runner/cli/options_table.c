@@ -11,7 +11,8 @@ const char *const kt_backend_choices[5] = {"cpu", "cuda", "sim", "process", "aut
 static const kt_option table[] = {
     /* run */
     {"run", "--output", "-o", "DIR",
-     "the results folder (default results/); the run's archive is a new folder in it"},
+     "write the archive's files into DIR itself, a new or empty folder (default: a new folder "
+     "results/<stamp>-<name>-<sha>/)"},
     {"run", "--backend", NULL, "NAME",
      "cpu, cuda, sim, process or auto: run on this backend instead of the spec's"},
     {"run", "--quick", NULL, NULL,

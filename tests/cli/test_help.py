@@ -7,7 +7,7 @@ import shutil
 import tempfile
 import unittest
 
-from ktrial_cli import SOURCE, run
+from ktrial_cli import SOURCE, run, sim_spec
 
 COMMANDS = ["run", "validate", "models", "kernels", "show", "compare", "merge", "slurm",
             "report", "history", "env"]
@@ -95,6 +95,19 @@ class HelpTest(unittest.TestCase):
                 self.assertEqual(p.returncode, 64, p.stderr)
                 self.assertIn(f"unknown option '{wrong}'; did you mean '{names[0]}'?", p.stderr)
                 self.assertIn(f"usage: ktrial {command}", p.stderr)
+
+    def test_run_output_help_says_where_the_archive_goes(self):
+        # -o DIR is the archive itself (DIR/result.json), not a folder a new archive goes in
+        p = run(["run", "--help"])
+        line = next(ln for ln in p.stdout.splitlines() if ln.startswith("  -o, --output DIR"))
+        self.assertIn("into DIR itself", line)
+        self.assertNotIn("new folder in it", line)
+        spec = sim_spec(os.path.join(self.tmp, "o.yaml"), name="out-help",
+                        trials={"min_repetitions": 5, "max_repetitions": 10})
+        out = os.path.join(self.tmp, "out")
+        p = run(["run", spec, "-o", out])
+        self.assertIn(p.returncode, (0, 1, 2), p.stderr)
+        self.assertTrue(os.path.isfile(os.path.join(out, "result.json")), os.listdir(out))
 
     def test_a_missing_value_is_named(self):
         p = run(["run", "x.yaml", "--resume"])
