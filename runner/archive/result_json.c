@@ -339,7 +339,7 @@ static cJSON *candidate_json(const kt_candidate_result *c, const kt_arm *spec_ar
     kt_json_add_real(setup, "memory_bytes", c->arm.variant_bytes);
     kt_json_add_real(setup, "memory_fraction", c->setup_memory_fraction);
     kt_json_add_real(o, "energy_ratio", c->energy_ratio);
-    if (!isnan(c->tokens_per_call)) {
+    if (kt_candidate_priced(c)) {
         cJSON *costs = cJSON_AddObjectToObject(o, "costs");
         kt_json_add_real(costs, "tokens_per_call", c->tokens_per_call);
         kt_json_add_real(costs, "baseline_usd_per_mtok", c->usd_per_mtok_base);

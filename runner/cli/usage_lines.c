@@ -66,7 +66,7 @@ void kt_print_usage(FILE *out, const kt_run_result *run)
     for (size_t i = 0; i < run->n_points; i++)
         for (size_t k = 0; k < run->points[i].n_cands; k++) {
             const kt_candidate_result *c = &run->points[i].cands[k];
-            if (isnan(c->tokens_per_call))
+            if (!kt_candidate_priced(c))
                 continue;
             fprintf(out,
                     "cost %-*s  %-16s $%.4g per million tokens (baseline $%.4g; %.6g tokens "

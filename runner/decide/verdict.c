@@ -167,11 +167,13 @@ static double tokens_of(const kt_spec *spec, const kt_point *point)
 }
 
 /* costs: tokens served per call (tokens_of, unless costs.tokens_per_call says), and the
- * dollars per million tokens of each arm at its median time per call. */
+ * dollars per million tokens of each arm at its median time per call. An arm with no median
+ * (it failed before its pairs) has no price, and half a price is none: all stay NaN. */
 static void costs(kt_candidate_result *c, const kt_spec *spec, const kt_point *point)
 {
     c->tokens_per_call = c->usd_per_mtok_base = c->usd_per_mtok_cand = NAN;
-    if (isnan(spec->usd_per_hour))
+    if (isnan(spec->usd_per_hour) || !isfinite(c->base_time.median) ||
+        !isfinite(c->cand_time.median))
         return;
     double tokens = spec->tokens_per_call > 0 ? spec->tokens_per_call : tokens_of(spec, point);
     double usd_per_ns = spec->usd_per_hour / 3600e9;
@@ -365,6 +367,14 @@ void kt_candidate_withhold_grouped(kt_candidate_result *c, const char *id)
                             "speedup %.3f [%.3f, %.3f] measured with order: grouped, which "
                             "drift biases; no verdict without allow_grouped_verdicts at %s",
                             c->speedup, c->ci_low, c->ci_high, id);
+}
+
+int kt_candidate_priced(const kt_candidate_result *c)
+{
+    /* a candidate never evaluated (its point stopped before the candidates, at a failed
+     * baseline or an interrupt) is all zeros, not NaN: 0 tokens is no price either */
+    return c->tokens_per_call > 0 && isfinite(c->usd_per_mtok_base) &&
+           isfinite(c->usd_per_mtok_cand);
 }
 
 int kt_candidate_quality_rejected(const kt_candidate_result *c)

@@ -183,6 +183,8 @@ void kt_candidate_add_reason(kt_candidate_result *c, kt_reason_code code, const 
 /* True when the candidate was rejected on quality (numerics, memory, a failure), read
  * from the typed reason codes. */
 int kt_candidate_quality_rejected(const kt_candidate_result *c);
+/* True when 'c' has dollars per million tokens: costs in the spec, and both arms timed. */
+int kt_candidate_priced(const kt_candidate_result *c);
 /* order: grouped without allow_grouped_verdicts: a speed verdict becomes INCONCLUSIVE. */
 void kt_candidate_withhold_grouped(kt_candidate_result *c, const char *id);
 

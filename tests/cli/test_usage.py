@@ -170,6 +170,35 @@ trials: {warmup: 1, min_repetitions: 5, max_repetitions: 10, flush_cache: false}
                     self.assertAlmostEqual(costs[key], expect, delta=expect * 1e-9)
         self.assertIn("per million tokens", p.stdout)
 
+    def test_no_price_without_costs_or_without_times(self):
+        # a failed baseline stops the point before its candidates are evaluated, and a crashed
+        # candidate has no median: neither is priced at $0 or $nan, with costs or without
+        crash = {"median_us": 100, "fail": "crash"}
+        cases = {"nocosts": (crash, {"ok": {"median_us": 50}}, False),
+                 "basecrash": (crash, {"ok": {"median_us": 50}}, True),
+                 "candcrash": ({"median_us": 100},
+                               {"bad": {"median_us": 50, "fail": "crash"},
+                                "ok": {"median_us": 50}}, True)}
+        for name, (baseline, candidates, priced) in cases.items():
+            with self.subTest(spec=name):
+                spec = sim_spec(os.path.join(self.tmp, name + ".yaml"), name=name,
+                                baseline=baseline, candidates=candidates)
+                if priced:
+                    with open(spec, "a") as f:
+                        f.write("costs: {usd_per_hour: 3.2}\n")
+                out = os.path.join(self.tmp, name)
+                p = run(["run", spec, "-o", out])
+                self.assertIn(p.returncode, (1, 70), p.stderr)
+                doc = validate_result(self, out)
+                cost_lines = [ln for ln in p.stdout.splitlines() if ln.startswith("cost ")]
+                for c in doc["points"][0]["candidates"]:
+                    has_times = name == "candcrash" and c["name"] == "ok"
+                    self.assertEqual("costs" in c, has_times, c.get("costs"))
+                    self.assertEqual(any(f" {c['name']} " in ln for ln in cost_lines),
+                                     has_times, cost_lines)
+                self.assertNotIn("$0 ", p.stdout)
+                self.assertNotIn("nan", "\n".join(cost_lines))
+
     def test_setup_gate_rejects_a_slow_prepare(self):
         spec = sim_spec(os.path.join(self.tmp, "g.yaml"),
                         candidates={"quick": {"median_us": 80, "prepare_ms": 1},
