@@ -312,6 +312,21 @@ static int folder_empty(const char *dir)
     return empty;
 }
 
+/* A run writes result.json (status running) before its first point and points.jsonl after
+ * it: a run stopped during its first point has only the first. */
+static int folder_holds_run(const char *dir)
+{
+    static const char *const files[] = {"points.jsonl", "result.json"};
+    char probe[PATH_MAX];
+    struct stat sb;
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        snprintf(probe, sizeof(probe), "%s/%s", dir, files[i]);
+        if (lstat(probe, &sb) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static int choose_folder(run_state *st)
 {
     if (st->opt.resume_dir) {
@@ -345,10 +360,7 @@ static int choose_folder(run_state *st)
     int rc = lock_folder(st);
     if (rc)
         return rc;
-    char probe[PATH_MAX];
-    struct stat sb;
-    snprintf(probe, sizeof(probe), "%s/points.jsonl", st->dir);
-    if (lstat(probe, &sb) == 0) {
+    if (folder_holds_run(st->dir)) {
         fprintf(stderr, "error: '%s' already holds a run; continue it with --resume '%s'\n",
                 st->dir, st->dir);
         return KT_EXIT_DATAERR;

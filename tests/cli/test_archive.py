@@ -158,6 +158,31 @@ class ArchiveTest(unittest.TestCase):
         self.assertEqual(p.returncode, 65)
         self.assertIn("--resume", p.stderr)
 
+    def test_run_cut_in_its_first_point_is_a_run_for_o(self):
+        # stopped before any point finished: result.json (interrupted) and spec.yaml, no
+        # points.jsonl; -o on it names the run and the --resume that continues it
+        slow = {"median_us": 100, "spread": 0.05, "sleep_us": 20000}
+        spec = sim_spec(os.path.join(self.tmp, "spec.yaml"), baseline=slow,
+                        candidates={"same": slow}, trials={"max_repetitions": 200})
+        out = os.path.join(self.tmp, "out")
+        proc = subprocess.Popen([KTRIAL, "run", spec, "-o", out], cwd=self.tmp,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        seen = []
+        for line in proc.stderr:  # the SIGINT handler is in place once the pairs start
+            seen.append(line)
+            if "timed pairs" in line:
+                break
+        proc.send_signal(signal.SIGINT)
+        seen.append(proc.stderr.read())
+        self.assertEqual(proc.wait(timeout=60), 130, "".join(seen))
+        proc.stderr.close()
+        self.assertEqual(load_result(out)["status"], "interrupted")
+        self.assertFalse(os.path.exists(os.path.join(out, "points.jsonl")), os.listdir(out))
+        p = run(["run", spec, "-o", out], cwd=self.tmp)
+        self.assertEqual(p.returncode, 65)
+        self.assertIn(f"'{out}' already holds a run; continue it with --resume '{out}'", p.stderr)
+        self.assertNotIn("holds no run", p.stderr)
+
     def test_show_prints_the_summary_and_provenance(self):
         spec = sim_spec(os.path.join(self.tmp, "spec.yaml"))
         out = os.path.join(self.tmp, "out")
