@@ -310,6 +310,12 @@ static int on_scalar(loader *ld, const yaml_event_t *ev)
     memcpy(n->value, ev->data.scalar.value, n->len);
     n->value[n->len] = '\0';
     n->quoted = ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
+    /* Everything after the loader reads values as C strings: a NUL ("\0", "\u0000") would cut
+     * one short, in messages and in lookups alike ("lognormal\0x" would pass as "lognormal"). */
+    if (memchr(n->value, '\0', n->len))
+        kt_diag_error(ld->diag, ld->file, n->line, n->col,
+                      "the string contains a NUL byte (\\0), which no name, path or value may "
+                      "hold");
     if (tag && (strcmp(tag, TAG_STR) == 0 || strcmp(tag, "!") == 0))
         n->quoted = 1;
     else if (tag)
