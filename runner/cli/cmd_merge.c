@@ -246,7 +246,7 @@ static int gather_points(merge_state *m, kt_run_result *run, const kt_spec *spec
                 "present); resume it with 'ktrial run SPEC --resume SHARD_DIR --shard "
                 "I/N'\n",
                 mx->n - missing, mx->n);
-    m->problems += missing > 0;
+    m->problems += (int)missing; /* one per point, as the lines above name them */
     for (size_t i = 0; i < mx->n && !m->problems; i++) {
         run->points[run->n_points++] = *where[i];
         memset(where[i], 0, sizeof(*where[i]));

@@ -3,6 +3,7 @@ into exactly the verdicts and speedups of the unsharded run (aggregate all and g
 missing, duplicated and mismatched shards are refused with 65; --shard auto reads Slurm's
 array variables; 'slurm --dry-run' writes a job array and an afterok merge job."""
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -73,6 +74,14 @@ class MergeTest(unittest.TestCase):
                 shown = run(["show", out])
                 self.assertIn("overall:", shown.stdout)
 
+    def assert_one_problem_per_error(self, p):
+        """The closing count names as many problems as the error lines before it."""
+        lines = p.stderr.splitlines()
+        m = re.search(r"^error: the shards do not make one run \((\d+) problems?\)", lines[-1])
+        self.assertIsNotNone(m, p.stderr)
+        errors = [ln for ln in lines[:-1] if ln.startswith("error: ")]
+        self.assertEqual(int(m.group(1)), len(errors), p.stderr)
+
     def test_missing_duplicated_and_mismatched_shards_exit_65(self):
         spec = self.spec("geomean")
         dirs = self.shards(spec, 3)
@@ -83,11 +92,18 @@ class MergeTest(unittest.TestCase):
         self.assertIn("point 'b1/t96' is in no shard", p.stderr)
         self.assertIn("4 of 6 points present", p.stderr)
         self.assertFalse(os.path.exists(os.path.join(out("m1"), "result.json")))
+        self.assert_one_problem_per_error(p)
+
+        p = run(["merge", dirs[0], dirs[0], "-o", out("m0")])
+        self.assertEqual(p.returncode, 65)
+        self.assertIn("are both shard 1/3", p.stderr)
+        self.assert_one_problem_per_error(p)
 
         p = run(["merge", dirs[0], dirs[1], dirs[2], dirs[1], "-o", out("m2")])
         self.assertEqual(p.returncode, 65)
         self.assertIn("are both shard 2/3", p.stderr)
         self.assertIn("is in both", p.stderr)
+        self.assert_one_problem_per_error(p)
 
         other = self.spec("geomean", seed=8, name="other.yaml")
         odd = os.path.join(self.tmp, "odd")
