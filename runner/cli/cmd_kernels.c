@@ -189,6 +189,17 @@ static cJSON *kernels_json(const char *only, const int *plugins, int n_plugins)
     return doc;
 }
 
+/* --backend names one of this build's backends (not 'auto': the listing shows what is built);
+ * a typo gets the "did you mean" that run's and validate's --backend give. */
+static int check_backend(const char *name)
+{
+    const char *names[16];
+    size_t n = 0;
+    for (int b = 0; b < kt_backend_count() && n < sizeof(names) / sizeof(names[0]); b++)
+        names[n++] = kt_backend_at(b)->name;
+    return kt_opt_check_choice("kernels", "--backend", name, names, n);
+}
+
 int cmd_kernels(int argc, char **argv)
 {
     const char *only = NULL;
@@ -213,13 +224,8 @@ int cmd_kernels(int argc, char **argv)
     int rc = load_plugins(plugins, n_plugins, paths, json);
     if (rc)
         return rc;
-    if (only && !kt_backend_find(only)) {
-        fprintf(stderr, "error: unknown backend '%s' (this build has:", only);
-        for (int b = 0; b < kt_backend_count(); b++)
-            fprintf(stderr, " %s", kt_backend_at(b)->name);
-        fprintf(stderr, ")\n");
-        return KT_EXIT_USAGE;
-    }
+    if (only && (rc = check_backend(only)))
+        return rc;
     if (json) {
         cJSON *doc = kernels_json(only, plugins, n_plugins);
         char *text = doc ? kt_json_print(doc) : NULL;

@@ -252,6 +252,9 @@ class OutputTest(unittest.TestCase):
         p = run(["validate", spec, "--backend", "cdua"])
         self.assertEqual(p.returncode, 64)
         self.assertIn("did you mean 'cuda'?", p.stderr)
+        p = run(["kernels", "--backend", "cpy"])
+        self.assertEqual(p.returncode, 64)
+        self.assertIn("unknown value 'cpy' for '--backend'; did you mean 'cpu'?", p.stderr)
         with open(spec) as f:
             text = f.read()
         for old, new, hint in [("min_repetitions", "min_reps", "'min_repetitions'"),
