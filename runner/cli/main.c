@@ -111,6 +111,17 @@ static int unknown_command(const char *name)
     return KT_EXIT_USAGE;
 }
 
+/* An option before any command: only ktrial's own, which get the "did you mean" that a
+ * command's options get. */
+static int unknown_option(const char *name)
+{
+    static const char *const own[] = {"--help", "--version"};
+    const char *guess = kt_suggest(name, own, sizeof(own) / sizeof(own[0]));
+    if (guess)
+        return kt_usage_error("help", "unknown option '%s'; did you mean '%s'?", name, guess);
+    return kt_usage_error("help", "unknown option '%s'", name);
+}
+
 static int cmd_help(int argc, char **argv)
 {
     if (argc < 2 || kt_wants_help(argc, argv)) {
@@ -142,7 +153,7 @@ int main(int argc, char **argv)
         return KT_EXIT_KEEP;
     }
     if (name[0] == '-')
-        return kt_usage_error("help", "unknown option '%s'", name);
+        return unknown_option(name);
     const kt_command *cmd = kt_command_find(name);
     if (!cmd)
         return unknown_command(name);

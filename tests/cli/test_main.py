@@ -36,6 +36,18 @@ class MainTest(unittest.TestCase):
         self.assertEqual(p.returncode, 64)
         self.assertNotIn("most similar", p.stderr)
 
+    def test_unknown_option_suggests_the_closest(self):
+        p = run(["--versoin"])
+        self.assertEqual(p.returncode, 64)
+        self.assertIn("unknown option '--versoin'; did you mean '--version'?", p.stderr)
+        p = run(["--hepl"])
+        self.assertEqual(p.returncode, 64)
+        self.assertIn("did you mean '--help'?", p.stderr)
+        p = run(["--zzzzzz"])
+        self.assertEqual(p.returncode, 64)
+        self.assertIn("unknown option '--zzzzzz'", p.stderr)
+        self.assertNotIn("did you mean", p.stderr)
+
     def test_every_command_has_help(self):
         for name in COMMANDS:
             with self.subTest(command=name):
