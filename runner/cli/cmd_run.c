@@ -9,6 +9,7 @@
 #include "archive/provenance.h"
 #include "archive/result_json.h"
 #include "cli/summary.h"
+#include "cli/summary_cells.h"
 #include "archive/run_archive.h"
 #include "util/sha256.h"
 #include "archive/provenance_plugin.h"
@@ -877,7 +878,11 @@ static int start_archive(run_state *st)
 /* How long the points took, against the plan and the budget. */
 static void print_time(const run_state *st)
 {
-    printf("time: %.1f s measuring, estimate %.1f s", st->elapsed_s, st->estimate_s);
+    printf("time: %.1f s measuring, estimate ", st->elapsed_s);
+    if (isfinite(st->estimate_s))
+        printf("%.1f s", st->estimate_s);
+    else /* a command spec: no plan estimate, shown as the summary shows what it lacks */
+        fputs(kt_cell_none, stdout);
     if (!isnan(st->spec->budget_minutes)) {
         double budget = st->spec->budget_minutes * 60.0;
         printf(", budget %.*f s (%s)", budget < 10 ? 1 : 0, budget,

@@ -98,6 +98,9 @@ class CommandTrials(unittest.TestCase):
         self.assertGreaterEqual(float(left.group(1)), 0)  # a number, not nan
         doc = kc.validate_result(self, out)
         self.assertEqual("NaN", doc["timing"]["estimate_seconds"])
+        # nor a nan at the end: no estimate is shown as the summary shows what it lacks
+        self.assertRegex(r.stdout, r"\ntime: [0-9.]+ s measuring, estimate \u2014\n")
+        self.assertNotIn("nan", r.stdout)
 
     def test_merged_shards_keep_every_points_outputs(self):
         path = self.spec(
