@@ -189,6 +189,18 @@ static cJSON *kernels_json(const char *only, const int *plugins, int n_plugins)
     return doc;
 }
 
+/* The longest backend name, so that the states and notes after the names line up. */
+static int backend_name_width(void)
+{
+    int width = 0;
+    for (int b = 0; b < kt_backend_count(); b++) {
+        int n = (int)strlen(kt_backend_at(b)->name);
+        if (n > width)
+            width = n;
+    }
+    return width;
+}
+
 /* --backend names one of this build's backends (not 'auto': the listing shows what is built);
  * a typo gets the "did you mean" that run's and validate's --backend give. */
 static int check_backend(const char *name)
@@ -237,12 +249,13 @@ int cmd_kernels(int argc, char **argv)
     }
 
     printf("%sbackends:\n", n_plugins ? "\n" : "");
+    int width = backend_name_width();
     for (int b = 0; b < kt_backend_count(); b++) {
         const kt_backend_iface *be = kt_backend_at(b);
         kt_device_info info;
         if (!backend_shown(&info, be, only))
             continue;
-        printf("  %-5s %-10s %s\n", be->name, info.available ? "available" : "no device",
+        printf("  %-*s %-10s %s\n", width, be->name, info.available ? "available" : "no device",
                info.available ? be->doc : info.reason);
     }
     for (int o = 0; o < kt_op_count(); o++) {

@@ -78,6 +78,17 @@ class MainTest(unittest.TestCase):
         self.assertNotIn("sim/", p.stdout)
         self.assertEqual(run(["kernels", "--backend", "tpu"]).returncode, 64)
 
+    def test_kernels_aligns_the_backends(self):
+        p = run(["kernels"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.split("\n\n")[0].splitlines()
+        self.assertEqual(lines[0], "backends:")
+        rows = [re.match(r"  (\S+ +)(available|no device) ", ln) for ln in lines[1:]]
+        self.assertTrue(all(rows), lines)
+        self.assertIn("process", [m.group(1).strip() for m in rows])
+        # the state starts in one column whatever the name's length ('process' is the longest)
+        self.assertEqual(len({m.start(2) for m in rows}), 1, lines)
+
     def test_models_prints_the_catalog(self):
         p = run(["models"])
         self.assertEqual(p.returncode, 0)
