@@ -23,7 +23,7 @@ enum {
     P_TICK_NS,
     P_COUNT
 };
-enum { FAIL_NONE, FAIL_ERROR, FAIL_NAN, FAIL_UNWRITTEN, FAIL_CRASH };
+enum { FAIL_NONE, FAIL_ERROR, FAIL_NAN, FAIL_UNWRITTEN, FAIL_CRASH, FAIL_INPUTS };
 
 static const kt_param_def lognormal_params[P_COUNT] = {
     {"median_us", KT_PARAM_FLOAT, 100, 1e-3, 1e9, NULL,
@@ -35,8 +35,9 @@ static const kt_param_def lognormal_params[P_COUNT] = {
      "fractional slowdown when this variant runs second in a pair"},
     {"rel_error", KT_PARAM_FLOAT, 0, 0, 100, NULL,
      "relative L2 error of the output against the reference"},
-    {"fail", KT_PARAM_ENUM, FAIL_NONE, 0, 0, "none|error|nan|unwritten|crash",
-     "injected failure of every run call"},
+    {"fail", KT_PARAM_ENUM, FAIL_NONE, 0, 0, "none|error|nan|unwritten|crash|inputs",
+     "injected failure of every run call (inputs: a correct output, then 1 added to its first "
+     "input element)"},
     {"extra_bytes", KT_PARAM_INT, 0, 0, 1e12, NULL,
      "bytes the variant allocates in prepare (for memory thresholds)"},
     {"sleep_us", KT_PARAM_FLOAT, 0, 0, 1e6, NULL,
@@ -133,6 +134,10 @@ static int lognormal_run(void *state, const kt_call *call)
             y = 0.0 / 0.0 * x;
         kt_dtype_from_double((char *)call->outputs[0] + (size_t)i * kt_dtype_size(p->dtype), &y,
                              p->dtype, 1);
+    }
+    if (fail == FAIL_INPUTS && p->elems > 0) { /* a kernel that works in place on its input */
+        double x = kt_dtype_load(call->inputs[0], p->dtype, 0) + 1.0;
+        kt_dtype_from_double((void *)call->inputs[0], &x, p->dtype, 1);
     }
     return KT_OK;
 }

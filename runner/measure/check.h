@@ -58,6 +58,8 @@ void kt_instance_rotate(kt_instance *inst, uint64_t coin);
 void kt_output_scan(kt_numerics *out, const kt_instance *inst);
 /* Downloads the outputs into host_outputs. */
 int kt_instance_download_outputs(kt_instance *inst, kt_backend *backend);
+/* Uploads the inputs as generated again (after a variant wrote into them). */
+int kt_instance_restore_inputs(kt_instance *inst, kt_backend *backend);
 /* Downloads the inputs and says whether they still hash to input_hash (1) or not (0). */
 int kt_instance_inputs_intact(kt_instance *inst, kt_backend *backend, int *intact);
 
@@ -67,8 +69,9 @@ void kt_numerics_compare(kt_numerics *out, const kt_instance *inst);
 int kt_outputs_identical(const kt_instance *inst, void *const *a, void *const *b);
 
 /* The whole correctness protocol for one call: poison, run 'variant' (already prepared into
- * 'state'), synchronize, download, compare, re-hash the inputs. A variant error is returned
- * as a negative code with its message in kt_error_last(). */
+ * 'state'), synchronize, download, compare, re-hash the inputs, and upload them again where
+ * the call wrote into them (out->inputs_modified), so no later call inherits what it wrote. A
+ * variant error is returned as a negative code with its message in kt_error_last(). */
 int kt_check_call(kt_numerics *out, kt_instance *inst, const kt_variant *variant, void *state,
                   const kt_call *call);
 

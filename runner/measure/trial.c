@@ -23,6 +23,7 @@ typedef struct point_run {
     kt_rng order_rng;
     kt_rng check_rng;         /* poison patterns, output buffers, calls given the full check */
     int64_t calls[2][1 + 16]; /* [warmup, timed] calls so far, per arm */
+    int prepared[1 + 16];     /* the arm's prepare succeeded on every input set */
 } point_run;
 
 static double now_s(void)
@@ -152,6 +153,7 @@ static void prepare_and_check(point_run *r, int arm)
         }
         variant_bytes = fmax(variant_bytes, (double)(r->backend->bytes_peak - before));
     }
+    r->prepared[arm] = !res->failed;
     res->variant_bytes = variant_bytes;
     res->bytes = (double)r->inst[0]->bytes + variant_bytes;
     if (!res->failed && v->metrics) {
@@ -186,6 +188,57 @@ static void fold_worst(kt_numerics *worst, const kt_numerics *n)
     worst->cosine = fmin(worst->cosine, n->cosine);
 }
 
+/* Whether one more call of 'arm' on 'set', through the full check, writes into the inputs (the
+ * check puts them back). A call that fails here counts as not writing: the arm's own calls
+ * report that failure. */
+static int rewrites_inputs(point_run *r, int arm, int set)
+{
+    kt_numerics n;
+    kt_call call = arm_call(r, arm, set);
+    int err = kt_check_call(&n, r->inst[set], spec_arm(r, arm)->variant, r->state[arm][set], &call);
+    return err == KT_OK && n.inputs_modified;
+}
+
+/* Runs every arm still running but 'skip' once more on 'set' through the full check, the
+ * inputs as generated, and fails those that write into them: a candidate as usual, the
+ * baseline through the point's error. */
+static void fail_input_writers(point_run *r, int set, int skip)
+{
+    for (int arm = 0; arm <= (int)r->out->n_cands; arm++) {
+        kt_arm_result *res = arm_result(r, arm);
+        if (arm == skip || res->failed || !r->prepared[arm] || !rewrites_inputs(r, arm, set))
+            continue;
+        if (arm == 0)
+            snprintf(r->out->error, sizeof(r->out->error),
+                     "baseline '%s' failed: wrote into its inputs (input set %d, found by a "
+                     "re-check after a later check saw them modified)",
+                     r->spec->baseline.name, set);
+        else
+            fail_arm(res,
+                     "wrote into its inputs (input set %d, found by a re-check after a later "
+                     "check saw them modified)",
+                     set);
+    }
+}
+
+/* The inputs of 'set' were found modified after a call of 'arm' whose full check was drawn.
+ * Only a fraction of calls hash the inputs, so the writer may be any arm that ran on the set
+ * since its last full check: the inputs are put back, and 'arm', then every other arm still
+ * running, runs once more through the full check; the arms that write into them again are the
+ * writers. Returns 1 when 'arm' is one, else 0 after failing the others found (a candidate as
+ * usual, the baseline through the point's error), or a negative harness error. A write no arm
+ * repeats fails nobody: the inputs are back as generated and the run goes on. */
+static int find_input_writer(point_run *r, int arm, int set)
+{
+    int err = kt_instance_restore_inputs(r->inst[set], r->backend);
+    if (err < 0)
+        return err;
+    if (rewrites_inputs(r, arm, set))
+        return 1;
+    fail_input_writers(r, set, arm);
+    return 0;
+}
+
 /* After a checked call, untimed: every output element is scanned for the poison and for
  * NaN/Inf; a random KT_FULL_CHECK_RATE of calls, drawn only now, also get the full numerics
  * against float64 and the input hash, and their errors count as the input set's (worst kept).
@@ -207,7 +260,12 @@ static int after_call(point_run *r, int arm, int set, char *why, size_t len)
         kt_numerics_compare(&n, inst);
         if ((err = kt_instance_inputs_intact(inst, r->backend, &intact)) < 0)
             return err;
-        n.inputs_modified = !intact;
+        if (!intact && (err = find_input_writer(r, arm, set)) < 0)
+            return err;
+        n.inputs_modified = !intact && err == 1;
+        /* computed from inputs another arm wrote into: not this arm's error */
+        if (!intact && err == 0)
+            full = 0;
         res->full_checks++;
     } else {
         kt_output_scan(&n, inst);
@@ -273,6 +331,10 @@ static int checked_call(point_run *r, int arm, int set, int position, kt_timing 
                  (long long)index, set, what);
         return KT_ERROR;
     }
+    if (r->out->error[0]) { /* find_input_writer found the baseline writing into its inputs */
+        snprintf(why, len, "%s", r->out->error);
+        return KT_ERROR;
+    }
     return KT_OK;
 }
 
@@ -305,6 +367,8 @@ static int run_pair(point_run *r, int k, int rep)
     kt_timing tb, tc;
     char why[512];
     int err;
+    if (c->arm.failed) /* by find_input_writer, during another arm's call */
+        return KT_ERROR;
     /* each call names its arm first, so a crash is blamed on the right one */
     if (cand_first) {
         step(r, k + 1, "repetitions");
@@ -332,11 +396,13 @@ static int run_pair(point_run *r, int k, int rep)
     c->n_pairs++;
     return KT_OK;
 cand_failed:
-    fail_arm(&c->arm, "%s", why);
+    if (!r->out->error[0]) /* else the baseline failed, found during this call */
+        fail_arm(&c->arm, "%s", why);
     return err;
 base_failed:
-    snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' failed: %s",
-             r->spec->baseline.name, why);
+    if (!r->out->error[0])
+        snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' failed: %s",
+                 r->spec->baseline.name, why);
     return err;
 }
 
@@ -361,8 +427,9 @@ static void run_grouped(point_run *r, int reps)
     step(r, 0, "repetitions");
     for (int rep = 0; rep < reps && !interrupted(r); rep++) {
         if (checked_call(r, 0, rep % r->n_sets, -1, &t, why, sizeof(why)) < 0) {
-            snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' failed: %s",
-                     r->spec->baseline.name, why);
+            if (!r->out->error[0])
+                snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' failed: %s",
+                         r->spec->baseline.name, why);
             goto done;
         }
         base[rep] = t.time_ns;
@@ -375,6 +442,8 @@ static void run_grouped(point_run *r, int reps)
         step(r, (int)k + 1, "repetitions");
         for (int rep = 0; rep < reps && !interrupted(r); rep++) {
             if (checked_call(r, (int)k + 1, rep % r->n_sets, -1, &t, why, sizeof(why)) < 0) {
+                if (r->out->error[0]) /* the baseline, found writing into its inputs */
+                    goto done;
                 fail_arm(&c->arm, "%s", why);
                 break;
             }
@@ -472,14 +541,57 @@ static int gpu_call_once(void *arg)
     return err < 0 ? err : kt_backend_synchronize(g->r->backend);
 }
 
+/* Fails 'arm' for what went wrong in or after its profiling calls: a candidate is rejected as
+ * for a failure in a timed call, the baseline fails the point. */
+static void fail_profiled_arm(point_run *r, int arm, const char *why)
+{
+    if (arm == 0)
+        snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' failed: %s",
+                 r->spec->baseline.name, why);
+    else
+        fail_arm(arm_result(r, arm), "%s", why);
+}
+
+/* One call of 'arm' on input set 0 right after its profiling calls, with the checks of a
+ * correctness call (poison, every element written and finite, inputs intact): the profiling
+ * calls themselves run unchecked under the meters, so an arm that starts failing among them is
+ * caught here. Returns 1 with the sentence in 'why' when the arm failed, else 0. */
+static int check_after_profile(point_run *r, int arm, char *why, size_t len)
+{
+    kt_numerics n;
+    kt_call call = arm_call(r, arm, 0);
+    kt_error_clear();
+    const char *when = "in the checked call after its profiling calls (input set 0)";
+    if (kt_check_call(&n, r->inst[0], spec_arm(r, arm)->variant, r->state[arm][0], &call) < 0)
+        snprintf(why, len, "run failed %s: %s", when, kt_error_last());
+    else if (n.unwritten > 0)
+        snprintf(why, len, "left %lld of %lld output elements unwritten %s", (long long)n.unwritten,
+                 (long long)n.elems, when);
+    else if (n.nonfinite > 0)
+        snprintf(why, len, "produced %lld NaN or Inf output elements %s", (long long)n.nonfinite,
+                 when);
+    else if (n.inputs_modified)
+        snprintf(why, len, "wrote into its inputs %s", when);
+    else
+        return 0;
+    return 1;
+}
+
 /* The profiling pass: a few more calls of each arm that still runs, on input set 0, under
- * CPU counters and energy meters, and on the cuda backend NVML energy and CUPTI counters.
- * Nothing here enters the pairs, so the timed samples are the same with and without it. */
+ * CPU counters and energy meters, and on the cuda backend NVML energy and CUPTI counters,
+ * each arm's followed by one checked call (check_after_profile). Nothing here enters the
+ * pairs, so the timed samples are the same with and without it; an arm that fails here fails
+ * as in a timed call. Arms with no prepare (a NULL state) are profiled like the others. */
 static void profile_arms(point_run *r)
 {
-    for (size_t arm = 0; arm <= r->out->n_cands; arm++) {
+    int intact = 1;
+    /* calls since set 0's last full check may have written into it: find who, first */
+    if (kt_instance_inputs_intact(r->inst[0], r->backend, &intact) == KT_OK && !intact &&
+        kt_instance_restore_inputs(r->inst[0], r->backend) == KT_OK)
+        fail_input_writers(r, 0, -1);
+    for (size_t arm = 0; arm <= r->out->n_cands && !r->out->error[0]; arm++) {
         kt_arm_result *res = arm_result(r, (int)arm);
-        if (res->failed || !r->state[arm][0])
+        if (res->failed || !r->prepared[arm])
             continue;
         step(r, (int)arm, "profile");
         kt_call call = arm_call(r, (int)arm, 0);
@@ -487,14 +599,20 @@ static void profile_arms(point_run *r)
         kt_counters_start(&cs);
         double t0 = now_s();
         int calls = 0, err = 0;
+        char why[512];
+        kt_error_clear();
         for (; calls < KT_PROFILE_CALLS && err == 0; calls++)
             err = spec_arm(r, (int)arm)->variant->run(r->state[arm][0], &call);
         if (err == 0)
             err = kt_backend_synchronize(r->backend);
         double wall = now_s() - t0;
         kt_counters_stop(&cs, calls);
-        if (err < 0)
+        if (err < 0) {
+            snprintf(why, sizeof(why), "run failed in profiling call %d (input set 0): %s", calls,
+                     kt_error_last());
+            fail_profiled_arm(r, (int)arm, why);
             continue;
+        }
         res->profile = cs.v;
         res->profile.wall_ns = wall * 1e9 / calls;
         res->profiled = 1;
@@ -502,6 +620,8 @@ static void profile_arms(point_run *r)
             gpu_call g = {r, (int)arm, call};
             kt_usage_gpu_pass(&res->profile.gpu, gpu_call_once, &g);
         }
+        if (check_after_profile(r, (int)arm, why, sizeof(why)))
+            fail_profiled_arm(r, (int)arm, why);
     }
 }
 
@@ -671,13 +791,18 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
     out->timer_tick_ns = kt_backend_timer_tick_ns(backend); /* after prepare set sim's */
     char why[512];
     if (warmup(r, 0, why, sizeof(why)) < 0) {
-        snprintf(out->error, sizeof(out->error), "baseline '%s' failed: %s", spec->baseline.name,
-                 why);
+        if (!out->error[0])
+            snprintf(out->error, sizeof(out->error), "baseline '%s' failed: %s",
+                     spec->baseline.name, why);
         goto finish;
     }
-    for (size_t k = 0; k < out->n_cands; k++)
-        if (!out->cands[k].arm.failed && warmup(r, (int)k + 1, why, sizeof(why)) < 0)
-            fail_arm(&out->cands[k].arm, "%s", why);
+    for (size_t k = 0; k < out->n_cands; k++) {
+        if (out->cands[k].arm.failed || warmup(r, (int)k + 1, why, sizeof(why)) == KT_OK)
+            continue;
+        if (out->error[0]) /* the baseline, found writing into its inputs */
+            goto finish;
+        fail_arm(&out->cands[k].arm, "%s", why);
+    }
 
     kt_design design;
     double alpha = kt_design_point_alpha(spec);
@@ -709,6 +834,8 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
     /* after the timed pairs, before the verdicts (the energy gate reads it) */
     if (spec->profile && !(hooks && hooks->no_profile) && !interrupted(r))
         profile_arms(r);
+    if (out->error[0]) /* the baseline failed in or after its profiling calls */
+        goto finish;
     for (size_t k = 0; k < out->n_cands; k++) {
         kt_candidate_result *c = &out->cands[k];
         /* a candidate that stopped at a look keeps that look's verdict; any other is judged

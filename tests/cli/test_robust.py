@@ -66,6 +66,65 @@ class TimedCallsTest(unittest.TestCase):
         self.assertEqual(c["name"], "cand")
         self.assertEqual(c["verdict"], "INCONCLUSIVE")
 
+    def test_only_the_arm_writing_into_its_inputs_is_blamed(self):
+        # The writer once in correctness (fail_after 0), once from its first timed call (4),
+        # listed first and last: only a fraction of timed calls hash the inputs, so a later
+        # check of another arm sees them modified first; the re-check must find the writer,
+        # and neither the baseline nor the honest candidate may take the blame
+        honest = {"median_us": 50, "spread": 0.05}
+        for after in (0, 4):
+            for first in (True, False):
+                with self.subTest(after=after, writer_first=first):
+                    writer = {"median_us": 50, "spread": 0.05, "fail": "inputs",
+                              "fail_after": after}
+                    cands = {"writer": writer, "honest": honest} if first else \
+                        {"honest": honest, "writer": writer}
+                    out = os.path.join(self.tmp, f"out-{after}-{first}")
+                    spec = sim_spec(os.path.join(self.tmp, f"w{after}{first}.yaml"),
+                                    candidates=cands,
+                                    trials={"min_repetitions": 40, "max_repetitions": 40})
+                    p = run(["run", spec, "-o", out])
+                    self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+                    doc = validate_result(self, out)
+                    point = doc["points"][0]
+                    self.assertFalse(point.get("error"), point.get("error"))
+                    v = verdicts(doc)
+                    self.assertEqual(v[("b1/t64", "writer")], "REJECT")
+                    self.assertEqual(v[("b1/t64", "honest")], "KEEP")
+                    writer_doc = [c for c in point["candidates"] if c["name"] == "writer"][0]
+                    self.assertIn("wrote into its inputs", " ".join(writer_doc["reasons"]))
+
+    def test_turning_bad_in_the_profiling_pass_is_rejected(self):
+        # 2 correctness + 2 warmup + 10 pairs = 14 calls before the profiling pass: from the
+        # 15th on the arm fails; the pass's calls are unchecked, the call after them is not
+        for mode, words in (("error", "run failed in profiling call 1"),
+                            ("nan", "NaN or Inf output elements in the checked call after"),
+                            ("unwritten", "unwritten in the checked call after"),
+                            ("inputs", "wrote into its inputs in the checked call after")):
+            with self.subTest(mode=mode):
+                out = os.path.join(self.tmp, f"out-{mode}")
+                spec = sim_spec(os.path.join(self.tmp, f"p{mode}.yaml"),
+                                candidates={"late": {"median_us": 50, "fail": mode,
+                                                     "fail_after": 14}},
+                                trials={"min_repetitions": 10, "max_repetitions": 10,
+                                        "profile": True})
+                p = run(["run", spec, "-o", out])
+                self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+                doc = validate_result(self, out)
+                c = doc["points"][0]["candidates"][0]
+                self.assertEqual(c["verdict"], "REJECT")
+                self.assertIn(words, " ".join(c["reasons"]))
+
+    def test_a_baseline_failing_in_the_profiling_pass_fails_the_point(self):
+        out = os.path.join(self.tmp, "out")
+        spec = sim_spec(os.path.join(self.tmp, "s.yaml"),
+                        baseline={"median_us": 100, "fail": "nan", "fail_after": 14},
+                        trials={"min_repetitions": 10, "max_repetitions": 10, "profile": True})
+        p = run(["run", spec, "-o", out])
+        self.assertEqual(p.returncode, 70, p.stdout + p.stderr)
+        point = validate_result(self, out)["points"][0]
+        self.assertIn("baseline 'baseline' failed: produced", point["error"])
+
     def test_fail_after_counts_calls_across_input_sets(self):
         # one correctness call per set: counted per set, fail_after 1 would first fire in
         # warmup; counted per call (as documented) it fires on input set 1's check

@@ -132,6 +132,7 @@ inputs: {distribution: normal, seed: 3, sets: 1}
 baseline: {variant: blas}
 candidates:
   - {name: tiled, variant: tiled}
+  - {name: deterministic, variant: deterministic}
 trials: {warmup: 1, min_repetitions: 5, max_repetitions: 10, flush_cache: false}
 """)
         out = os.path.join(self.tmp, "cpu")
@@ -139,7 +140,10 @@ trials: {warmup: 1, min_repetitions: 5, max_repetitions: 10, flush_cache: false}
         self.assertIn(p.returncode, (0, 1, 2), p.stderr)
         doc = validate_result(self, out)
         point = doc["points"][0]
-        for arm in (point["baseline"], point["candidates"][0]):
+        # deterministic has no prepare (its state is NULL): profiled like the others
+        self.assertEqual(len(point["candidates"]), 2)
+        for arm in (point["baseline"], *point["candidates"]):
+            self.assertIsNotNone(arm.get("usage"), arm["name"])
             counters = arm["usage"]["counters"]
             self.assertGreater(counters["task_clock_ns"], 0)
             self.assertIn("context_switches", counters)
