@@ -209,7 +209,7 @@ int kt_run_result_from_json(kt_run_result *run, const cJSON *doc)
     {
         if (kt_point_result_from_json(&run->points[run->n_points++], p) < 0)
             return kt_error_set("malformed point %d in result", (int)run->n_points - 1);
-        run->point_errors += run->points[run->n_points - 1].error[0] != 0;
+        run->point_errors += kt_point_failed(&run->points[run->n_points - 1]);
     }
     cJSON_ArrayForEach(c, cands)
     {

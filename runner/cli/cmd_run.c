@@ -841,14 +841,23 @@ static int run_points(run_state *st)
                               st->dir);
             break;
         }
-        if (got_signal || strcmp(slot->stop_reason, "interrupted") == 0) {
-            st->interrupted = 1; /* measured, kept in result.json, but not in points.jsonl:
-                                  * --resume measures this point again from the start */
+        if (strcmp(slot->stop_reason, "interrupted") == 0) {
+            /* cut short: its pairs stay in result.json, but it has no verdict and is not in
+             * points.jsonl, so --resume measures it again from the start */
+            if (!slot->error[0])
+                snprintf(slot->error, sizeof(slot->error), "interrupted after %d pair%s",
+                         slot->repetitions, slot->repetitions == 1 ? "" : "s");
+            kt_point_result_mark_unmeasured(slot, st->spec, pt);
+            st->interrupted = 1;
             break;
         }
         kt_samples_ids ids = samples_ids(st);
         if (kt_run_archive_point(st->dir, slot, st->spec, &ids) < 0) {
             rc = KT_EIO; /* the archive, not the measurement, failed */
+            break;
+        }
+        if (got_signal) { /* the point finished before the signal stopped it: archived */
+            st->interrupted = 1;
             break;
         }
     }
@@ -976,7 +985,7 @@ static int finish(run_state *st)
         print_time(st);
     }
     if (st->interrupted) {
-        size_t archived = st->run.n_points - (st->run.n_points > 0);
+        size_t archived = kt_run_finished_points(&st->run);
         fprintf(stderr,
                 "interrupted: %zu of %zu points archived; continue with: ktrial run %s "
                 "--resume %s\n",

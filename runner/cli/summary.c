@@ -207,8 +207,8 @@ static void overall_line(FILE *out, const kt_run_result *run, const kt_summary_f
     fputs("overall: ", out);
     if (strcmp(f->status, "interrupted") == 0) {
         put_verdict(out, "INTERRUPTED", f->color);
-        fprintf(out, " after %zu of %zu point%s; no verdict for the experiment", measured, total,
-                plural(total));
+        fprintf(out, " after %zu of %zu point%s; no verdict for the experiment",
+                kt_run_finished_points(run), total, plural(total));
     } else if (f->shard_count > 1) {
         fprintf(out, "shard %d/%d only, ", f->shard_index, f->shard_count);
         put_verdict(out, kt_verdict_name(run->verdict), f->color);
@@ -246,7 +246,7 @@ void kt_print_summary(FILE *out, const kt_run_result *run, const kt_summary_fact
             kt_stage_print(out, &p->baseline.stages, f->baseline_name, &c->arm.stages, c->arm.name);
             print_noise(out, p, c);
         }
-        if (p->error[0])
+        if (kt_point_failed(p)) /* a point cut short says so in its candidates' reasons */
             fprintf(out, "    error: %s\n", p->error);
     }
     not_run_rows(out, f, pw, cw);

@@ -61,6 +61,19 @@ static size_t geomean(kt_candidate_verdict *cv, const kt_run_result *run, size_t
     return n;
 }
 
+int kt_point_failed(const kt_point_result *p)
+{
+    return p->error[0] && strcmp(p->stop_reason, "interrupted") != 0;
+}
+
+size_t kt_run_finished_points(const kt_run_result *run)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < run->n_points; i++)
+        n += strcmp(run->points[i].stop_reason, "interrupted") != 0;
+    return n;
+}
+
 int kt_run_aggregate(kt_run_result *run, const kt_spec *spec)
 {
     free(run->cands);
@@ -71,7 +84,7 @@ int kt_run_aggregate(kt_run_result *run, const kt_spec *spec)
     run->point_errors = 0;
     run->order_warnings = 0;
     for (size_t i = 0; i < run->n_points; i++) {
-        run->point_errors += run->points[i].error[0] != 0;
+        run->point_errors += kt_point_failed(&run->points[i]);
         for (size_t k = 0; k < run->points[i].n_cands; k++)
             run->order_warnings += run->points[i].cands[k].order_warning;
     }

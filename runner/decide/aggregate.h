@@ -22,9 +22,16 @@ typedef struct kt_run_result {
     kt_candidate_verdict *cands;
     size_t n_cands;
     kt_verdict verdict;
-    int point_errors; /* points whose baseline or set-up failed */
+    int point_errors; /* points whose baseline or set-up failed (kt_point_failed) */
     int order_warnings;
 } kt_run_result;
+
+/* Whether point 'p' failed (its baseline or set-up; 1) rather than finished or was cut short
+ * by an interrupt (0). */
+int kt_point_failed(const kt_point_result *p);
+/* The points of 'run' that finished (not cut short by an interrupt: those are not archived
+ * point by point, and --resume measures them again). */
+size_t kt_run_finished_points(const kt_run_result *run);
 
 /* Per-candidate verdicts by spec->aggregate, and the overall verdict. */
 int kt_run_aggregate(kt_run_result *run, const kt_spec *spec);

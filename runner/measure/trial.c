@@ -469,6 +469,9 @@ void kt_candidate_judge_at_look(kt_candidate_result *c, const kt_arm_result *bas
                                 int at)
 {
     if (at < 0) {
+        int first = 0; /* the first look that may decide */
+        while (first < d->n_looks - 1 && !d->decisive[first])
+            first++;
         kt_candidate_evaluate(c, baseline, spec, point, 1.0 - d->alpha);
         if (c->verdict != KT_VERDICT_REJECT || !c->n_reasons ||
             !kt_reason_is_quality(c->reason_codes[0])) {
@@ -476,8 +479,8 @@ void kt_candidate_judge_at_look(kt_candidate_result *c, const kt_arm_result *bas
             c->n_reasons = 0;
             kt_candidate_add_reason(c, KT_REASON_NO_LOOK,
                                     "stopped after %zu pairs, before the first planned look "
-                                    "(%d pairs) at %s",
-                                    c->n_pairs, d->looks[0], point->id);
+                                    "that may decide (%d pairs) at %s",
+                                    c->n_pairs, d->looks[first], point->id);
         }
         return;
     }
@@ -668,13 +671,18 @@ const char *kt_trial_pair_loop(const kt_pair_loop *l)
             if (rc < 0)
                 active[order[i]] = 0;
         }
-        if (l->interrupted(l->ctx))
-            return "interrupted";
+        /* a look due now is taken even when interrupted: a point it decides is finished */
         if (look < l->design->n_looks && rep + 1 == l->design->looks[look]) {
             kt_trial_look(l->out, active, l->design, look++, l->spec, l->point, rep + 1,
                           l->max_reps);
             if (l->progress)
                 l->progress(l->ctx, rep + 1, l->max_reps);
+        }
+        if (l->interrupted(l->ctx)) {
+            int any_active = 0;
+            for (size_t k = 0; k < K && k < KT_LIMIT_CANDIDATES; k++)
+                any_active |= active[k];
+            return any_active ? "interrupted" : "decided";
         }
         if (rep + 1 >= l->min_reps && now_s() - l->start_s > l->spec->max_seconds_per_point)
             return "max_seconds";

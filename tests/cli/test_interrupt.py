@@ -139,7 +139,12 @@ class InterruptTest(unittest.TestCase):
         self.assertEqual(len(doc["points"]), 2)
         self.assertNotEqual(doc["points"][0]["stop_reason"], "interrupted")
         self.assertEqual(doc["points"][1]["stop_reason"], "interrupted")
-        self.assertGreater(len(doc["points"][1]["candidates"][0]["pairs"]), 0)
+        cut = doc["points"][1]["candidates"][0]
+        self.assertGreater(len(cut["pairs"]), 0)
+        # cut short: no verdict of its own, and not counted as a failed point
+        self.assertEqual(cut["verdict"], "INCONCLUSIVE")
+        self.assertRegex(" ".join(cut["reasons"]), r"not measured: interrupted after \d+ pairs?")
+        self.assertEqual(doc["decision"]["point_errors"], 0)
         self.resume_completes(args, 2)
 
     def test_second_ctrl_c_stops_the_worker_at_once(self):
