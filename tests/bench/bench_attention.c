@@ -338,12 +338,7 @@ static int models_table(int threads, int64_t context, const kt_param_value *in, 
     int n_ok = 0, n_done = 0;
     for (size_t mi = 0; mi < cat.n; mi++) {
         const kt_model *md = &cat.models[mi];
-        kt_point pt;
-        memset(&pt, 0, sizeof(pt));
-        pt.model = *md;
-        pt.batch_size = 1;
-        pt.context_length = context;
-        snprintf(pt.id, sizeof(pt.id), "%s/b1/t%lld", md->name, (long long)context);
+        kt_point pt = bench_decode_point(md, context);
         kt_instance *inst = NULL;
         if (kt_instance_create(&inst, b, op, &pt, KT_DTYPE_BF16, KT_DIST_LLM, in, 7) < 0) {
             printf("| %s | %s |\n", md->name, kt_error_last());
@@ -468,12 +463,7 @@ static int dense_table(int threads, const int64_t *contexts, int n_ctx, int reps
             continue;
         for (int di = 0; di < 2; di++) {
             for (int ci = 0; ci < n_ctx; ci++) {
-                kt_point pt;
-                memset(&pt, 0, sizeof(pt));
-                pt.model = *md;
-                pt.batch_size = 1;
-                pt.context_length = contexts[ci];
-                snprintf(pt.id, sizeof(pt.id), "%s/b1/t%lld", md->name, (long long)contexts[ci]);
+                kt_point pt = bench_decode_point(md, contexts[ci]);
                 kt_instance *inst = NULL;
                 if (kt_instance_create(&inst, b, op, &pt, dtypes[di], KT_DIST_LLM, in, 7) < 0) {
                     printf("| %s | %s |\n", md->name, kt_error_last());

@@ -22,6 +22,18 @@ static inline double ffd_byte_bound(double kept, int64_t d, size_t size, int64_t
     return dense / ffd;
 }
 
+/* A decode point of catalog model 'md''s heads: batch 1, 'context' tokens, id MODEL/b1/tCONTEXT. */
+static inline kt_point bench_decode_point(const kt_model *md, int64_t context)
+{
+    kt_point pt;
+    memset(&pt, 0, sizeof(pt));
+    pt.model = *md;
+    pt.batch_size = 1;
+    pt.context_length = context;
+    snprintf(pt.id, sizeof(pt.id), "%s/b1/t%lld", md->name, (long long)context);
+    return pt;
+}
+
 /* Whether catalog model 'name' is in the comma-separated list 'models' (NULL: all). */
 static inline int ffd_bench_model_selected(const char *models, const char *name)
 {

@@ -153,11 +153,7 @@ static void time_scan(scan_result *res, const uint32_t *codes_t, const kt_ffd_ca
 static int scan_point(const scan_opts *o, kt_backend *b, const kt_model *md, int64_t context,
                       const kt_param_value *in)
 {
-    kt_point pt;
-    memset(&pt, 0, sizeof(pt));
-    pt.model = *md;
-    pt.batch_size = 1;
-    pt.context_length = context;
+    kt_point pt = bench_decode_point(md, context);
     kt_instance *inst = NULL;
     kt_ffd_cache c;
     uint32_t *codes_t = NULL;

@@ -174,12 +174,7 @@ static int sweep_point(const sweep_opts *o, kt_backend *b, const kt_model *md, i
                        double *err_out)
 {
     const kt_op *op = kt_op_find("attention_decode");
-    kt_point pt;
-    memset(&pt, 0, sizeof(pt));
-    pt.model = *md;
-    pt.batch_size = 1;
-    pt.context_length = context;
-    snprintf(pt.id, sizeof(pt.id), "%s/b1/t%lld", md->name, (long long)context);
+    kt_point pt = bench_decode_point(md, context);
     kt_instance *inst = NULL;
     int err = kt_instance_create(&inst, b, op, &pt, KT_DTYPE_BF16, KT_DIST_LLM, in, 7);
     if (err < 0)
