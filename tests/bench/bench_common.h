@@ -33,6 +33,21 @@ static inline double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* The first three fields of /proc/loadavg ("?" when unreadable), in a static buffer. */
+static inline const char *bench_load_average(void)
+{
+    static char buf[64];
+    FILE *f = fopen("/proc/loadavg", "r");
+    double a[3];
+    if (!f || fscanf(f, "%lf %lf %lf", &a[0], &a[1], &a[2]) != 3)
+        snprintf(buf, sizeof(buf), "?");
+    else
+        snprintf(buf, sizeof(buf), "%.2f %.2f %.2f", a[0], a[1], a[2]);
+    if (f)
+        fclose(f);
+    return buf;
+}
+
 /* OpenBLAS's idle threads spin (yielding) for 2^28 TSC cycles, about 0.1 s here, after each
  * call before they sleep, and the variable that sets it is read once, when the library loads.
  * Spinning, they hold a core while the next case runs: the pool's two threads then share the

@@ -164,21 +164,6 @@ static kt_point point_of(const kt_model *md, int64_t m, kt_role role)
     return p;
 }
 
-/* The first three fields of /proc/loadavg ("?" when unreadable), in a static buffer. */
-static const char *load_average(void)
-{
-    static char buf[64];
-    FILE *f = fopen("/proc/loadavg", "r");
-    double a[3];
-    if (!f || fscanf(f, "%lf %lf %lf", &a[0], &a[1], &a[2]) != 3)
-        snprintf(buf, sizeof(buf), "?");
-    else
-        snprintf(buf, sizeof(buf), "%.2f %.2f %.2f", a[0], a[1], a[2]);
-    if (f)
-        fclose(f);
-    return buf;
-}
-
 /* Work on one catalog shape: 'pt' is its point, 'p' its fp32 problem. */
 typedef void (*shape_fn)(void *ctx, const kt_model *md, kt_role role, const kt_point *pt,
                          const kt_problem *p);
@@ -413,7 +398,7 @@ int main(int argc, char **argv)
     printf("| GOMP_SPINCOUNT (OpenMP idle spin, pauses) | %s |\n",
            env_or("GOMP_SPINCOUNT", "unset (300000)"));
     printf("| OMP_WAIT_POLICY | %s |\n", env_or("OMP_WAIT_POLICY", "unset"));
-    printf("| load average at start | %s |\n", load_average());
+    printf("| load average at start | %s |\n", bench_load_average());
     if (!fp32)
         printf("| memcpy bandwidth, 512 MiB, read+write | %.1f GB/s |\n",
                copy_bandwidth_gbs(threads));
@@ -426,7 +411,7 @@ int main(int argc, char **argv)
             fp32_table(threads, only);
         else
             catalog_table(threads, only, no_bf16);
-        printf("\nload average at the end: %s; %.0f s\n", load_average(), now_s() - start);
+        printf("\nload average at the end: %s; %.0f s\n", bench_load_average(), now_s() - start);
         return 0;
     }
     printf("\n| op | variant | dtype | shape | median ms | GFLOP/s | GB/s | vs blas | vs onednn |\n"
