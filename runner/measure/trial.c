@@ -61,6 +61,17 @@ static void fail_arm(kt_arm_result *res, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Fails 'arm' for 'why': a candidate as fail_arm does, the baseline through the point's error
+ * (which fails the point; the first reason found is kept). */
+static void fail_any_arm(point_run *r, int arm, const char *why)
+{
+    if (arm != 0)
+        fail_arm(arm_result(r, arm), "%s", why);
+    else if (!r->out->error[0])
+        snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' failed: %s",
+                 r->spec->baseline.name, why);
+}
+
 static kt_call arm_call(const point_run *r, int arm, int set)
 {
     kt_call call =
@@ -69,18 +80,30 @@ static kt_call arm_call(const point_run *r, int arm, int set)
     return call;
 }
 
+/* The sentence for what is wrong with a checked call's outputs 'n' (unwritten elements, NaN or
+ * Inf, inputs written into), followed by 'suffix'; 1 if something is, else 0. */
+static int numerics_problem(const kt_numerics *n, const char *suffix, char *why, size_t len)
+{
+    if (n->unwritten > 0)
+        snprintf(why, len, "left %lld of %lld output elements unwritten%s", (long long)n->unwritten,
+                 (long long)n->elems, suffix);
+    else if (n->nonfinite > 0)
+        snprintf(why, len, "produced %lld NaN or Inf output elements%s", (long long)n->nonfinite,
+                 suffix);
+    else if (n->inputs_modified)
+        snprintf(why, len, "wrote into its inputs%s", suffix);
+    else
+        return 0;
+    return 1;
+}
+
 /* Checks one set's output: every element written, finite, inputs untouched. */
 static int output_acceptable(kt_arm_result *res, int set)
 {
-    const kt_numerics *n = &res->numerics[set];
-    if (n->unwritten > 0)
-        fail_arm(res, "left %lld of %lld output elements unwritten on input set %d",
-                 (long long)n->unwritten, (long long)n->elems, set);
-    else if (n->nonfinite > 0)
-        fail_arm(res, "produced %lld NaN or Inf output elements on input set %d",
-                 (long long)n->nonfinite, set);
-    else if (n->inputs_modified)
-        fail_arm(res, "wrote into its inputs on input set %d", set);
+    char suffix[32], why[256];
+    snprintf(suffix, sizeof(suffix), " on input set %d", set);
+    if (numerics_problem(&res->numerics[set], suffix, why, sizeof(why)))
+        fail_arm(res, "%s", why);
     return !res->failed;
 }
 
@@ -208,16 +231,12 @@ static void fail_input_writers(point_run *r, int set, int skip)
         kt_arm_result *res = arm_result(r, arm);
         if (arm == skip || res->failed || !r->prepared[arm] || !rewrites_inputs(r, arm, set))
             continue;
-        if (arm == 0)
-            snprintf(r->out->error, sizeof(r->out->error),
-                     "baseline '%s' failed: wrote into its inputs (input set %d, found by a "
-                     "re-check after a later check saw them modified)",
-                     r->spec->baseline.name, set);
-        else
-            fail_arm(res,
-                     "wrote into its inputs (input set %d, found by a re-check after a later "
-                     "check saw them modified)",
-                     set);
+        char why[160];
+        snprintf(why, sizeof(why),
+                 "wrote into its inputs (input set %d, found by a re-check after a later check "
+                 "saw them modified)",
+                 set);
+        fail_any_arm(r, arm, why);
     }
 }
 
@@ -271,16 +290,7 @@ static int after_call(point_run *r, int arm, int set, char *why, size_t len)
         kt_output_scan(&n, inst);
     }
     res->checked_calls++;
-    int bad = 1;
-    if (n.unwritten > 0)
-        snprintf(why, len, "left %lld of %lld output elements unwritten", (long long)n.unwritten,
-                 (long long)n.elems);
-    else if (n.nonfinite > 0)
-        snprintf(why, len, "produced %lld NaN or Inf output elements", (long long)n.nonfinite);
-    else if (n.inputs_modified)
-        snprintf(why, len, "wrote into its inputs");
-    else
-        bad = 0;
+    int bad = numerics_problem(&n, "", why, len);
     if (!bad && full)
         fold_worst(&res->numerics[set], &n);
     res->check_s += now_s() - t0;
@@ -400,9 +410,7 @@ cand_failed:
         fail_arm(&c->arm, "%s", why);
     return err;
 base_failed:
-    if (!r->out->error[0])
-        snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' failed: %s",
-                 r->spec->baseline.name, why);
+    fail_any_arm(r, 0, why);
     return err;
 }
 
@@ -427,9 +435,7 @@ static void run_grouped(point_run *r, int reps)
     step(r, 0, "repetitions");
     for (int rep = 0; rep < reps && !interrupted(r); rep++) {
         if (checked_call(r, 0, rep % r->n_sets, -1, &t, why, sizeof(why)) < 0) {
-            if (!r->out->error[0])
-                snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' failed: %s",
-                         r->spec->baseline.name, why);
+            fail_any_arm(r, 0, why);
             goto done;
         }
         base[rep] = t.time_ns;
@@ -544,17 +550,6 @@ static int gpu_call_once(void *arg)
     return err < 0 ? err : kt_backend_synchronize(g->r->backend);
 }
 
-/* Fails 'arm' for what went wrong in or after its profiling calls: a candidate is rejected as
- * for a failure in a timed call, the baseline fails the point. */
-static void fail_profiled_arm(point_run *r, int arm, const char *why)
-{
-    if (arm == 0)
-        snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' failed: %s",
-                 r->spec->baseline.name, why);
-    else
-        fail_arm(arm_result(r, arm), "%s", why);
-}
-
 /* One call of 'arm' on input set 0 right after its profiling calls, with the checks of a
  * correctness call (poison, every element written and finite, inputs intact): the profiling
  * calls themselves run unchecked under the meters, so an arm that starts failing among them is
@@ -564,20 +559,12 @@ static int check_after_profile(point_run *r, int arm, char *why, size_t len)
     kt_numerics n;
     kt_call call = arm_call(r, arm, 0);
     kt_error_clear();
-    const char *when = "in the checked call after its profiling calls (input set 0)";
-    if (kt_check_call(&n, r->inst[0], spec_arm(r, arm)->variant, r->state[arm][0], &call) < 0)
-        snprintf(why, len, "run failed %s: %s", when, kt_error_last());
-    else if (n.unwritten > 0)
-        snprintf(why, len, "left %lld of %lld output elements unwritten %s", (long long)n.unwritten,
-                 (long long)n.elems, when);
-    else if (n.nonfinite > 0)
-        snprintf(why, len, "produced %lld NaN or Inf output elements %s", (long long)n.nonfinite,
-                 when);
-    else if (n.inputs_modified)
-        snprintf(why, len, "wrote into its inputs %s", when);
-    else
-        return 0;
-    return 1;
+    const char *when = " in the checked call after its profiling calls (input set 0)";
+    if (kt_check_call(&n, r->inst[0], spec_arm(r, arm)->variant, r->state[arm][0], &call) < 0) {
+        snprintf(why, len, "run failed%s: %s", when, kt_error_last());
+        return 1;
+    }
+    return numerics_problem(&n, when, why, len);
 }
 
 /* The profiling pass: a few more calls of each arm that still runs, on input set 0, under
@@ -613,7 +600,7 @@ static void profile_arms(point_run *r)
         if (err < 0) {
             snprintf(why, sizeof(why), "run failed in profiling call %d (input set 0): %s", calls,
                      kt_error_last());
-            fail_profiled_arm(r, (int)arm, why);
+            fail_any_arm(r, (int)arm, why);
             continue;
         }
         res->profile = cs.v;
@@ -624,7 +611,7 @@ static void profile_arms(point_run *r)
             kt_usage_gpu_pass(&res->profile.gpu, gpu_call_once, &g);
         }
         if (check_after_profile(r, (int)arm, why, sizeof(why)))
-            fail_profiled_arm(r, (int)arm, why);
+            fail_any_arm(r, (int)arm, why);
     }
 }
 
@@ -782,8 +769,7 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
 
     prepare_and_check(r, 0);
     if (out->baseline.failed) {
-        snprintf(out->error, sizeof(out->error), "baseline '%s' failed: %s", spec->baseline.name,
-                 out->baseline.failure);
+        fail_any_arm(r, 0, out->baseline.failure);
         goto finish;
     }
     apply_skips(r);
@@ -799,9 +785,7 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
     out->timer_tick_ns = kt_backend_timer_tick_ns(backend); /* after prepare set sim's */
     char why[512];
     if (warmup(r, 0, why, sizeof(why)) < 0) {
-        if (!out->error[0])
-            snprintf(out->error, sizeof(out->error), "baseline '%s' failed: %s",
-                     spec->baseline.name, why);
+        fail_any_arm(r, 0, why);
         goto finish;
     }
     for (size_t k = 0; k < out->n_cands; k++) {
