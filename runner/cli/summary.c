@@ -163,15 +163,12 @@ static void not_run_rows(FILE *out, const kt_summary_facts *f, int pw, int cw)
     }
 }
 
-/* Points where candidate 'k' has a finite interval: what a geometric mean is taken over. */
+/* Points where candidate 'k' enters the geometric mean. */
 static size_t measured_points(const kt_run_result *run, size_t k)
 {
     size_t n = 0;
     for (size_t i = 0; i < run->n_points; i++)
-        if (k < run->points[i].n_cands) {
-            const kt_candidate_result *c = &run->points[i].cands[k];
-            n += c->n_pairs > 0 && c->speedup > 0 && c->ci_low > 0 && isfinite(c->ci_high);
-        }
+        n += kt_point_in_geomean(&run->points[i], k);
     return n;
 }
 
@@ -185,7 +182,8 @@ static void candidate_lines(FILE *out, const kt_run_result *run, const kt_summar
         fprintf(out, "%*s  %s", 12 - (int)strlen(word), "", cv->reason);
         if (isfinite(cv->geomean_speedup) && strcmp(f->aggregate, "geomean") != 0)
             fprintf(out, "; geomean speedup %.3f over %zu of %zu point%s", cv->geomean_speedup,
-                    measured_points(run, k), run->n_points, plural(run->n_points));
+                    measured_points(run, k), kt_run_finished_points(run),
+                    plural(kt_run_finished_points(run)));
         fputc('\n', out);
     }
 }

@@ -9,6 +9,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Whether Ctrl-C cut point 'p' short: it has pairs but no verdict of its own, and a resume
+ * measures it again, so no tally or mean of the run takes it. */
+static int point_cut_short(const kt_point_result *p)
+{
+    return strcmp(p->stop_reason, "interrupted") == 0;
+}
+
+int kt_point_in_geomean(const kt_point_result *p, size_t k)
+{
+    if (point_cut_short(p) || k >= p->n_cands)
+        return 0;
+    const kt_candidate_result *c = &p->cands[k];
+    return c->speedup > 0 && c->ci_low > 0 && isfinite(c->ci_high) && c->shift.achieved > 0 &&
+           c->shift.achieved < 1;
+}
+
 /* Geometric mean of the point speedups with an interval at the spec's confidence that
  * covers when either of two intervals around exp(mean y_i) does, because it is the wider of:
  * - the random-effects interval mean +- z sqrt(sum (se_i^2 + tau^2)) / P: each point's HL log
@@ -29,8 +45,7 @@ static size_t geomean(kt_candidate_verdict *cv, const kt_run_result *run, size_t
         return 0;
     for (size_t i = 0; i < run->n_points; i++) {
         const kt_candidate_result *c = &run->points[i].cands[k];
-        if (!(c->speedup > 0) || !(c->ci_low > 0) || !isfinite(c->ci_high) ||
-            !(c->shift.achieved > 0 && c->shift.achieved < 1))
+        if (!kt_point_in_geomean(&run->points[i], k))
             continue;
         double zi = kt_stats_normal_quantile(0.5 + c->shift.achieved / 2);
         double se = (log(c->ci_high) - log(c->ci_low)) / (2 * zi);
@@ -63,14 +78,14 @@ static size_t geomean(kt_candidate_verdict *cv, const kt_run_result *run, size_t
 
 int kt_point_failed(const kt_point_result *p)
 {
-    return p->error[0] && strcmp(p->stop_reason, "interrupted") != 0;
+    return p->error[0] && !point_cut_short(p);
 }
 
 size_t kt_run_finished_points(const kt_run_result *run)
 {
     size_t n = 0;
     for (size_t i = 0; i < run->n_points; i++)
-        n += strcmp(run->points[i].stop_reason, "interrupted") != 0;
+        n += !point_cut_short(&run->points[i]);
     return n;
 }
 
@@ -89,6 +104,7 @@ int kt_run_aggregate(kt_run_result *run, const kt_spec *spec)
             run->order_warnings += run->points[i].cands[k].order_warning;
     }
     int any_reject = 0, any_inconclusive = 0;
+    size_t finished = kt_run_finished_points(run);
     for (size_t k = 0; k < run->n_cands; k++) {
         kt_candidate_verdict *cv = &run->cands[k];
         snprintf(cv->name, sizeof(cv->name), "%s", spec->candidates[k].name);
@@ -96,6 +112,8 @@ int kt_run_aggregate(kt_run_result *run, const kt_spec *spec)
         int quality_reject = 0, grouped = 0;
         for (size_t i = 0; i < run->n_points; i++) {
             const kt_candidate_result *c = &run->points[i].cands[k];
+            if (point_cut_short(&run->points[i]))
+                continue;
             cv->keep += c->verdict == KT_VERDICT_KEEP;
             cv->reject += c->verdict == KT_VERDICT_REJECT;
             cv->inconclusive += c->verdict == KT_VERDICT_INCONCLUSIVE;
@@ -104,7 +122,7 @@ int kt_run_aggregate(kt_run_result *run, const kt_spec *spec)
                 grouped += c->reason_codes[r] == KT_REASON_GROUPED;
         }
         size_t measured = geomean(cv, run, k, spec->confidence);
-        int all_measured = measured == run->n_points && run->n_points > 0 && !grouped;
+        int all_measured = measured == finished && finished > 0 && !grouped;
         if (spec->aggregate == KT_AGGREGATE_GEOMEAN) {
             if (quality_reject) {
                 cv->verdict = KT_VERDICT_REJECT;
@@ -117,7 +135,7 @@ int kt_run_aggregate(kt_run_result *run, const kt_spec *spec)
                 snprintf(cv->reason, sizeof(cv->reason),
                          "geometric mean over %zu of %zu point%s: no verdict while a point "
                          "has no finite interval or was timed with order: grouped",
-                         measured, run->n_points, run->n_points == 1 ? "" : "s");
+                         measured, finished, finished == 1 ? "" : "s");
             } else if (cv->geomean_high < spec->min_speedup) {
                 cv->verdict = KT_VERDICT_REJECT;
             } else if (cv->geomean_low > spec->min_speedup) {
@@ -129,16 +147,20 @@ int kt_run_aggregate(kt_run_result *run, const kt_spec *spec)
                 snprintf(cv->reason, sizeof(cv->reason),
                          "geometric mean speedup %.3f [%.3f, %.3f] against %.3g over %zu point%s",
                          cv->geomean_speedup, cv->geomean_low, cv->geomean_high, spec->min_speedup,
-                         run->n_points, run->n_points == 1 ? "" : "s");
+                         finished, finished == 1 ? "" : "s");
         } else {
             cv->verdict = cv->reject         ? KT_VERDICT_REJECT
                           : cv->inconclusive ? KT_VERDICT_INCONCLUSIVE
                                              : KT_VERDICT_KEEP;
             snprintf(cv->reason, sizeof(cv->reason),
                      "%d keep, %d reject, %d inconclusive of %zu point%s (aggregate: all)",
-                     cv->keep, cv->reject, cv->inconclusive, run->n_points,
-                     run->n_points == 1 ? "" : "s");
+                     cv->keep, cv->reject, cv->inconclusive, finished, finished == 1 ? "" : "s");
         }
+        size_t cut = run->n_points - finished, used = strlen(cv->reason);
+        if (cut)
+            snprintf(cv->reason + used, sizeof(cv->reason) - used,
+                     "; %zu point%s cut short by the interrupt, not counted", cut,
+                     cut == 1 ? "" : "s");
         any_reject |= cv->verdict == KT_VERDICT_REJECT;
         any_inconclusive |= cv->verdict == KT_VERDICT_INCONCLUSIVE;
     }

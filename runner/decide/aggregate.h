@@ -32,6 +32,9 @@ int kt_point_failed(const kt_point_result *p);
 /* The points of 'run' that finished (not cut short by an interrupt: those are not archived
  * point by point, and --resume measures them again). */
 size_t kt_run_finished_points(const kt_run_result *run);
+/* Whether candidate 'k' of point 'p' enters its geometric mean: the point finished and the
+ * candidate has a finite speedup interval with a known coverage. */
+int kt_point_in_geomean(const kt_point_result *p, size_t k);
 
 /* Per-candidate verdicts by spec->aggregate, and the overall verdict. */
 int kt_run_aggregate(kt_run_result *run, const kt_spec *spec);

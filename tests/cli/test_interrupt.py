@@ -145,6 +145,13 @@ class InterruptTest(unittest.TestCase):
         self.assertEqual(cut["verdict"], "INCONCLUSIVE")
         self.assertRegex(" ".join(cut["reasons"]), r"not measured: interrupted after \d+ pairs?")
         self.assertEqual(doc["decision"]["point_errors"], 0)
+        # nor in its candidate's tallies and geometric mean: a resume measures it again
+        tally = doc["candidates"][0]
+        self.assertEqual(sum(tally["points"].values()), 1, tally)
+        self.assertIn("1 point cut short by the interrupt, not counted", tally["reason"])
+        shown = run(["show", self.out])
+        self.assertRegex(shown.stdout, r"(?m)^candidate same .* of 1 point \(aggregate: all\)")
+        self.assertRegex(shown.stdout, r"geomean speedup [0-9.]+ over 1 of 1 point\b")
         self.resume_completes(args, 2)
 
     def test_second_ctrl_c_stops_the_worker_at_once(self):
