@@ -562,8 +562,13 @@ int main(int argc, char **argv)
                 return 64;
             }
             in[at].num = value;
+        } else if (atoi(argv[i]) > 0 && strspn(argv[i], "0123456789") == strlen(argv[i])) {
+            threads = atoi(argv[i]);
         } else {
-            threads = atoi(argv[i]) > 0 ? atoi(argv[i]) : 2;
+            fprintf(stderr, "usage: bench_attention [THREADS] [--quick] [--contention] [--dense] "
+                            "[--model=NAME] [--models[=CONTEXT]] [--fp8-keys] [--omp-spin] "
+                            "[NAME=VALUE...]\n");
+            return 64;
         }
     }
     bench_keep_idle_threads_short("bench_attention", argv, 1, omp_spin);

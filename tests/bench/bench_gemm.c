@@ -381,8 +381,13 @@ int main(int argc, char **argv)
             omp_spin = 1;
         else if (strcmp(argv[i], "--no-bf16") == 0)
             no_bf16 = 1;
-        else
-            threads = atoi(argv[i]) > 0 ? atoi(argv[i]) : 1;
+        else if (atoi(argv[i]) > 0 && strspn(argv[i], "0123456789") == strlen(argv[i]))
+            threads = atoi(argv[i]);
+        else {
+            fprintf(stderr, "usage: bench_gemm [threads] [--catalog [--no-bf16] | --fp32] "
+                            "[--quick | --model=NAME] [--openblas-spin] [--omp-spin]\n");
+            return 64;
+        }
     }
     bench_keep_idle_threads_short("bench_gemm", argv, spin, omp_spin);
     double start = now_s();
