@@ -347,6 +347,9 @@ class CommandTrials(unittest.TestCase):
             self.assertEqual(["base", "c"], [line.split(" ")[0] for line in f])
         total = float(r.stdout.split("total: estimate ")[1].split(" s")[0])
         self.assertGreaterEqual(total, 10 * 2 * 0.3)  # 10 pairs of two 0.3 s calls at least
+        # and nothing a command trial never runs: no correctness step per input set, no
+        # profiling pass (they made this plan 36 calls, 80% over)
+        self.assertIn("up to 20 calls per point", r.stdout)
 
     def test_show_lists_the_tasks_whose_outputs_differ_most(self):
         # each task's name is the candidate's perturbation of its output
