@@ -12,6 +12,7 @@
 #include "archive/provenance_plugin.h"
 #include "decide/compare.h"
 #include "decide/stats.h"
+#include "measure/trial.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -48,14 +49,6 @@ typedef struct row {
     double old_rel_l2, new_rel_l2;
     char old_verdict[16], new_verdict[16];
 } row;
-
-static double worst_rel_l2(const kt_arm_result *a)
-{
-    double w = 0;
-    for (int s = 0; s < a->n_sets; s++)
-        w = fmax(w, a->numerics[s].rel_l2);
-    return a->n_sets ? w : NAN;
-}
 
 static int parse(compare_options *o, int argc, char **argv)
 {
@@ -277,8 +270,8 @@ int cmd_compare(int argc, char **argv)
             }
             r->speedup_old = co->speedup;
             r->speedup_new = cn->speedup;
-            r->old_rel_l2 = worst_rel_l2(&co->arm);
-            r->new_rel_l2 = worst_rel_l2(&cn->arm);
+            r->old_rel_l2 = kt_arm_worst_rel_l2(&co->arm);
+            r->new_rel_l2 = kt_arm_worst_rel_l2(&cn->arm);
             snprintf(r->old_verdict, sizeof(r->old_verdict), "%s", kt_verdict_name(co->verdict));
             snprintf(r->new_verdict, sizeof(r->new_verdict), "%s", kt_verdict_name(cn->verdict));
             regressions += r->sc.regression;

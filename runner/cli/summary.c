@@ -3,6 +3,7 @@
  * a shard, --quick) on the overall line, colour for verdicts on a terminal. */
 #include "cli/summary.h"
 #include "cli/summary_cells.h"
+#include "util/json.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -27,6 +28,30 @@ void kt_summary_facts_init(kt_summary_facts *f, const char *baseline_name, const
     f->confidence = confidence;
     f->status = "complete";
     f->shard_index = f->shard_count = 1;
+}
+
+/* The string at 'key' of 'obj' as stored in it, or 'otherwise'. */
+static const char *doc_str(const cJSON *obj, const char *key, const char *otherwise)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsString(v) ? v->valuestring : otherwise;
+}
+
+void kt_summary_facts_from_doc(kt_summary_facts *f, const cJSON *doc)
+{
+    const cJSON *decision = cJSON_GetObjectItemCaseSensitive(doc, "decision");
+    const cJSON *run = kt_json_at_path(doc, "provenance.run");
+    kt_summary_facts_init(
+        f, doc_str(kt_json_at_path(doc, "spec.parsed.baseline"), "name", "baseline"),
+        doc_str(decision, "aggregate", "all"), kt_json_get_real(decision, "min_speedup", 1.0),
+        kt_json_get_real(decision, "confidence", 0.95));
+    f->status = doc_str(doc, "status", "complete");
+    f->quick = kt_json_get_bool(run, "quick", 0);
+    f->quick_max_repetitions = (int)kt_json_get_real(run, "quick_max_repetitions", 0);
+    if (sscanf(doc_str(run, "shard", ""), "%d/%d", &f->shard_index, &f->shard_count) != 2)
+        f->shard_index = f->shard_count = 1;
+    f->n_not_run =
+        (size_t)kt_json_get_real(cJSON_GetObjectItemCaseSensitive(doc, "timing"), "not_run", 0);
 }
 
 int kt_summary_want_color(FILE *out)
@@ -197,33 +222,50 @@ const char *kt_summary_overall(const kt_run_result *run, const kt_summary_facts 
     return kt_verdict_name(run->verdict);
 }
 
+const char *kt_summary_overall_text(char *buf, size_t len, const kt_run_result *run,
+                                    const kt_summary_facts *f)
+{
+    size_t measured = run->n_points, total = run->n_points + f->n_not_run, at = 0;
+    /* a shard's own verdict, which the text says is not the experiment's */
+    const char *word = f->shard_count > 1 && strcmp(f->status, "interrupted") != 0
+                           ? kt_verdict_name(run->verdict)
+                           : kt_summary_overall(run, f);
+    buf[0] = '\0';
+    if (strcmp(f->status, "interrupted") == 0)
+        at = (size_t)snprintf(buf, len, "after %zu of %zu point%s; no verdict for the experiment",
+                              kt_run_finished_points(run), total, plural(total));
+    else if (f->shard_count > 1)
+        at = (size_t)snprintf(buf, len,
+                              "over its %zu point%s; not the experiment's verdict ('ktrial "
+                              "merge' forms it)",
+                              measured, plural(measured));
+    else if (f->n_not_run)
+        at = (size_t)snprintf(buf, len, "over %zu point%s, %zu of %zu NOT RUN (budget)", measured,
+                              plural(measured), f->n_not_run, total);
+    else
+        at = (size_t)snprintf(buf, len, "over %zu point%s", measured, plural(measured));
+    if (at < len)
+        at += (size_t)snprintf(buf + at, len - at, " (min_speedup %.3g, aggregate %s",
+                               f->min_speedup, f->aggregate);
+    if (f->quick && at < len)
+        at += (size_t)snprintf(buf + at, len - at, "; --quick: at most %d pairs per point",
+                               f->quick_max_repetitions);
+    if (at < len)
+        snprintf(buf + at, len - at, ")");
+    return word;
+}
+
 /* The last line: the run's verdict, or its state when it has none, with the facts that bound
  * what the verdict covers (a shard, --quick, points not run). */
 static void overall_line(FILE *out, const kt_run_result *run, const kt_summary_facts *f)
 {
-    size_t measured = run->n_points, total = run->n_points + f->n_not_run;
+    char text[256];
+    const char *word = kt_summary_overall_text(text, sizeof(text), run, f);
     fputs("overall: ", out);
-    if (strcmp(f->status, "interrupted") == 0) {
-        put_verdict(out, "INTERRUPTED", f->color);
-        fprintf(out, " after %zu of %zu point%s; no verdict for the experiment",
-                kt_run_finished_points(run), total, plural(total));
-    } else if (f->shard_count > 1) {
+    if (f->shard_count > 1 && strcmp(f->status, "interrupted") != 0)
         fprintf(out, "shard %d/%d only, ", f->shard_index, f->shard_count);
-        put_verdict(out, kt_verdict_name(run->verdict), f->color);
-        fprintf(out,
-                " over its %zu point%s; not the experiment's verdict ('ktrial merge' forms "
-                "it)",
-                measured, plural(measured));
-    } else {
-        put_verdict(out, kt_summary_overall(run, f), f->color);
-        fprintf(out, " over %zu point%s", measured, plural(measured));
-        if (f->n_not_run)
-            fprintf(out, ", %zu of %zu NOT RUN (budget)", f->n_not_run, total);
-    }
-    fprintf(out, " (min_speedup %.3g, aggregate %s", f->min_speedup, f->aggregate);
-    if (f->quick)
-        fprintf(out, "; --quick: at most %d pairs per point", f->quick_max_repetitions);
-    fputs(")\n", out);
+    put_verdict(out, word, f->color);
+    fprintf(out, " %s\n", text);
 }
 
 void kt_print_summary(FILE *out, const kt_run_result *run, const kt_summary_facts *f)

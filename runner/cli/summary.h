@@ -35,6 +35,16 @@ int kt_summary_want_color(FILE *out);
  * is its own, not the experiment's ('whole' facts tell them apart). */
 const char *kt_summary_overall(const kt_run_result *run, const kt_summary_facts *facts);
 
+/* The overall line without its "overall: " and colour: returns its word (the verdict, or
+ * INTERRUPTED) and writes the rest to 'buf' ("over 4 points (min_speedup 1.05, aggregate
+ * all)", "after 1 of 3 points; no verdict for the experiment (...)"); the report prints both. */
+const char *kt_summary_overall_text(char *buf, size_t len, const kt_run_result *run,
+                                    const kt_summary_facts *facts);
+
+/* Facts of an archived run from its result.json 'doc' (status, --quick, shard, points not
+ * run, the decision's aggregate, min_speedup and confidence); the strings point into 'doc'. */
+void kt_summary_facts_from_doc(kt_summary_facts *f, const struct cJSON *doc);
+
 void kt_print_summary(FILE *out, const kt_run_result *run, const kt_summary_facts *facts);
 
 /* The usage lines: per point and arm, what the profiling pass measured; costs per million

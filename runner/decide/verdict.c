@@ -90,12 +90,28 @@ void kt_candidate_add_reason(kt_candidate_result *c, kt_reason_code code, const 
     va_end(ap);
 }
 
-static double worst_rel_l2(const kt_arm_result *a)
+double kt_arm_worst_rel_l2(const kt_arm_result *a)
 {
-    double worst = 0;
+    double worst = NAN;
     for (int s = 0; s < a->n_sets; s++)
-        worst = fmax(worst, a->numerics[s].rel_l2);
+        if (!isnan(a->numerics[s].rel_l2))
+            worst = isnan(worst) ? a->numerics[s].rel_l2 : fmax(worst, a->numerics[s].rel_l2);
     return worst;
+}
+
+/* The figures of result.json that compare the candidate's outputs and memory with the
+ * baseline's: NAN where either side has none (no output compared, no bytes counted), never
+ * a 0 that reads as a perfect result. Returns the baseline's error as the ratio uses it. */
+static double quality_figures(kt_candidate_result *c, const kt_arm_result *base,
+                              const kt_spec *spec)
+{
+    /* The baseline's own error, floored at the storage type's unit roundoff, so a baseline
+     * that happens to be exact does not make every candidate fail the ratio. */
+    double base_err = fmax(kt_arm_worst_rel_l2(base), kt_dtype_unit_roundoff(spec->dtype));
+    c->worst_rel_l2 = kt_arm_worst_rel_l2(&c->arm);
+    c->error_ratio = c->worst_rel_l2 / base_err;
+    c->memory_ratio = base->bytes > 0 && c->arm.bytes > 0 ? c->arm.bytes / base->bytes : NAN;
+    return base_err;
 }
 
 /* Energy per call of an arm from its profiling pass: package + DRAM + GPU (each where its
@@ -210,12 +226,7 @@ static int check_limits(kt_candidate_result *c, const kt_arm_result *base, const
             broken++;
         }
     }
-    /* The baseline's own error, floored at the storage type's unit roundoff, so a baseline
-     * that happens to be exact does not make every candidate fail the ratio. */
-    double floor = kt_dtype_unit_roundoff(spec->dtype);
-    double base_err = fmax(worst_rel_l2(base), floor);
-    c->worst_rel_l2 = worst_rel_l2(a);
-    c->error_ratio = c->worst_rel_l2 / base_err;
+    double base_err = quality_figures(c, base, spec);
     if (!isnan(lim->max_error_vs_baseline) && c->error_ratio > lim->max_error_vs_baseline) {
         kt_candidate_add_reason(
             c, KT_REASON_ERROR_VS_BASELINE,
@@ -231,7 +242,6 @@ static int check_limits(kt_candidate_result *c, const kt_arm_result *base, const
                                 id);
         broken++;
     }
-    c->memory_ratio = base->bytes > 0 ? a->bytes / base->bytes : NAN;
     if (!isnan(spec->max_memory_ratio) && c->memory_ratio > spec->max_memory_ratio) {
         kt_candidate_add_reason(
             c, KT_REASON_MEMORY,
@@ -306,7 +316,11 @@ void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline
     costs(c, spec, point);
     c->energy_ratio = c->setup_memory_fraction = NAN;
 
-    if (c->arm.failed) {
+    if (c->arm.failed) { /* nothing of its pairs is a figure: NAN, not the 0 of a fresh result */
+        c->shift.p_value = c->shift.achieved = NAN;
+        c->order_p = c->order_shift = NAN;
+        c->order_warning = 0;
+        quality_figures(c, baseline, spec);
         c->verdict = KT_VERDICT_REJECT;
         kt_candidate_add_reason(c, c->arm.failure_code ? c->arm.failure_code : KT_REASON_FAILED,
                                 "%s at %s", c->arm.failure, id);

@@ -294,7 +294,7 @@ static void judge(crun *r, const kt_design *d, double alpha)
             kt_candidate_evaluate(c, &r->out->baseline, r->spec, r->point, 1.0 - alpha);
         else
             kt_candidate_judge_at_look(c, &r->out->baseline, r->spec, r->point, d, at);
-        if (c->looks == 0)
+        if (c->looks == 0 && !c->arm.failed) /* a failed arm took the looks it took */
             c->looks = d->n_looks;
         if ((int)c->n_pairs > r->out->repetitions)
             r->out->repetitions = (int)c->n_pairs;

@@ -531,6 +531,7 @@ static void apply_skips(point_run *r)
         snprintf(res->name, sizeof(res->name), "%s", a->name);
         snprintf(res->variant, sizeof(res->variant), "%s", a->variant->name);
         res->failed = 1;
+        res->repeatable = -1; /* never checked: it is not run again */
         snprintf(res->failure, sizeof(res->failure), "%s",
                  h->skip_reason ? h->skip_reason[k] : "skipped");
     }
@@ -841,7 +842,7 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
             kt_candidate_judge_at_look(c, &out->baseline, spec, point, &design, at);
         if (spec->order == KT_ORDER_GROUPED && !spec->allow_grouped_verdicts)
             kt_candidate_withhold_grouped(c, point->id);
-        if (c->looks == 0)
+        if (c->looks == 0 && !c->arm.failed) /* a failed arm took the looks it took */
             c->looks = design.n_looks;
         if ((int)c->n_pairs > out->repetitions)
             out->repetitions = (int)c->n_pairs;

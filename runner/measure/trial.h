@@ -167,6 +167,10 @@ typedef struct kt_pair_loop {
  * "max_repetitions". */
 const char *kt_trial_pair_loop(const kt_pair_loop *l);
 
+/* The largest rel_l2 over the arm's input sets; NAN when none was measured (no input set, or
+ * no output compared: a command trial without 'outputs'). */
+double kt_arm_worst_rel_l2(const kt_arm_result *a);
+
 /* Recomputes statistics and the verdict of candidate 'c' at 'confidence' (per look). */
 void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline,
                            const kt_spec *spec, const kt_point *point, double confidence);

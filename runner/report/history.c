@@ -190,10 +190,14 @@ void kt_history_text(FILE *f, const kt_history *h)
                 continue;
             kt_history_change ch;
             int has = change_at(&ch, h, r, s->points[j], s->cands[j]);
-            fprintf(f, "  %-8.8s %-20s %7.3f [%.3f, %.3f] %-12s",
+            char speed[64] = "      — (not measured)"; /* a failed candidate: no speedup */
+            if (isfinite(c->speedup))
+                snprintf(speed, sizeof(speed), "%7.3f [%.3f, %.3f]", c->speedup, c->ci_low,
+                         c->ci_high);
+            fprintf(f, "  %-8.8s %-20s %s %-12s",
                     str_at(h->runs[r].doc, "provenance.git.short_commit"),
-                    str_at(h->runs[r].doc, "provenance.run.start_utc"), c->speedup, c->ci_low,
-                    c->ci_high, kt_verdict_name(c->verdict));
+                    str_at(h->runs[r].doc, "provenance.run.start_utc"), speed,
+                    kt_verdict_name(c->verdict));
             if (has && ch.verdict_changed)
                 fprintf(f, "  verdict changed");
             if (has && ch.significant)

@@ -2,6 +2,7 @@
  * script, no font or file fetched) for one or more archives of an experiment. */
 #include "archive/archive.h"
 #include "archive/run_archive.h"
+#include "cli/summary.h"
 #include "report/gpu_table.h"
 #include "report/report.h"
 #include "report/svg.h"
@@ -20,7 +21,8 @@ static const char *const STYLE =
     "#e3e6ee;text-align:left;vertical-align:top}th{background:#f3f5fa}"
     "td.num{text-align:right;font-variant-numeric:tabular-nums}"
     ".v-KEEP{color:#fff;background:#2b8a3e}.v-REJECT{color:#fff;background:#c92a2a}"
-    ".v-INCONCLUSIVE{color:#1d2330;background:#ffd43b}.v-ERROR{color:#fff;background:#5c5f66}"
+    ".v-INCONCLUSIVE,.v-INTERRUPTED{color:#1d2330;background:#ffd43b}.v-ERROR{color:#fff;"
+    "background:#5c5f66}"
     ".verdict{font-weight:bold;padding:1px 6px;border-radius:3px}"
     ".bad{color:#c92a2a;font-weight:bold}.reason{color:#555;font-size:12px}"
     "svg{display:block;margin:6px 0}svg text{font-size:11px;fill:#333}"
@@ -67,6 +69,17 @@ static void verdict_cell(FILE *f, const char *verdict)
     fprintf(f, "<td><span class='verdict v-%s'>%s</span></td>", verdict, verdict);
 }
 
+/* A figure of the verdict table, or "—" where nothing was measured (a failed candidate, a
+ * point that could not be measured, a NaN): never a 0 that reads as p = 0 or a perfect rel_l2,
+ * as in the summary. */
+static void figure_cell(FILE *f, double v, int measured)
+{
+    if (measured && isfinite(v))
+        fprintf(f, "<td class='num'>%.3g</td>", v);
+    else
+        fputs("<td class='num'>—</td>", f);
+}
+
 static void verdict_table(FILE *f, const kt_report_input *in, size_t n)
 {
     fputs("<table class='verdicts'><tr><th>archive</th><th>point</th><th>candidate</th>"
@@ -96,10 +109,12 @@ static void verdict_table(FILE *f, const kt_report_input *in, size_t n)
                             c->ci_high);
                 else
                     fputs("<td class='num'>—</td>", f);
-                fprintf(f,
-                        "<td class='num'>%.3g</td><td class='num'>%s</td><td class='num'>%s</td>"
-                        "<td class='num'>%.3g</td><td class='num'>%.3g</td><td class='reason'>",
-                        c->shift.p_value, tb, tc, c->worst_rel_l2, c->memory_ratio);
+                int measured = !c->arm.failed && !p->error[0];
+                figure_cell(f, c->shift.p_value, measured && c->n_pairs > 0);
+                fprintf(f, "<td class='num'>%s</td><td class='num'>%s</td>", tb, tc);
+                figure_cell(f, c->worst_rel_l2, measured);
+                figure_cell(f, c->memory_ratio, measured);
+                fputs("<td class='reason'>", f);
                 for (int r = 0; r < c->n_reasons; r++) {
                     esc(f, c->reasons[r]);
                     fputs(r + 1 < c->n_reasons ? "<br>" : "", f);
@@ -129,9 +144,17 @@ static void verdict_table(FILE *f, const kt_report_input *in, size_t n)
             esc(f, cv->reason);
             fputs("</td></tr>\n", f);
         }
-        fprintf(f, "<tr><td><b>overall</b></td>");
-        verdict_cell(f, kt_verdict_name(in[a].run.verdict));
-        fprintf(f, "<td>min_speedup %.3g</td></tr></table>\n", in[a].min_speedup);
+        /* the summary's overall line: an interrupted run, a shard or a run cut by its budget
+         * says so, never a verdict it does not have */
+        kt_summary_facts facts;
+        char text[256];
+        kt_summary_facts_from_doc(&facts, in[a].doc);
+        const char *word = kt_summary_overall_text(text, sizeof(text), &in[a].run, &facts);
+        fprintf(f, "<tr class='overall-row'><td><b>overall</b></td>");
+        verdict_cell(f, word);
+        fputs("<td>", f);
+        esc(f, text);
+        fputs("</td></tr></table>\n", f);
     }
 }
 

@@ -87,11 +87,25 @@ double kt_plan_startup_seconds(const kt_spec *spec, const kt_point *point)
     return startup_seconds(spec, &p, &c);
 }
 
+/* Input sets whose correctness step (prepare and a fully checked call) each arm runs before
+ * its warmup: none for a command, whose calls are its warmup and its pairs only
+ * (docs/command-trials.md, The protocol). */
+static double checked_sets(const kt_spec *spec)
+{
+    return spec->command ? 0.0 : (double)spec->input_sets;
+}
+
+/* Whether the point ends with the profiling pass: kernel trials only. */
+static int profiled(const kt_spec *spec)
+{
+    return spec->profile && !spec->command;
+}
+
 double kt_plan_calls_per_point(const kt_spec *spec)
 {
     double arms = 1.0 + (double)spec->n_candidates;
     double check_rounds = spec->numerics.bitwise_repeatable ? 2.0 : 1.0;
-    return arms * spec->input_sets * check_rounds + arms * spec->warmup +
+    return arms * checked_sets(spec) * check_rounds + arms * spec->warmup +
            2.0 * (double)spec->n_candidates * spec->max_repetitions;
 }
 
@@ -155,10 +169,11 @@ static double point_seconds(const kt_spec *spec, const kt_problem *p, double bus
                             const kt_arm_cost *const *costs)
 {
     arm_seconds base = arm_at(spec, &spec->baseline, p, busy, costs[0]);
-    double fixed = spec->input_sets * base.touch, round = 0, profile = 0;
+    double fixed = checked_sets(spec) * base.touch, round = 0, profile = 0;
     for (size_t k = 0; k <= spec->n_candidates; k++) {
         arm_seconds a = k == 0 ? base : arm_at(spec, &spec->candidates[k - 1], p, busy, costs[k]);
-        fixed += spec->input_sets * (a.correct + (spec->numerics.bitwise_repeatable ? a.again : 0));
+        fixed +=
+            checked_sets(spec) * (a.correct + (spec->numerics.bitwise_repeatable ? a.again : 0));
         fixed += spec->warmup * a.checked;
         profile += PROFILE_CALLS * a.call;
         if (k > 0)
@@ -167,7 +182,7 @@ static double point_seconds(const kt_spec *spec, const kt_problem *p, double bus
     double rounds = spec->max_repetitions * round;
     double at_least = fmin(spec->min_repetitions, spec->max_repetitions) * round;
     double pairs = fmax(fmin(rounds, spec->max_seconds_per_point + round), at_least);
-    return fixed + pairs + (spec->profile ? profile : 0);
+    return fixed + pairs + (profiled(spec) ? profile : 0);
 }
 
 int kt_plan_estimate(kt_plan *out, const kt_spec *spec, const kt_matrix *m)

@@ -313,6 +313,24 @@ class CommandTrials(unittest.TestCase):
                       r.stderr)
         self.assertIn("candidates[2].setup[1]: '{task}' varies per call", r.stderr)
 
+    def test_without_outputs_rel_l2_is_not_measured(self):
+        # nothing compared: no worst rel_l2 of 0 (a perfect result) in result.json, show or
+        # the summary; the table shows "—"
+        path = self.spec(
+            f"baseline: {{run: {engine('--sleep-ms', '5')}}}\n"
+            f"candidates:\n  - {{name: same, run: {engine('--sleep-ms', '5')}}}\n",
+            trials="{warmup: 0, min_repetitions: 6, max_repetitions: 6}")
+        r, out = self.run_spec(path)
+        self.assertIn(r.returncode, (0, 1, 2), r.stderr)
+        doc = kc.validate_result(self, out)
+        c = self.candidate(doc, "same")[0]
+        self.assertEqual("NaN", c["worst_rel_l2"])
+        self.assertEqual("NaN", c["error_ratio"])
+        row = next(line for line in r.stdout.splitlines() if line.startswith("b1 ") and "same" in line)
+        self.assertNotRegex(row, r"\s0\s")
+        s = kc.run(["show", out, "--json"])
+        self.assertIsNone(json.loads(s.stdout)["points"][0]["candidates"][0]["rel_l2"])
+
     def test_validate_plan_prices_calls_with_one_calibration_call_per_arm(self):
         log = os.path.join(self.dir, "calls.txt")
         path = self.spec(
@@ -329,6 +347,9 @@ class CommandTrials(unittest.TestCase):
             self.assertEqual(["base", "c"], [line.split(" ")[0] for line in f])
         total = float(r.stdout.split("total: estimate ")[1].split(" s")[0])
         self.assertGreaterEqual(total, 10 * 2 * 0.3)  # 10 pairs of two 0.3 s calls at least
+        # and nothing a command trial never runs: no correctness step per input set, no
+        # profiling pass (they made this plan 36 calls, 80% over)
+        self.assertIn("up to 20 calls per point", r.stdout)
 
     def test_show_lists_the_tasks_whose_outputs_differ_most(self):
         # each task's name is the candidate's perturbation of its output

@@ -140,6 +140,47 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(r.returncode, 65)
         self.assertEqual(run(["report"]).returncode, 64)
 
+    def test_report_says_what_was_not_measured_and_what_the_run_decided(self):
+        # a crashed candidate has no p, rel_l2 or memory ratio ("—", as in the summary), and
+        # an interrupted run's overall row says INTERRUPTED, never a verdict it does not have
+        out = os.path.join(self.tmp, "crash")
+        spec = sim_spec(os.path.join(self.tmp, "crash.yaml"), name="sim-crash",
+                        candidates={"bad": {"median_us": 50, "fail": "crash"},
+                                    "good": {"median_us": 80, "spread": 0.05}})
+        p = run(["run", spec, "-o", out])
+        self.assertEqual(1, p.returncode, p.stderr)
+
+        def cells(html, candidate):
+            row = re.search(rf"<tr class='verdict-row'><td>[^<]*</td><td>[^<]*</td>"
+                            rf"<td>{candidate}</td>(.*?)</tr>", html)
+            self.assertIsNotNone(row, html[:2000])
+            return [re.sub("<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>",
+                                                                  row.group(1))]
+
+        def overall(html):
+            row = re.search(r"<tr class='overall-row'>(.*?)</tr>", html)
+            self.assertIsNotNone(row)
+            return re.sub("<[^>]+>", " ", row.group(1))
+
+        self.assertEqual(0, run(["report", out]).returncode)
+        html = self.check_self_contained(os.path.join(out, "report.html"))
+        bad = cells(html, "bad")  # verdict, speedup, p, medians, rel_l2, memory, reasons
+        self.assertEqual(["REJECT", "—", "—", "—", "—", "—", "—"], bad[:7])
+        self.assertNotEqual("—", cells(html, "good")[2])
+        self.assertRegex(overall(html), r"REJECT\s+over 1 point \(min_speedup 1")
+        h = run(["history", self.tmp, "--experiment", "sim-crash"])  # its text says so too
+        self.assertEqual(0, h.returncode, h.stderr)
+        self.assertNotIn("nan", h.stdout)
+        self.assertRegex(h.stdout, r"— \(not measured\) REJECT")
+        with open(os.path.join(out, "result.json")) as f:
+            doc = json.load(f)
+        doc["status"] = "interrupted"
+        with open(os.path.join(out, "result.json"), "w") as f:
+            json.dump(doc, f)
+        self.assertEqual(0, run(["report", out]).returncode)
+        html = self.check_self_contained(os.path.join(out, "report.html"))
+        self.assertRegex(overall(html), r"INTERRUPTED\s+after 1 of 1 point; no verdict")
+
     def test_report_of_the_quickstart(self):
         out = os.path.join(self.tmp, "quick")
         p = run(["run", os.path.join(SOURCE, "experiments", "quickstart.yaml"), "-o", out,

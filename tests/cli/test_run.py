@@ -81,6 +81,17 @@ class RunVerdictTest(unittest.TestCase):
                 bad = doc["points"][0]["candidates"][0]
                 self.assertIn(words, " ".join(bad["reasons"]))
                 self.assertIn("b1/t64", " ".join(bad["reasons"]))
+                # a candidate with no pairs has no p, no order check and no looks taken;
+                # not the 0s of a fresh record (p = 0 reads as the strongest evidence)
+                self.assertEqual(0, bad["n_pairs"])
+                self.assertEqual("NaN", bad["p_value"])
+                self.assertEqual("NaN", bad["order_effect"]["p_value"])
+                self.assertEqual(0, bad["looks"])
+                self.assertIsNone(bad["repeatable"])  # bitwise_repeatable is not set
+                if mode == "crash":  # dropped from the point: it has no outputs nor memory
+                    self.assertEqual([], bad["numerics"])
+                    self.assertEqual("NaN", bad["worst_rel_l2"])
+                    self.assertEqual("NaN", bad["memory_ratio"])
 
     def test_memory_ratio(self):
         p, out = self.run_spec(candidates={"hungry": {"median_us": 50, "extra_bytes": 1000000}},
