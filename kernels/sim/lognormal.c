@@ -21,6 +21,7 @@ enum {
     P_FAIL_AFTER,
     P_PREPARE_MS,
     P_TICK_NS,
+    P_PLACEMENT,
     P_COUNT
 };
 enum { FAIL_NONE, FAIL_ERROR, FAIL_NAN, FAIL_UNWRITTEN, FAIL_CRASH, FAIL_INPUTS };
@@ -50,12 +51,16 @@ static const kt_param_def lognormal_params[P_COUNT] = {
     {"tick_ns", KT_PARAM_FLOAT, 0, 0, 1e9, NULL,
      "timer tick of the virtual clock, ns: readings are floored to multiples of it (0: exact; "
      "the largest tick of the arms applies to all)"},
+    {"placement", KT_PARAM_FLOAT, 0, 0, 1, NULL,
+     "lognormal sigma of a factor drawn once per prepared state and applied to every call on it: "
+     "where a real kernel's buffers lie moves its time for as long as they lie there"},
 };
 
 typedef struct lognormal_state {
     void *extra;
     size_t extra_bytes;
     double noise_scale; /* multiplies the deterministic noise pattern to reach rel_error */
+    double placement;   /* this state's fixed factor on every duration */
 } lognormal_state;
 
 /* A fixed pseudo-random pattern in [-1, 1): the same for every call, so outputs are
@@ -79,6 +84,14 @@ static int lognormal_prepare(void **out, const kt_call *call)
             ;
     }
     kt_sim_set_tick(call->backend, call->params[P_TICK_NS].num);
+    double sigma = call->params[P_PLACEMENT].num;
+    st->placement = 1.0;
+    if (sigma > 0) { /* from the arm's seed and how many states were prepared before this one */
+        static uint64_t prepared;
+        kt_rng r;
+        kt_rng_seed(&r, kt_seed_mix(call->seed, ++prepared));
+        st->placement = exp(sigma * kt_rng_normal(&r));
+    }
     st->extra_bytes = (size_t)call->params[P_EXTRA_BYTES].num;
     if (st->extra_bytes) {
         int err = kt_backend_alloc(call->backend, &st->extra, st->extra_bytes);
@@ -105,7 +118,7 @@ static int lognormal_run(void *state, const kt_call *call)
     kt_backend *b = call->backend;
     double seconds = kt_sim_now_ns(b) * 1e-9;
     double ns = v[P_MEDIAN_US].num * 1e3 * exp(v[P_SPREAD].num * kt_rng_normal(kt_sim_rng(b)));
-    ns *= 1.0 + v[P_DRIFT].num * seconds;
+    ns *= st->placement * (1.0 + v[P_DRIFT].num * seconds);
     if (call->pair_position == 1)
         ns *= 1.0 + v[P_ORDER_EFFECT].num;
     kt_sim_advance(b, ns);

@@ -126,6 +126,7 @@ static cJSON *arm_json(const kt_arm_result *a, const kt_arm *spec_arm)
     kt_json_add_real(o, "bytes", a->bytes);
     kt_json_add_real(o, "variant_bytes", a->variant_bytes);
     kt_json_add_real(o, "prepare_ns", a->prepare_ns);
+    cJSON_AddNumberToObject(o, "placements", a->placements);
     if (a->program[0]) {
         cJSON *p = cJSON_AddObjectToObject(o, "program");
         cJSON_AddStringToObject(p, "path", a->program);
@@ -176,6 +177,7 @@ static void arm_from_json(kt_arm_result *a, const cJSON *o)
     a->bytes = kt_json_get_real(o, "bytes", NAN);
     a->variant_bytes = kt_json_get_real(o, "variant_bytes", NAN);
     a->prepare_ns = kt_json_get_real(o, "prepare_ns", NAN);
+    a->placements = (int)kt_json_get_real(o, "placements", 1);
     const cJSON *prog = cJSON_GetObjectItemCaseSensitive(o, "program");
     kt_json_get_str(prog, "path", a->program, sizeof(a->program));
     kt_json_get_str(prog, "sha256", a->program_sha256, sizeof(a->program_sha256));
@@ -245,6 +247,7 @@ static cJSON *pair_json(const kt_pair *p)
     cJSON_AddItemToObject(o, "baseline_noise", kt_json_real(p->base_noise));
     cJSON_AddItemToObject(o, "candidate_noise", kt_json_real(p->cand_noise));
     cJSON_AddBoolToObject(o, "throttled", p->throttled);
+    cJSON_AddNumberToObject(o, "placement", p->placement);
     return o;
 }
 
@@ -290,6 +293,7 @@ static int pair_from_json(kt_pair *p, const cJSON *row)
     p->base_noise = kt_json_real_value(f[5], 0);
     p->cand_noise = kt_json_real_value(f[6], 0);
     p->throttled = flag_value(f[7]);
+    p->placement = (int)kt_json_get_real(row, "placement", 0); /* 0 in older results */
     return 0;
 }
 
@@ -327,6 +331,13 @@ static cJSON *candidate_json(const kt_candidate_result *c, const kt_arm *spec_ar
     kt_json_add_real(ord, "p_value", c->order_p);
     kt_json_add_real(ord, "shift", c->order_shift);
     cJSON_AddBoolToObject(ord, "warning", c->order_warning);
+    cJSON *sets = cJSON_AddObjectToObject(o, "set_effect");
+    kt_json_add_real(sets, "p_value", c->set_p);
+    kt_json_add_real(sets, "shift", c->set_shift);
+    cJSON_AddBoolToObject(sets, "warning", c->set_warning);
+    cJSON *pl = cJSON_AddObjectToObject(o, "placement_spread");
+    cJSON_AddNumberToObject(pl, "clusters", c->placement_clusters);
+    kt_json_add_real(pl, "tau2", c->placement_tau2);
     cJSON_AddNumberToObject(o, "noisy_pairs", c->noisy_pairs);
     cJSON *times = cJSON_AddObjectToObject(o, "times");
     cJSON_AddItemToObject(times, "baseline", summary_json(&c->base_time));
@@ -377,6 +388,13 @@ static int candidate_from_json(kt_candidate_result *c, const cJSON *o)
     c->order_p = kt_json_get_real(ord, "p_value", NAN);
     c->order_shift = kt_json_get_real(ord, "shift", NAN);
     c->order_warning = kt_json_get_bool(ord, "warning", 0);
+    const cJSON *sets = cJSON_GetObjectItemCaseSensitive(o, "set_effect");
+    c->set_p = kt_json_get_real(sets, "p_value", NAN);
+    c->set_shift = kt_json_get_real(sets, "shift", NAN);
+    c->set_warning = kt_json_get_bool(sets, "warning", 0);
+    const cJSON *pl = cJSON_GetObjectItemCaseSensitive(o, "placement_spread");
+    c->placement_clusters = (int)kt_json_get_real(pl, "clusters", 0);
+    c->placement_tau2 = kt_json_get_real(pl, "tau2", NAN);
     c->noisy_pairs = (int)kt_json_get_real(o, "noisy_pairs", 0);
     const cJSON *times = cJSON_GetObjectItemCaseSensitive(o, "times");
     summary_from_json(&c->base_time, cJSON_GetObjectItemCaseSensitive(times, "baseline"));
@@ -497,6 +515,7 @@ cJSON *kt_decision_to_json(const kt_run_result *run, const kt_spec *spec, int ex
     kt_json_add_real(decision, "confidence", spec->confidence);
     cJSON_AddNumberToObject(decision, "point_errors", run->point_errors);
     cJSON_AddNumberToObject(decision, "order_warnings", run->order_warnings);
+    cJSON_AddNumberToObject(decision, "set_warnings", run->set_warnings);
     cJSON_AddNumberToObject(decision, "exit_code", exit_code);
     return decision;
 }

@@ -231,7 +231,9 @@ int kt_run_result_from_json(kt_run_result *run, const cJSON *doc)
     int v = kt_verdict_parse(kt_json_get_str(decision, "verdict", buf, sizeof(buf)));
     run->verdict = v < 0 ? KT_VERDICT_INCONCLUSIVE : (kt_verdict)v;
     for (size_t i = 0; i < run->n_points; i++)
-        for (size_t k = 0; k < run->points[i].n_cands; k++)
+        for (size_t k = 0; k < run->points[i].n_cands; k++) {
             run->order_warnings += run->points[i].cands[k].order_warning;
+            run->set_warnings += run->points[i].cands[k].set_warning;
+        }
     return 0;
 }

@@ -155,7 +155,11 @@ static void row(FILE *out, const kt_point_result *p, const kt_candidate_result *
     const char *cells[N_CELLS] = {tb, tc, sp, pv, l2, noisy, tp};
     put_cells(out, p->point.id, pw, c->arm.name, cw, cells);
     put_verdict(out, kt_verdict_name(c->verdict), f->color);
-    fputs(c->order_warning ? " (order effect!)\n" : "\n", out);
+    if (c->order_warning)
+        fputs(" (order effect!)", out);
+    if (c->set_warning)
+        fputs(" (input sets differ!)", out);
+    fputc('\n', out);
 }
 
 /* A disturbed majority and a coarse timer, where they could move the verdict. */
@@ -301,4 +305,10 @@ void kt_print_summary(FILE *out, const kt_run_result *run, const kt_summary_fact
                 "warning: %d %s an order effect (candidate-first pairs differ from "
                 "baseline-first pairs, p < 0.01)\n",
                 run->order_warnings, run->order_warnings == 1 ? "point shows" : "points show");
+    if (run->set_warnings)
+        fprintf(out,
+                "warning: at %d %s the input sets' pairs differ (p < 0.01): the speed depends on "
+                "the data, or on where each set's prepared buffers lie; the interval pools them "
+                "(docs/statistics.md, \"Placement\")\n",
+                run->set_warnings, run->set_warnings == 1 ? "point" : "points");
 }

@@ -304,6 +304,118 @@ static void order_effect(kt_candidate_result *c, const double *d)
     free(second);
 }
 
+/* Do the input sets' pairs differ? Each set has its own prepared states of both arms, so on
+ * real hardware a set's pairs carry where those states' buffers lie as well as the set's data;
+ * every pair of sets is compared (Mann-Whitney on d) and the smallest p, times the number of
+ * pairs of sets (Bonferroni), is the one kept. */
+static void set_effect(kt_candidate_result *c, const double *d)
+{
+    size_t n = c->n_pairs;
+    int n_sets = 0;
+    c->set_p = c->set_shift = NAN;
+    c->set_warning = 0;
+    for (size_t i = 0; i < n; i++)
+        if (c->pairs[i].input_set + 1 > n_sets)
+            n_sets = c->pairs[i].input_set + 1;
+    double *a = malloc((n ? n : 1) * sizeof(double)), *b = malloc((n ? n : 1) * sizeof(double));
+    double tests = n_sets * (n_sets - 1) / 2.0;
+    for (int s0 = 0; a && b && s0 < n_sets; s0++)
+        for (int s1 = s0 + 1; s1 < n_sets; s1++) {
+            size_t na = 0, nb = 0;
+            for (size_t i = 0; i < n; i++) {
+                if (c->pairs[i].input_set == s0)
+                    a[na++] = d[i];
+                else if (c->pairs[i].input_set == s1)
+                    b[nb++] = d[i];
+            }
+            if (na < 3 || nb < 3)
+                continue;
+            kt_shift s;
+            kt_stats_two_sample(&s, a, na, b, nb, 0.95);
+            double p = fmin(1.0, s.p_value * tests);
+            if (isnan(c->set_p) || p < c->set_p) {
+                c->set_p = p;
+                c->set_shift = s.estimate;
+            }
+        }
+    c->set_warning = c->set_p < KT_ORDER_WARN_P;
+    free(a);
+    free(b);
+}
+
+/* The cluster of pair 'p': one input set and one placement ('by_placement'), or one set. */
+static int cluster_of(const kt_pair *p, int by_placement)
+{
+    return by_placement ? p->input_set * KT_PLACEMENTS + p->placement : p->input_set;
+}
+
+/* HL estimates and squared standard errors (from their own interval at KT_CLUSTER_LEVEL) of d
+ * per cluster with at least KT_CLUSTER_MIN_PAIRS pairs into y and v; returns how many, and in
+ * *seen how many clusters hold any pair. */
+static int cluster_estimates(const kt_candidate_result *c, const double *d, int by_placement,
+                             double *x, double *y, double *v, int *seen)
+{
+    int n_keys = by_placement ? KT_MAX_SETS * KT_PLACEMENTS : KT_MAX_SETS, found = 0;
+    *seen = 0;
+    for (int key = 0; key < n_keys; key++) {
+        size_t m = 0;
+        for (size_t i = 0; i < c->n_pairs; i++)
+            if (cluster_of(&c->pairs[i], by_placement) == key)
+                x[m++] = d[i];
+        *seen += m > 0;
+        kt_shift s;
+        if (m < KT_CLUSTER_MIN_PAIRS || kt_stats_signed_rank(&s, x, m, KT_CLUSTER_LEVEL) < 0 ||
+            !(s.achieved > 0 && s.achieved < 1) || !isfinite(s.ci_high - s.ci_low))
+            continue;
+        double se = (s.ci_high - s.ci_low) / (2 * kt_stats_normal_quantile(0.5 + s.achieved / 2));
+        y[found] = s.estimate;
+        v[found++] = fmax(se * se, 1e-18); /* identical d (a fixed clock): weights stay finite */
+    }
+    return found;
+}
+
+/* Counts the spread between clusters of pairs into the interval of c->shift (log units). A
+ * cluster is the pairs of one input set and one placement: both arms ran there on the same two
+ * prepared states, and on real hardware where those states' buffers lie moves an arm's time by
+ * a fixed amount for as long as they lie there (docs/statistics.md, "Placement"), which the
+ * pairs' own interval cannot see. Each cluster's HL estimate y_i, with a standard error from
+ * its own interval, gives DerSimonian and Laird's tau^2; each side of the interval then grows
+ * to sqrt(side^2 + z^2 tau^2 / C) (C clusters, z at the interval's confidence), the standard
+ * error of a mean over C clusters that each carry a random effect of variance tau^2. When the
+ * clusters agree, tau^2 is 0 and the interval is the pairs' own. Where the arms have one
+ * placement (a costly prepare), the clusters are the input sets. Fewer than two clusters with
+ * enough pairs while the pairs span more than one: no interval yet (no decision at this look),
+ * so an early look cannot decide on the states it happened to draw first. */
+static void placement_spread(kt_candidate_result *c, const double *d, double confidence)
+{
+    size_t n = c->n_pairs;
+    int n_keys = KT_MAX_SETS * KT_PLACEMENTS, clusters = 0, seen = 0;
+    c->placement_tau2 = NAN;
+    c->placement_clusters = 0;
+    double *x = malloc((n ? n : 1) * sizeof(double));
+    double *y = malloc((size_t)n_keys * 2 * sizeof(double)), *v = y ? y + n_keys : NULL;
+    int placed = 0; /* the arms ran on more than one placement: those are the clusters */
+    for (size_t i = 0; i < n; i++)
+        placed |= c->pairs[i].placement > 0;
+    if (x && y)
+        clusters = cluster_estimates(c, d, placed, x, y, v, &seen);
+    if (clusters >= 2) {
+        double tau2 = kt_stats_dl_tau2(y, v, (size_t)clusters), est = c->shift.estimate;
+        double z = kt_stats_normal_quantile(0.5 + confidence / 2);
+        double extra = z * z * tau2 / clusters, lo = est - c->shift.ci_low,
+               hi = c->shift.ci_high - est;
+        c->placement_tau2 = tau2;
+        c->placement_clusters = clusters;
+        c->shift.ci_low = est - sqrt(lo * lo + extra);
+        c->shift.ci_high = est + sqrt(hi * hi + extra);
+    } else if (x && y && seen > 1) {
+        c->shift.ci_low = -INFINITY;
+        c->shift.ci_high = INFINITY;
+    }
+    free(x);
+    free(y);
+}
+
 void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline,
                            const kt_spec *spec, const kt_point *point, double confidence)
 {
@@ -320,6 +432,10 @@ void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline
         c->shift.p_value = c->shift.achieved = NAN;
         c->order_p = c->order_shift = NAN;
         c->order_warning = 0;
+        c->set_p = c->set_shift = NAN;
+        c->set_warning = 0;
+        c->placement_tau2 = NAN;
+        c->placement_clusters = 0;
         quality_figures(c, baseline, spec);
         c->verdict = KT_VERDICT_REJECT;
         kt_candidate_add_reason(c, c->arm.failure_code ? c->arm.failure_code : KT_REASON_FAILED,
@@ -334,7 +450,9 @@ void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline
         for (size_t i = 0; i < n; i++)
             d[i] = log(c->pairs[i].base_ns) - log(c->pairs[i].cand_ns);
         kt_stats_signed_rank(&c->shift, d, n, confidence);
+        placement_spread(c, d, confidence);
         order_effect(c, d);
+        set_effect(c, d);
         free(d);
     }
     if (n >= 1) {

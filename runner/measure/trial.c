@@ -20,7 +20,11 @@ typedef struct point_run {
     int n_sets;
     kt_instance *inst[KT_MAX_SETS];
     void *state[1 + 16][KT_MAX_SETS]; /* [arm][set]; arm 0 is the baseline */
+    /* the arm's prepared states per set (add_placements): state[arm][set] is one of them */
+    void *placed[1 + 16][KT_MAX_SETS][KT_PLACEMENTS];
+    int n_placed[1 + 16]; /* states made on every set; 0 until add_placements */
     kt_rng order_rng;
+    kt_rng placement_rng;
     kt_rng check_rng;         /* poison patterns, output buffers, calls given the full check */
     int64_t calls[2][1 + 16]; /* [warmup, timed] calls so far, per arm */
     int prepared[1 + 16];     /* the arm's prepare succeeded on every input set */
@@ -192,6 +196,93 @@ static void prepare_and_check(point_run *r, int arm)
     }
 }
 
+/* Whether arm 'arm' gets more prepared states (add_placements): it is prepared, its prepare
+ * took under KT_PLACEMENT_MAX_PREPARE_S, and the copies take at most KT_PLACEMENT_MAX_BYTES of
+ * the backend's memory. An arm whose prepare allocates nothing through the backend (a command,
+ * a plugin with its own allocator) keeps one state. */
+static int placements_allowed(point_run *r, int arm)
+{
+    const kt_arm_result *res = arm_result(r, arm);
+    double extra = res->variant_bytes * (KT_PLACEMENTS - 1) * r->n_sets;
+    return r->prepared[arm] && !res->failed && res->variant_bytes > 0 &&
+           extra <= KT_PLACEMENT_MAX_BYTES && res->prepare_ns * 1e-9 < KT_PLACEMENT_MAX_PREPARE_S;
+}
+
+/* Releases placement 'j' of arm 'arm' on sets 0 .. last. */
+static void release_placement(point_run *r, int arm, int j, int last)
+{
+    const kt_variant *v = spec_arm(r, arm)->variant;
+    for (int s = 0; s <= last; s++) {
+        if (r->placed[arm][s][j])
+            v->release(r->placed[arm][s][j], r->backend);
+        r->placed[arm][s][j] = NULL;
+    }
+}
+
+/* State 'j' of arm 'arm' on every input set, each through one checked call: 0 when made, 1
+ * when a prepare failed (the states made so far serve: not the arm's fault), -1 when a call on
+ * it failed its check (the arm fails). */
+static int add_placement(point_run *r, int arm, int j)
+{
+    kt_arm_result *res = arm_result(r, arm);
+    const kt_variant *v = spec_arm(r, arm)->variant;
+    for (int s = 0; s < r->n_sets; s++) {
+        kt_call call = arm_call(r, arm, s);
+        kt_numerics n;
+        char why[512];
+        kt_error_clear();
+        if (v->prepare(&r->placed[arm][s][j], &call) < 0) {
+            release_placement(r, arm, j, s);
+            return 1;
+        }
+        if (kt_check_call(&n, r->inst[s], v, r->placed[arm][s][j], &call) < 0)
+            fail_arm(res, "run failed in its state prepared %d times: %s (input set %d)", j + 1,
+                     kt_error_last(), s);
+        else if (numerics_problem(&n, "", why, sizeof(why)))
+            fail_arm(res, "%s (its state prepared %d times, input set %d)", why, j + 1, s);
+        if (res->failed) {
+            release_placement(r, arm, j, s);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Prepares every arm that qualifies (placements_allowed) into KT_PLACEMENTS states per input
+ * set, state by state across the arms so that no arm's states all come after another's. Where
+ * a kernel's buffers lie moves its time for as long as they lie there (docs/statistics.md,
+ * "Placement"): with one state per arm and set, that is a fixed bias of the run. Each pair then
+ * runs both arms on their states of one drawn index (use_placement), and the verdict counts
+ * the spread between those indices (kt_candidate_evaluate). */
+static void add_placements(point_run *r)
+{
+    for (int arm = 0; arm <= (int)r->out->n_cands; arm++) {
+        r->n_placed[arm] = r->prepared[arm] ? 1 : 0;
+        for (int s = 0; s < r->n_sets && r->prepared[arm]; s++)
+            r->placed[arm][s][0] = r->state[arm][s];
+        arm_result(r, arm)->placements = r->n_placed[arm];
+    }
+    for (int j = 1; j < KT_PLACEMENTS; j++)
+        for (int arm = 0; arm <= (int)r->out->n_cands; arm++) {
+            if (r->n_placed[arm] != j || !placements_allowed(r, arm))
+                continue;
+            int made = add_placement(r, arm, j);
+            if (made < 0)
+                r->prepared[arm] = 0;
+            if (made != 0)
+                continue;
+            r->n_placed[arm] = j + 1;
+            arm_result(r, arm)->placements = j + 1;
+        }
+}
+
+/* Arm 'arm' runs on 'set' in its state of index 'u' (modulo the states it has). */
+static void use_placement(point_run *r, int arm, int set, int u)
+{
+    if (r->n_placed[arm] > 1)
+        r->state[arm][set] = r->placed[arm][set][u % r->n_placed[arm]];
+}
+
 /* Before a checked call, untimed: a fresh poison pattern, maybe the spare output buffers. */
 static int before_call(point_run *r, int arm, int set)
 {
@@ -351,9 +442,11 @@ static int checked_call(point_run *r, int arm, int set, int position, kt_timing 
 static int warmup(point_run *r, int arm, char *why, size_t len)
 {
     step(r, arm, "warmup");
-    for (int w = 0; w < r->spec->warmup; w++)
+    for (int w = 0; w < r->spec->warmup; w++) {
+        use_placement(r, arm, w % r->n_sets, w / r->n_sets);
         if (checked_call(r, arm, w % r->n_sets, -1, NULL, why, len) < 0)
             return KT_ERROR;
+    }
     return KT_OK;
 }
 
@@ -379,6 +472,10 @@ static int run_pair(point_run *r, int k, int rep)
     int err;
     if (c->arm.failed) /* by find_input_writer, during another arm's call */
         return KT_ERROR;
+    int most = r->n_placed[0] > r->n_placed[k + 1] ? r->n_placed[0] : r->n_placed[k + 1];
+    int u = most > 1 ? (int)(kt_rng_next(&r->placement_rng) % (uint64_t)most) : 0;
+    use_placement(r, 0, set, u);
+    use_placement(r, k + 1, set, u);
     /* each call names its arm first, so a crash is blamed on the right one */
     if (cand_first) {
         step(r, k + 1, "repetitions");
@@ -397,6 +494,7 @@ static int run_pair(point_run *r, int k, int rep)
     }
     p->rep = rep;
     p->input_set = set;
+    p->placement = u;
     p->candidate_first = cand_first;
     p->base_ns = tb.time_ns;
     p->cand_ns = tc.time_ns;
@@ -434,6 +532,7 @@ static void run_grouped(point_run *r, int reps)
     char why[512];
     step(r, 0, "repetitions");
     for (int rep = 0; rep < reps && !interrupted(r); rep++) {
+        use_placement(r, 0, rep % r->n_sets, rep / r->n_sets);
         if (checked_call(r, 0, rep % r->n_sets, -1, &t, why, sizeof(why)) < 0) {
             fail_any_arm(r, 0, why);
             goto done;
@@ -447,6 +546,7 @@ static void run_grouped(point_run *r, int reps)
             continue;
         step(r, (int)k + 1, "repetitions");
         for (int rep = 0; rep < reps && !interrupted(r); rep++) {
+            use_placement(r, (int)k + 1, rep % r->n_sets, rep / r->n_sets);
             if (checked_call(r, (int)k + 1, rep % r->n_sets, -1, &t, why, sizeof(why)) < 0) {
                 if (r->out->error[0]) /* the baseline, found writing into its inputs */
                     goto done;
@@ -456,6 +556,7 @@ static void run_grouped(point_run *r, int reps)
             kt_pair *p = &c->pairs[c->n_pairs++];
             p->rep = rep;
             p->input_set = rep % r->n_sets;
+            p->placement = rep / r->n_sets % KT_PLACEMENTS;
             p->base_ns = base[rep];
             p->base_noise = noise[rep];
             p->cand_ns = t.time_ns;
@@ -620,9 +721,13 @@ static void release_all(point_run *r)
 {
     for (size_t arm = 0; arm <= r->out->n_cands; arm++) {
         const kt_variant *v = spec_arm(r, (int)arm)->variant;
-        for (int s = 0; s < r->n_sets; s++)
-            if (r->state[arm][s])
+        for (int s = 0; s < r->n_sets; s++) {
+            if (r->n_placed[arm] == 0 && r->state[arm][s]) /* never placed: its only state */
                 v->release(r->state[arm][s], r->backend);
+            for (int j = 0; j < r->n_placed[arm]; j++) /* state[arm][s] is one of these */
+                if (r->placed[arm][s][j])
+                    v->release(r->placed[arm][s][j], r->backend);
+        }
     }
     for (int s = 0; s < r->n_sets; s++)
         kt_instance_free(r->inst[s], r->backend);
@@ -739,6 +844,7 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
     uint64_t seed = point_seed(spec, point);
     kt_rng_seed(&r->order_rng, kt_seed_mix(seed, 0x6f72646572ull));
     kt_rng_seed(&r->check_rng, kt_seed_mix(seed, 0x636865636bull));
+    kt_rng_seed(&r->placement_rng, kt_seed_mix(seed, 0x706c616365ull));
 
     int max_reps = spec->max_repetitions;
     if (hooks && hooks->quick && max_reps > KT_QUICK_MAX_REPETITIONS)
@@ -782,6 +888,11 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
     }
     if (interrupted(r))
         goto stopped;
+    add_placements(r);
+    if (out->baseline.failed) {
+        fail_any_arm(r, 0, out->baseline.failure);
+        goto finish;
+    }
 
     out->timer_tick_ns = kt_backend_timer_tick_ns(backend); /* after prepare set sim's */
     char why[512];

@@ -19,8 +19,20 @@
 
 #include <stddef.h>
 
-#define KT_MAX_SETS  KT_LIMIT_INPUT_SETS
-#define KT_MAX_LOOKS KT_LIMIT_LOOKS
+#define KT_MAX_SETS KT_LIMIT_INPUT_SETS
+
+/* States an arm is prepared into per input set where its prepare is cheap (trial.c,
+ * add_placements): at most this many, when one prepare took under KT_PLACEMENT_MAX_PREPARE_S
+ * seconds and the copies take at most KT_PLACEMENT_MAX_BYTES of backend memory in all. */
+#define KT_PLACEMENTS              8
+#define KT_PLACEMENT_MAX_PREPARE_S 0.05
+#define KT_PLACEMENT_MAX_BYTES     (256.0 * 1024 * 1024)
+/* Pairs a cluster (one input set and one placement, or one set) needs to enter the
+ * between-cluster spread, and the level of the interval its standard error comes from (the
+ * exact signed-rank interval of 3 pairs covers 75%). */
+#define KT_CLUSTER_MIN_PAIRS 3
+#define KT_CLUSTER_LEVEL     0.75
+#define KT_MAX_LOOKS         KT_LIMIT_LOOKS
 /* The share of warmup and timed calls, drawn after each call, that also get the full
  * numerics against float64 and the input hash (every call gets the poison/NaN scan). */
 #define KT_FULL_CHECK_RATE 0.125
@@ -33,6 +45,7 @@ typedef struct kt_pair {
     double base_ns, cand_ns;
     double base_noise, cand_noise;
     int throttled; /* either call was flagged by the backend */
+    int placement; /* index of the arms' prepared states the pair ran on (add_placements) */
 } kt_pair;
 
 /* What is known of one variant at one point, apart from timing. */
@@ -50,6 +63,7 @@ typedef struct kt_arm_result {
     double bytes;         /* inputs + outputs + the variant's own peak allocation */
     double variant_bytes; /* the variant's own peak allocation */
     double prepare_ns;    /* untimed preprocessing, wall clock, input set 0 */
+    int placements;       /* prepared states per input set its checked calls draw from */
     /* warmup and timed calls: every one poisoned before and scanned after, outside the
      * timer; 'full_checks' of them also compared with float64 (folded into 'numerics') */
     int64_t checked_calls, full_checks;
@@ -79,6 +93,18 @@ typedef struct kt_candidate_result {
     double order_p;                  /* Mann-Whitney of d: candidate-first vs baseline-first */
     double order_shift;              /* HL shift of d between those groups (log units) */
     int order_warning;
+    /* Mann-Whitney of d between input sets (two sets; with more, the smallest pairwise p times
+     * the number of pairs): each set has its own prepared states, so this sees data-dependent
+     * speed and where each state's buffers lie (docs/statistics.md, "Placement") */
+    double set_p;
+    double set_shift; /* HL shift of d between the two sets of that p (log units) */
+    int set_warning;
+    /* the spread between clusters of pairs that ran on the same prepared states (input set x
+     * placement; trial.c, add_placements), counted into the interval (kt_candidate_evaluate):
+     * DerSimonian and Laird's between-cluster variance of d (log units squared), 0 when the
+     * clusters agree, NAN with fewer than two clusters of KT_CLUSTER_MIN_PAIRS pairs */
+    double placement_tau2;
+    int placement_clusters;
     int noisy_pairs; /* pairs with a nonzero noise signal or a throttle flag */
     double worst_rel_l2;
     double error_ratio; /* worst candidate rel_l2 / worst baseline rel_l2 */

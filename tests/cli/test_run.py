@@ -50,6 +50,50 @@ class RunVerdictTest(unittest.TestCase):
         self.assertEqual(c["verdict"], "INCONCLUSIVE")
         self.assertEqual(c["n_pairs"], 200)  # undecided: ran to max_repetitions
 
+    def test_input_sets_that_differ_are_flagged(self):
+        # identical arms whose speed depends on their prepared state (sim 'placement': a
+        # factor drawn per state, as where a real kernel's buffers lie): each input set has its
+        # own states, so the sets' pairs differ and the point says so; without it they do not
+        for placement, warned in ((0.05, True), (0, False)):
+            with self.subTest(placement=placement):
+                same = {"median_us": 100, "spread": 0.01, "placement": placement}
+                spec = sim_spec(os.path.join(self.tmp, f"sets{placement}.yaml"), baseline=same,
+                                candidates={"same": same}, trials={"min_repetitions": 200})
+                out = os.path.join(self.tmp, f"sets{placement}")
+                p = run(["run", spec, "-o", out])
+                doc = validate_result(self, out)
+                c = doc["points"][0]["candidates"][0]
+                self.assertEqual(c["set_effect"]["warning"], warned, c["set_effect"])
+                self.assertEqual(doc["decision"]["set_warnings"], int(warned))
+                self.assertEqual("(input sets differ!)" in p.stdout, warned, p.stdout)
+                self.assertEqual("the input sets' pairs differ" in p.stdout, warned, p.stdout)
+                if warned:
+                    self.assertLess(c["set_effect"]["p_value"], 0.01)
+                    self.assertGreater(abs(c["set_effect"]["shift"]), 0.01)
+
+    def test_prepared_states_are_drawn_and_their_spread_counted(self):
+        # identical arms whose every prepared state is a fixed 3% (sigma) off: with one state
+        # per arm and set that is the run's bias (a KEEP or REJECT at min_speedup 1); the arms
+        # allocate through the backend here (extra_bytes), so each gets 8 states per set, the
+        # pairs draw one index, and the spread between those clusters widens the interval
+        same = {"median_us": 100, "spread": 0.01, "placement": 0.03, "extra_bytes": 64}
+        spec = sim_spec(os.path.join(self.tmp, "placed.yaml"), baseline=same,
+                        candidates={"same": same}, trials={"min_repetitions": 200})
+        out = os.path.join(self.tmp, "placed")
+        p = run(["run", spec, "-o", out])
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        doc = validate_result(self, out)
+        point = doc["points"][0]
+        c = point["candidates"][0]
+        self.assertEqual(point["baseline"]["placements"], 8)
+        self.assertEqual(c["placements"], 8)
+        self.assertEqual({q["placement"] for q in c["pairs"]}, set(range(8)))
+        self.assertEqual(c["placement_spread"]["clusters"], 16)
+        self.assertGreater(c["placement_spread"]["tau2"], 1e-4)  # about (0.03 sqrt 2)^2
+        self.assertEqual(c["verdict"], "INCONCLUSIVE")
+        self.assertLess(c["ci"][0], 1.0)
+        self.assertGreater(c["ci"][1], 1.0)
+
     def test_numerics_threshold_names_rel_l2_and_point(self):
         p, out = self.run_spec(candidates={"lossy": {"median_us": 50, "rel_error": 0.05}},
                                thresholds={"numerics": {"max_rel_l2": 0.01}})

@@ -290,7 +290,7 @@ static void make_point(kt_point_result *p, kt_candidate_result *c, kt_pair *pair
     c->speedup = c->ci_low = c->ci_high = 1.25;
     c->shift.achieved = 0.95;
     for (int i = 0; i < n_pairs; i++) {
-        pairs[i] = (kt_pair){i, i % 2, i % 2, 100000.0 + i, 80000.0 + i, 0, 0, 0};
+        pairs[i] = (kt_pair){i, i % 2, i % 2, 100000.0 + i, 80000.0 + i, 0, 0, 0, 0};
     }
     c->pairs = pairs;
     c->n_pairs = (size_t)n_pairs;
@@ -465,10 +465,12 @@ static void test_load_result(void **state)
     make_point(&p, &c, pairs, "b1/t64", 2);
     snprintf(p.error, sizeof(p.error), "baseline crashed");
     c.order_warning = 1;
+    c.set_warning = 1;
+    c.set_p = 0.002;
     cJSON *doc = cJSON_CreateObject();
     cJSON *points = cJSON_AddArrayToObject(doc, "points");
     cJSON_AddItemToArray(points, kt_point_result_to_json(&p, &spec));
-    kt_run_result run = {&p, 1, NULL, 0, KT_VERDICT_KEEP, 0, 0};
+    kt_run_result run = {&p, 1, NULL, 0, KT_VERDICT_KEEP, 0, 0, 0};
     assert_int_equal(kt_run_aggregate(&run, &spec), 0);
     cJSON_AddItemToObject(doc, "candidates", kt_candidate_verdicts_to_json(&run));
     cJSON_AddStringToObject(cJSON_AddObjectToObject(doc, "decision"), "verdict", "KEEP");
@@ -488,6 +490,8 @@ static void test_load_result(void **state)
         assert_int_equal(back.n_points, 1);
         assert_int_equal(back.point_errors, 1);
         assert_int_equal(back.order_warnings, 1);
+        assert_int_equal(back.set_warnings, 1);
+        assert_true(fabs(back.points[0].cands[0].set_p - 0.002) < 1e-12);
         assert_int_equal(back.n_cands, 1);
         assert_string_equal(back.cands[0].name, "fast");
         assert_int_equal(back.cands[0].keep, 1);

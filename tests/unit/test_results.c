@@ -111,8 +111,8 @@ static void fill_candidate(kt_candidate_result *c, const char *name, int failed,
     assert_non_null(c->pairs);
     for (size_t i = 0; i < n_pairs; i++) {
         kt_pair *p = &c->pairs[i];
-        *p = (kt_pair){(int)i,       (int)(i % 3), (int)(i & 1), next_value(),
-                       next_value(), next_value(), next_value(), (int)(i % 5 == 0)};
+        *p = (kt_pair){(int)i,       (int)(i % 3), (int)(i & 1),      next_value(), next_value(),
+                       next_value(), next_value(), (int)(i % 5 == 0), (int)(i % 4)};
     }
     c->n_pairs = n_pairs;
     c->speedup = 1.0 / 3.0 + 1;

@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "decide/stats.h"
 #include "measure/trial.h"
 
 #include <math.h>
@@ -17,7 +18,7 @@ static kt_spec spec;
 static kt_point point;
 static kt_arm_result base;
 static kt_candidate_result cand;
-static kt_pair pairs[128];
+static kt_pair pairs[384];
 
 /* No limits set, min_speedup 1.05 at 95%, fp32; baseline and candidate exact on 2 sets,
  * 1000 bytes each; 'n' pairs of 100 us against 80 us, alternating order. */
@@ -49,7 +50,7 @@ static int reset(void **state)
 static void set_pairs(size_t n, double base_ns, double cand_ns)
 {
     for (size_t i = 0; i < n; i++)
-        pairs[i] = (kt_pair){(int)i, (int)(i % 2), (int)(i % 2), base_ns, cand_ns, 0, 0, 0};
+        pairs[i] = (kt_pair){(int)i, (int)(i % 2), (int)(i % 2), base_ns, cand_ns, 0, 0, 0, 0};
     cand.n_pairs = n;
 }
 
@@ -72,6 +73,66 @@ static int has_reason(const char *first, ...)
             return 1;
     }
     return 0;
+}
+
+/* 384 pairs over 2 input sets x 8 placements: d = the cluster's own shift + a symmetric
+ * noise pattern, base 100 us (so the pairs' interval alone is narrow). */
+static void set_clustered_pairs(const double *shift_of_cluster)
+{
+    static const double noise[8] = {-0.004, 0.004, -0.002, 0.002, -0.001, 0.001, 0, 0.003};
+    for (size_t i = 0; i < 384; i++) {
+        int set = (int)(i % 2), placement = (int)(i / 2 % 8);
+        double d = shift_of_cluster[set * 8 + placement] + noise[i / 16 % 8] - 0.0015 * (i / 128);
+        pairs[i] = (kt_pair){(int)i, set, (int)(i / 3 % 2), 100000.0, 100000.0 * exp(-d), 0,
+                             0,      0,   placement};
+    }
+    cand.n_pairs = 384;
+}
+
+/* Clusters of pairs on the same prepared states that disagree widen the interval by their
+ * spread (DerSimonian and Laird's tau^2 over the clusters); clusters that agree leave it as
+ * the pairs give it. An A/A whose states sit +-1.5% apart is not a KEEP or a REJECT. */
+static void test_placement_spread(void **state)
+{
+    (void)state;
+    double shifts[16];
+    spec.min_speedup = 1.0;
+    for (int k = 0; k < 16; k++)
+        shifts[k] = k % 3 == 0 ? 0.015 : k % 3 == 1 ? -0.012 : 0.004;
+    set_clustered_pairs(shifts);
+    evaluate();
+    assert_int_equal(cand.placement_clusters, 16);
+    assert_true(cand.placement_tau2 > 1e-5); /* about 0.013^2 */
+    assert_true(cand.ci_low < 1.0 && cand.ci_high > 1.0);
+    assert_int_equal(cand.verdict, KT_VERDICT_INCONCLUSIVE);
+    double wide = log(cand.ci_high) - log(cand.ci_low);
+    kt_shift own;
+    double d[384];
+    for (size_t i = 0; i < 384; i++)
+        d[i] = log(pairs[i].base_ns) - log(pairs[i].cand_ns);
+    assert_int_equal(kt_stats_signed_rank(&own, d, 384, spec.confidence), 0);
+    assert_true(wide > 1.5 * (own.ci_high - own.ci_low));
+
+    for (int k = 0; k < 16; k++) /* every cluster the same 2% faster: nothing to widen */
+        shifts[k] = 0.02;
+    set_clustered_pairs(shifts);
+    evaluate();
+    assert_int_equal(cand.placement_clusters, 16);
+    assert_true(cand.placement_tau2 == 0);
+    assert_int_equal(cand.verdict, KT_VERDICT_KEEP);
+    for (size_t i = 0; i < 384; i++)
+        d[i] = log(pairs[i].base_ns) - log(pairs[i].cand_ns);
+    assert_int_equal(kt_stats_signed_rank(&own, d, 384, spec.confidence), 0);
+    assert_true(fabs(log(cand.ci_low) - own.ci_low) < 1e-12);
+    assert_true(fabs(log(cand.ci_high) - own.ci_high) < 1e-12);
+
+    set_pairs(5, 100000, 80000); /* pairs on 2 input sets, none with 3: no interval yet */
+    for (size_t i = 0; i < 5; i++)
+        pairs[i].placement = (int)i;
+    evaluate();
+    assert_int_equal(cand.placement_clusters, 0);
+    assert_true(cand.ci_low == 0 && isinf(cand.ci_high));
+    assert_int_equal(cand.verdict, KT_VERDICT_INCONCLUSIVE);
 }
 
 static void test_names(void **state)
@@ -291,6 +352,7 @@ int main(void)
         cmocka_unit_test_setup(test_memory_ratio, reset),
         cmocka_unit_test_setup(test_failed_arm, reset),
         cmocka_unit_test_setup(test_reasons_accumulate, reset),
+        cmocka_unit_test_setup(test_placement_spread, reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
