@@ -53,11 +53,11 @@ int kt_samples_format(char **buf, size_t *len, size_t *cap, const kt_point_resul
                 if (reserve(buf, *len, cap, 1024) < 0)
                     return -1;
                 *len += (size_t)snprintf(
-                    *buf + *len, *cap - *len, "%s%s,%d,%d,%d,%s,%s,%s,%.17g,%.17g,%d\n", head,
+                    *buf + *len, *cap - *len, "%s%s,%d,%d,%d,%s,%s,%s,%.17g,%.17g,%d,%d\n", head,
                     c->arm.name, q->rep, q->input_set, is_cand == q->candidate_first ? 0 : 1,
                     is_cand ? "candidate" : "baseline", arm->name, arm->variant,
                     is_cand ? q->cand_ns : q->base_ns, is_cand ? q->cand_noise : q->base_noise,
-                    q->throttled ? 1 : 0);
+                    q->throttled ? 1 : 0, q->placement);
             }
         }
     }

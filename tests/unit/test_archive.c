@@ -290,7 +290,7 @@ static void make_point(kt_point_result *p, kt_candidate_result *c, kt_pair *pair
     c->speedup = c->ci_low = c->ci_high = 1.25;
     c->shift.achieved = 0.95;
     for (int i = 0; i < n_pairs; i++) {
-        pairs[i] = (kt_pair){i, i % 2, i % 2, 100000.0 + i, 80000.0 + i, 0, 0, 0, 0};
+        pairs[i] = (kt_pair){i, i % 2, i % 2, 100000.0 + i, 80000.0 + i, 0, 0, 0, i};
     }
     c->pairs = pairs;
     c->n_pairs = (size_t)n_pairs;
@@ -354,6 +354,7 @@ static void test_pairs_named_and_legacy(void **state)
         const double v[8] = {x->rep,     x->input_set,  x->candidate_first, x->base_ns,
                              x->cand_ns, x->base_noise, x->cand_noise,      x->throttled};
         cJSON_AddItemToArray(legacy, cJSON_CreateDoubleArray(v, 8));
+        pairs[i].placement = 0; /* what a legacy row reads back as: it has no placement */
     }
     cJSON_ReplaceItemInObjectCaseSensitive(
         cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(json, "candidates"), 0), "pairs",
@@ -396,9 +397,9 @@ static void test_points_and_samples(void **state)
      * empty cells. Pair 1 of b1/t64 ran the candidate first: candidate at position 0,
      * baseline at 1; the baseline row names the baseline, the pair its candidate */
 #define ROW_HEAD "20240501T123456Z-0badcafe,0123abcd,sim,synthetic,fp32,b1/t64,,,,1,64,fast,"
-    assert_non_null(strstr(csv, ROW_HEAD "1,1,0,candidate,fast,lognormal,80001,0,0\n"));
-    assert_non_null(strstr(csv, ROW_HEAD "1,1,1,baseline,baseline,lognormal,100001,0,0\n"));
-    assert_non_null(strstr(csv, ROW_HEAD "0,0,0,baseline,baseline,lognormal,100000,0,0\n"));
+    assert_non_null(strstr(csv, ROW_HEAD "1,1,0,candidate,fast,lognormal,80001,0,0,1\n"));
+    assert_non_null(strstr(csv, ROW_HEAD "1,1,1,baseline,baseline,lognormal,100001,0,0,1\n"));
+    assert_non_null(strstr(csv, ROW_HEAD "0,0,0,baseline,baseline,lognormal,100000,0,0,0\n"));
 #undef ROW_HEAD
     free(csv);
 
@@ -416,6 +417,7 @@ static void test_points_and_samples(void **state)
     assert_int_equal(kt_run_archive_load_points(&back, &n, dir, NULL, NULL), 0);
     assert_int_equal(n, 2);
     assert_string_equal(back[0].point.id, "b1/t64");
+    assert_int_equal(back[0].cands[0].pairs[1].placement, 1); /* from points.jsonl */
     assert_string_equal(back[1].point.id, "b4/t64");
     assert_int_equal(back[1].cands[0].verdict, KT_VERDICT_REJECT);
     assert_int_equal(back[0].cands[0].n_pairs, 3);
