@@ -61,11 +61,14 @@ static int dl_shape(kt_problem *out, const kt_point *point, kt_dtype dtype,
                              "decoder_layer: model '%s' needs positive hidden, heads, "
                              "kv_heads, head_dim and intermediate",
                              md->name);
-    if (md->heads % md->kv_heads != 0 || md->head_dim % 2 != 0)
+    if (md->heads % md->kv_heads != 0)
         return kt_error_code(KT_EINVAL,
-                             "decoder_layer: heads (%lld) must be a multiple of kv_heads (%lld) "
-                             "and head_dim (%lld) even",
-                             (long long)md->heads, (long long)md->kv_heads,
+                             "decoder_layer: heads (%lld) must be a multiple of kv_heads (%lld)",
+                             (long long)md->heads, (long long)md->kv_heads);
+    if (md->head_dim % 2 != 0)
+        return kt_error_code(KT_EINVAL,
+                             "decoder_layer: head_dim (%lld) must be even (rotary embedding "
+                             "rotates channel pairs)",
                              (long long)md->head_dim);
     double cache =
         (double)layers * (double)b * (double)md->kv_heads * (double)(t + c) * md->head_dim;

@@ -648,8 +648,10 @@ static void note_measuring(void *ctx)
 
 static void note_point_start(const run_state *st)
 {
-    fprintf(stderr, "[%zu/%zu] %s: start-up (inputs, float64 reference, prepare)\n",
-            st->point_index + 1, st->n_todo, st->current_id);
+    fprintf(stderr, "[%zu/%zu] %s: start-up (%s)\n", st->point_index + 1, st->n_todo,
+            st->current_id,
+            strcmp(st->spec->op->name, "command") == 0 ? "the arms' setup"
+                                                       : "inputs, float64 reference, prepare");
     fflush(stderr);
 }
 

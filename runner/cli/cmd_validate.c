@@ -27,8 +27,8 @@ static void print_plan(const kt_spec *spec, const kt_matrix *m)
         fprintf(stderr, "%s: cannot estimate the plan: %s\n", spec->path, kt_error_last());
         return;
     }
-    printf("  backend %s, %zu points, up to %.0f calls per point\n", spec->backend, m->n,
-           plan.calls_per_point);
+    printf("  backend %s, %zu point%s, up to %.0f calls per point\n", spec->backend, m->n,
+           m->n == 1 ? "" : "s", plan.calls_per_point);
     printf("  %-48s %14s\n", "point", "estimate (s)");
     for (size_t i = 0; i < m->n; i++)
         printf("  %-48s %14.3f\n", m->points[i].id, plan.point_seconds[i]);

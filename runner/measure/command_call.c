@@ -194,11 +194,18 @@ int kt_command_call(crun *r, int arm, int task, int rep, call_result *cr)
             value = res.wall_ns;
         if (!(isfinite(value) && value > 0)) {
             cr->code = KT_REASON_METRIC_MISSING;
-            snprintf(cr->why, sizeof(cr->why),
-                     isnan(value) ? "the command printed no {\"metric\": \"%s\", \"value\": ...} "
-                                    "line on stdout"
-                                  : "the command reported metric '%s' as %g, not a positive number",
-                     r->cs->metric, value);
+            if (isnan(value) && res.out_truncated)
+                snprintf(cr->why, sizeof(cr->why),
+                         "the command printed more than %d bytes on stdout, where ktrial stops "
+                         "reading, and no {\"metric\": \"%s\", \"value\": ...} line before that",
+                         KT_PROCESS_STDOUT_MAX, r->cs->metric);
+            else
+                snprintf(cr->why, sizeof(cr->why),
+                         isnan(value)
+                             ? "the command printed no {\"metric\": \"%s\", \"value\": ...} "
+                               "line on stdout"
+                             : "the command reported metric '%s' as %g, not a positive number",
+                         r->cs->metric, value);
             rc = -1;
         } else {
             cr->sample = r->cs->higher ? 1e9 / value : value;

@@ -19,6 +19,10 @@ BUILD = os.environ.get("KT_BUILD_DIR", "")
 ENGINE = os.path.join(BUILD, "tests", "kt_fake_engine")
 
 
+FLOOD = ("import sys; sys.stdout.write('x' * 2000000 + '\\n'); "
+         "print('{\"metric\": \"tokens_per_s\", \"value\": 100}')")
+
+
 def argv(*items):
     return json.dumps(list(items))
 
@@ -236,7 +240,9 @@ class CommandTrials(unittest.TestCase):
         path = self.spec(
             f"baseline: {{run: {arm('100')}}}\n"
             f"candidates: [{{name: more, run: {arm('150')}}}, {{name: less, run: {arm('50')}}},"
-            f" {{name: mute, run: {engine()}}}]\n"
+            f" {{name: mute, run: {engine()}}},"
+            # 2 MB of text, then the metric line: past the 1 MiB ktrial reads, and said so
+            f" {{name: flood, run: {argv(sys.executable, '-c', FLOOD)}}}]\n"
             "measure: {metric: tokens_per_s, better: higher, report: json-lines}\n")
         r, out = self.run_spec(path)
         doc = kc.validate_result(self, out)
@@ -246,6 +252,8 @@ class CommandTrials(unittest.TestCase):
         self.assertEqual("REJECT", self.candidate(doc, "less")[0]["verdict"])
         self.assertAlmostEqual(0.5, self.candidate(doc, "less")[0]["speedup"], places=6)
         self.assert_rejected(doc, "mute", "metric_missing", "tokens_per_s")
+        self.assert_rejected(doc, "flood", "metric_missing", "more than 1048576 bytes on stdout",
+                             "tokens_per_s")
         # the other metric the command printed is kept with the arm's costs
         self.assertEqual(12, doc["points"][0]["baseline"]["metrics"]["rss_estimate"]["value"])
 

@@ -255,5 +255,26 @@ class DecodeStepTest(unittest.TestCase):
         self.assertRegex(p.stderr, r"bad\.yaml:13:\d+: candidates\[0\]\.params\.gemm: .*blass")
 
 
+    def test_a_bad_model_shape_names_only_the_rule_it_breaks(self):
+        global MODEL
+        saved = dict(MODEL)
+        try:
+            # an odd head_dim passes the catalog's checks and reaches the op's: the message
+            # says what is wrong with it, not also the heads rule it meets
+            for key, value, says, not_says in (
+                    ("head_dim", 23, r"head_dim \(23\) must be even", "kv_heads"),):
+                with self.subTest(key=key):
+                    MODEL = dict(saved, **{key: value})
+                    path = os.path.join(self.tmp, f"shape-{key}.yaml")
+                    with open(path, "w") as f:
+                        f.write(spec_text("cpu", "{fusion: none}", {"c": "{fusion: none}"}))
+                    p = run(["validate", path])
+                    self.assertEqual(p.returncode, 65, p.stdout + p.stderr)
+                    self.assertRegex(p.stderr, says)
+                    self.assertNotIn(not_says, p.stderr.split("decoder_layer:")[1])
+        finally:
+            MODEL = saved
+
+
 if __name__ == "__main__":
     unittest.main()
