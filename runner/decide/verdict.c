@@ -304,34 +304,57 @@ static void order_effect(kt_candidate_result *c, const double *d)
     free(second);
 }
 
+/* The cluster of pair 'p': one input set and one placement ('by_placement'), or one set. */
+static int cluster_of(const kt_pair *p, int by_placement)
+{
+    return by_placement ? p->input_set * KT_PLACEMENTS + p->placement : p->input_set;
+}
+
+/* Clusters of the 'by_placement' kind, at most KT_MAX_SETS * KT_PLACEMENTS. */
+#define KT_MAX_CLUSTERS (KT_MAX_SETS * KT_PLACEMENTS)
+
+/* d grouped by cluster into x (n_pairs long), in one pass to count and one to place: cluster
+ * k's values are x[start[k]] .. x[start[k + 1] - 1]; 'start' holds n_keys + 1 offsets. Returns
+ * n_keys, the clusters of the kind asked for. */
+static int group_by_cluster(const kt_candidate_result *c, const double *d, int by_placement,
+                            double *x, size_t *start)
+{
+    int n_keys = by_placement ? KT_MAX_CLUSTERS : KT_MAX_SETS;
+    size_t at[KT_MAX_CLUSTERS];
+    memset(start, 0, sizeof(*start) * (size_t)(n_keys + 1));
+    for (size_t i = 0; i < c->n_pairs; i++)
+        start[cluster_of(&c->pairs[i], by_placement) + 1]++;
+    for (int k = 0; k < n_keys; k++)
+        at[k] = start[k + 1] += start[k];
+    for (size_t i = c->n_pairs; i-- > 0;) /* back to front: each cluster keeps pair order */
+        x[--at[cluster_of(&c->pairs[i], by_placement)]] = d[i];
+    return n_keys;
+}
+
 /* Do the input sets' pairs differ? Each set has its own prepared states of both arms, so on
  * real hardware a set's pairs carry where those states' buffers lie as well as the set's data;
  * every pair of sets is compared (Mann-Whitney on d) and the smallest p, times the number of
  * pairs of sets (Bonferroni), is the one kept. */
 static void set_effect(kt_candidate_result *c, const double *d)
 {
-    size_t n = c->n_pairs;
+    size_t n = c->n_pairs, start[KT_MAX_SETS + 1];
     int n_sets = 0;
     c->set_p = c->set_shift = NAN;
     c->set_warning = 0;
-    for (size_t i = 0; i < n; i++)
-        if (c->pairs[i].input_set + 1 > n_sets)
-            n_sets = c->pairs[i].input_set + 1;
-    double *a = malloc((n ? n : 1) * sizeof(double)), *b = malloc((n ? n : 1) * sizeof(double));
+    double *x = malloc((n ? n : 1) * sizeof(double));
+    if (x)
+        group_by_cluster(c, d, 0, x, start);
+    for (int k = 0; x && k < KT_MAX_SETS; k++)
+        if (start[k + 1] > start[k])
+            n_sets = k + 1;
     double tests = n_sets * (n_sets - 1) / 2.0;
-    for (int s0 = 0; a && b && s0 < n_sets; s0++)
+    for (int s0 = 0; x && s0 < n_sets; s0++)
         for (int s1 = s0 + 1; s1 < n_sets; s1++) {
-            size_t na = 0, nb = 0;
-            for (size_t i = 0; i < n; i++) {
-                if (c->pairs[i].input_set == s0)
-                    a[na++] = d[i];
-                else if (c->pairs[i].input_set == s1)
-                    b[nb++] = d[i];
-            }
+            size_t na = start[s0 + 1] - start[s0], nb = start[s1 + 1] - start[s1];
             if (na < 3 || nb < 3)
                 continue;
             kt_shift s;
-            kt_stats_two_sample(&s, a, na, b, nb, 0.95);
+            kt_stats_two_sample(&s, x + start[s0], na, x + start[s1], nb, 0.95);
             double p = fmin(1.0, s.p_value * tests);
             if (isnan(c->set_p) || p < c->set_p) {
                 c->set_p = p;
@@ -339,14 +362,7 @@ static void set_effect(kt_candidate_result *c, const double *d)
             }
         }
     c->set_warning = c->set_p < KT_ORDER_WARN_P;
-    free(a);
-    free(b);
-}
-
-/* The cluster of pair 'p': one input set and one placement ('by_placement'), or one set. */
-static int cluster_of(const kt_pair *p, int by_placement)
-{
-    return by_placement ? p->input_set * KT_PLACEMENTS + p->placement : p->input_set;
+    free(x);
 }
 
 /* HL estimates and squared standard errors (from their own interval at KT_CLUSTER_LEVEL) of d
@@ -355,16 +371,15 @@ static int cluster_of(const kt_pair *p, int by_placement)
 static int cluster_estimates(const kt_candidate_result *c, const double *d, int by_placement,
                              double *x, double *y, double *v, int *seen)
 {
-    int n_keys = by_placement ? KT_MAX_SETS * KT_PLACEMENTS : KT_MAX_SETS, found = 0;
+    size_t start[KT_MAX_CLUSTERS + 1];
+    int n_keys = group_by_cluster(c, d, by_placement, x, start), found = 0;
     *seen = 0;
     for (int key = 0; key < n_keys; key++) {
-        size_t m = 0;
-        for (size_t i = 0; i < c->n_pairs; i++)
-            if (cluster_of(&c->pairs[i], by_placement) == key)
-                x[m++] = d[i];
+        size_t m = start[key + 1] - start[key];
         *seen += m > 0;
         kt_shift s;
-        if (m < KT_CLUSTER_MIN_PAIRS || kt_stats_signed_rank(&s, x, m, KT_CLUSTER_LEVEL) < 0 ||
+        if (m < KT_CLUSTER_MIN_PAIRS ||
+            kt_stats_signed_rank(&s, x + start[key], m, KT_CLUSTER_LEVEL) < 0 ||
             !(s.achieved > 0 && s.achieved < 1) || !isfinite(s.ci_high - s.ci_low))
             continue;
         double se = (s.ci_high - s.ci_low) / (2 * kt_stats_normal_quantile(0.5 + s.achieved / 2));
@@ -389,7 +404,7 @@ static int cluster_estimates(const kt_candidate_result *c, const double *d, int 
 static void placement_spread(kt_candidate_result *c, const double *d, double confidence)
 {
     size_t n = c->n_pairs;
-    int n_keys = KT_MAX_SETS * KT_PLACEMENTS, clusters = 0, seen = 0;
+    int n_keys = KT_MAX_CLUSTERS, clusters = 0, seen = 0;
     c->placement_tau2 = NAN;
     c->placement_clusters = 0;
     double *x = malloc((n ? n : 1) * sizeof(double));

@@ -556,7 +556,8 @@ static void run_grouped(point_run *r, int reps)
             kt_pair *p = &c->pairs[c->n_pairs++];
             p->rep = rep;
             p->input_set = rep % r->n_sets;
-            p->placement = rep / r->n_sets % KT_PLACEMENTS;
+            int most = r->n_placed[0] > r->n_placed[k + 1] ? r->n_placed[0] : r->n_placed[k + 1];
+            p->placement = most > 1 ? rep / r->n_sets % most : 0; /* as use_placement ran */
             p->base_ns = base[rep];
             p->base_noise = noise[rep];
             p->cand_ns = t.time_ns;
