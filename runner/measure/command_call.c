@@ -178,6 +178,11 @@ int kt_command_call(crun *r, int arm, int task, int rep, call_result *cr)
     kt_command_call_vars(&v, r, arm, task, reps, cr->output);
     kt_process_result res;
     memset(&res, 0, sizeof(res));
+    /* Linux folds the spawning process's peak RSS into the child's at exec (posix_spawn shares
+     * ktrial's address space until then): no peak of this call reads below ktrial's peak now
+     * (docs/command-trials.md, Costs) */
+    struct rusage self;
+    double floor_kib = getrusage(RUSAGE_SELF, &self) == 0 ? (double)self.ru_maxrss : NAN;
     int rc = kt_command_run_one(&res, r, arm, &command_arm(r, arm)->run, &v, cr);
     arm_costs *c = &r->costs[arm];
     if (res.out) {
@@ -185,7 +190,10 @@ int kt_command_call(crun *r, int arm, int task, int rep, call_result *cr)
         c->wall_s += res.wall_ns * 1e-9;
         c->user_s += res.user_s;
         c->sys_s += res.sys_s;
-        c->max_rss_kib = fmax(c->max_rss_kib, res.max_rss_kib);
+        if (c->calls == 1 || res.max_rss_kib > c->max_rss_kib) {
+            c->max_rss_kib = res.max_rss_kib;
+            c->max_rss_floor_kib = floor_kib;
+        }
     }
     if (rc == 0) {
         int wall = strcmp(r->cs->metric, "wall") == 0;
@@ -229,10 +237,6 @@ void kt_command_record_costs(crun *r, int arm)
     kt_arm_result *a = arm_result(r, arm);
     const arm_costs *c = &r->costs[arm];
     double n = c->calls > 0 ? (double)c->calls : NAN;
-    /* Linux folds the spawning process's peak RSS into the child's at exec: no peak of a
-     * command reads below ktrial's own (docs/command-trials.md, Costs) */
-    struct rusage self;
-    double floor_kib = getrusage(RUSAGE_SELF, &self) == 0 ? (double)self.ru_maxrss : NAN;
     struct {
         const char *name, *unit;
         double value;
@@ -242,7 +246,7 @@ void kt_command_record_costs(crun *r, int arm)
         {"user_cpu_ms", "ms", c->user_s * 1e3 / n},
         {"sys_cpu_ms", "ms", c->sys_s * 1e3 / n},
         {"max_rss_mib", "MiB", c->max_rss_kib / 1024.0},
-        {"rss_floor_mib", "MiB", floor_kib / 1024.0},
+        {"rss_floor_mib", "MiB", c->max_rss_floor_kib / 1024.0},
     };
     a->n_metrics = 0;
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {

@@ -13,6 +13,7 @@
 typedef struct arm_costs {
     int64_t calls;
     double wall_s, user_s, sys_s, max_rss_kib;
+    double max_rss_floor_kib; /* ktrial's own peak RSS when the call with max_rss_kib began */
     int n_extra;
     char extra_names[MAX_EXTRA][32];
     double extra_sums[MAX_EXTRA];

@@ -84,6 +84,12 @@ class CommandTrials(unittest.TestCase):
         m = point["baseline"]["metrics"]
         self.assertGreater(m["calls"]["value"], 8)
         self.assertGreater(m["max_rss_mib"]["value"], 0)
+        for arm in [point["baseline"]] + point["candidates"]:
+            # the floor is ktrial's peak RSS when the largest call began, which Linux folds
+            # into that call's peak: never above it
+            am = arm["metrics"]
+            self.assertGreater(am["rss_floor_mib"]["value"], 0)
+            self.assertLessEqual(am["rss_floor_mib"]["value"], am["max_rss_mib"]["value"])
         self.assertGreaterEqual(m["wall_ms"]["value"], 60)
         self.assertGreater(point["baseline"]["bytes"], 0)  # peak RSS: the memory gate's figure
 
