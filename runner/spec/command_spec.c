@@ -272,6 +272,11 @@ static void read_measure(pctx *c, const kt_node *root, kt_command_spec *cs)
         if (strcmp(format, formats[i]) == 0)
             cs->format = (kt_output_format)(KT_OUTPUT_F32 + i);
     cs->compare_expect = to && strcmp(to, "expect") == 0;
+    const kt_node *numerics = kt_node_get(kt_node_get(root, "thresholds"), "numerics");
+    if (numerics && !o)
+        report(c, numerics,
+               "thresholds.numerics: a command trial checks numbers only in its outputs, and "
+               "this spec has no 'outputs' (add outputs: {format: ...} or remove these limits)");
     if (cs->compare_expect && !c->has_expect)
         report(c, kt_node_get(o, "compare_to"),
                "outputs.compare_to: 'expect' needs every task to have an 'expect' file");

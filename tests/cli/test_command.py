@@ -345,6 +345,19 @@ class CommandTrials(unittest.TestCase):
         s = kc.run(["show", out, "--json"])
         self.assertIsNone(json.loads(s.stdout)["points"][0]["candidates"][0]["rel_l2"])
 
+    def test_numerics_limits_without_outputs_are_an_error_at_their_line(self):
+        # a limit chosen before the run that nothing would check must not pass silently
+        path = self.spec(
+            f"baseline: {{run: {engine('--sleep-ms', '1')}}}\n"
+            f"candidates:\n  - {{name: same, run: {engine('--sleep-ms', '1')}}}\n"
+            "thresholds:\n  numerics:\n    max_rel_l2: 0.05\n")
+        r = kc.run(["validate", path])
+        self.assertEqual(65, r.returncode, r.stdout + r.stderr)
+        with open(path) as f:
+            row = f.read().split("\n").index("    max_rel_l2: 0.05") + 1
+        self.assertIn(f"{path}:{row}:5: thresholds.numerics: a command trial checks numbers only "
+                      "in its outputs", r.stderr)
+
     def test_validate_plan_prices_calls_with_one_calibration_call_per_arm(self):
         log = os.path.join(self.dir, "calls.txt")
         path = self.spec(
