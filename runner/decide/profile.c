@@ -32,6 +32,10 @@ double kt_stage_mean_ns(const kt_stage_stats *s, int i)
     double other = s->sum_total_ns;
     for (int k = 0; k < s->n_stages; k++)
         other -= s->sum_ns[k];
+    /* the stages lie inside the call, so only rounding takes 'other' below zero (the sim's
+     * stages sum to its call exactly): no "-0.0%" share; a real excess stays visible */
+    if (other < 0 && -other <= 1e-9 * s->sum_total_ns)
+        other = 0;
     return other / s->calls;
 }
 

@@ -145,6 +145,10 @@ class DecodeStepTest(unittest.TestCase):
         self.assertAlmostEqual(e2e, 1.0 / ((1 - fa - fm) + fa / 3.0 + fm / 1.5), delta=1e-9)
         self.assertLess(sp["attention"]["amdahl_bound"], e2e)
         self.assertLess(sp["mlp"]["amdahl_bound"], e2e)
+        # the sim's stages fill its calls exactly: nothing is left over, and rounding does not
+        # show as a negative share
+        self.assertRegex(p.stdout, r"stages of both: [^\n]*, other 0\.0%\n")
+        self.assertNotIn("other -", p.stdout)
 
     def test_cpu_profile_and_fusion_settings(self):
         """The real CPU variant: every fusion setting passes the numerics gate, and every arm
