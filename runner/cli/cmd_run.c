@@ -974,7 +974,7 @@ static int finish(run_state *st)
         }
     } else {
         print_summary(st, status);
-        kt_print_usage(stdout, &st->run);
+        kt_print_usage(stdout, &st->run, strcmp(st->spec->backend, "sim") == 0);
         if (st->opt.quick)
             printf("note: --quick capped repetitions at %d; verdicts may be INCONCLUSIVE where "
                    "a full run would decide\n",

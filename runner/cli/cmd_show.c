@@ -189,7 +189,9 @@ int cmd_show(int argc, char **argv)
     }
     f.color = kt_summary_want_color(stdout);
     kt_print_summary(stdout, &run, &f);
-    kt_print_usage(stdout, &run);
+    char backend[32] = "";
+    kt_json_get_str(parsed, "backend", backend, sizeof(backend));
+    kt_print_usage(stdout, &run, strcmp(backend, "sim") == 0);
     kt_print_command_tasks(stdout, doc, dir);
     printf("\n");
     print_state(&rf);

@@ -41,7 +41,7 @@ static void arm_line(FILE *out, const char *point, const kt_arm_result *a, int w
     kt_gpu_print_line(out, &v->gpu);
 }
 
-void kt_print_usage(FILE *out, const kt_run_result *run)
+void kt_print_usage(FILE *out, const kt_run_result *run, int virtual_clock)
 {
     const kt_arm_result *any = NULL;
     int w = 5;
@@ -54,8 +54,11 @@ void kt_print_usage(FILE *out, const kt_run_result *run)
             any = &p->baseline;
             fprintf(out,
                     "\nusage per call (profiling pass: %d extra calls per arm on input set 0, "
-                    "apart from the timed pairs):\n",
-                    any->profile.calls);
+                    "apart from the timed pairs):\n%s",
+                    any->profile.calls,
+                    virtual_clock ? "  (sim backend: wall and cpu are the host's real work on "
+                                    "the simulated calls, not the virtual clock of the medians)\n"
+                                  : "");
         }
         if (p->baseline.profiled)
             arm_line(out, p->point.id, &p->baseline, w);

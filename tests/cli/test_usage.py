@@ -46,6 +46,11 @@ class UsageTest(unittest.TestCase):
                 energy = usage["energy"]
                 self.assertTrue(energy.get("unavailable") or "package_j_per_call" in energy)
         self.assertIn("usage per call", p.stdout)
+        # the sim's medians are virtual time, its usage lines the host's work: said, in run
+        # and in show
+        virtual = "(sim backend: wall and cpu are the host's real work"
+        self.assertIn(virtual, p.stdout)
+        self.assertIn(virtual, run(["show", a]).stdout)
         nodoc = validate_result(self, b)
         self.assertNotIn("usage", nodoc["points"][0]["baseline"])
 
