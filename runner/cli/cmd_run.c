@@ -952,6 +952,8 @@ static int finish(run_state *st)
         fprintf(stderr, "warning: the git state changed during the run (recorded as "
                         "changed_during_run)\n");
     kt_run_aggregate(&st->run, st->spec);
+    if (st->interrupted) /* the points after the one cut short never started */
+        st->not_run = st->n_todo - st->run.n_points;
     const char *status = st->interrupted   ? "interrupted"
                          : st->over_budget ? "over_budget"
                                            : "complete";

@@ -102,9 +102,14 @@ static int incomplete(const char *status, const char *path, const kt_run_result 
     char spec[256];
     kt_json_get_str(cJSON_GetObjectItemCaseSensitive(doc, "spec"), "path", spec, sizeof(spec));
     if (strcmp(status, "interrupted") == 0) {
-        printf("incomplete run: interrupted after %zu point%s; the verdicts above cover those "
-               "only\ncontinue it with: ktrial run %s --resume %s\n",
-               run->n_points, run->n_points == 1 ? "" : "s", spec, path);
+        size_t done = kt_run_finished_points(run), cut = run->n_points - done;
+        size_t not_run =
+            (size_t)kt_json_get_real(cJSON_GetObjectItemCaseSensitive(doc, "timing"), "not_run", 0);
+        printf("incomplete run: interrupted after %zu of %zu point%s (%zu cut short, %zu not "
+               "started); the verdicts above cover the finished ones only\ncontinue it with: "
+               "ktrial run %s --resume %s\n",
+               done, run->n_points + not_run, run->n_points + not_run == 1 ? "" : "s", cut, not_run,
+               spec, path);
         return KT_EXIT_INCONCLUSIVE;
     }
     if (strcmp(status, "running") == 0 && kt_archive_lock_held(path))

@@ -134,9 +134,10 @@ class InterruptTest(unittest.TestCase):
         self.resume_completes(args, 1)
 
     def test_during_timed_pairs_keeps_the_finished_points(self):
-        spec = self.spec("1024, 4096")
-        args, doc = self.interrupt(spec, r"^\[2/2\] .*: timed pairs")
+        spec = self.spec("1024, 4096, 2048")
+        args, doc = self.interrupt(spec, r"^\[2/3\] .*: timed pairs")
         self.assertEqual(len(doc["points"]), 2)
+        self.assertEqual(doc["timing"]["not_run"], 1)  # the third never started
         self.assertNotEqual(doc["points"][0]["stop_reason"], "interrupted")
         self.assertEqual(doc["points"][1]["stop_reason"], "interrupted")
         cut = doc["points"][1]["candidates"][0]
@@ -152,7 +153,11 @@ class InterruptTest(unittest.TestCase):
         shown = run(["show", self.out])
         self.assertRegex(shown.stdout, r"(?m)^candidate same .* of 1 point \(aggregate: all\)")
         self.assertRegex(shown.stdout, r"geomean speedup [0-9.]+ over 1 of 1 point\b")
-        self.resume_completes(args, 2)
+        # show counts the point that never started, as the run's own summary did
+        self.assertIn("overall: INTERRUPTED after 1 of 3 points", shown.stdout)
+        self.assertIn("interrupted after 1 of 3 points (1 cut short, 1 not started)",
+                      shown.stdout)
+        self.resume_completes(args, 3)
 
     def test_second_ctrl_c_stops_the_worker_at_once(self):
         # both arms sleep 1 s per call, 2 s a pair (a signal does not cut it short): after the
