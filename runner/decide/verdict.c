@@ -423,9 +423,15 @@ static void placement_spread(kt_candidate_result *c, const double *d, double con
         c->placement_clusters = clusters;
         c->shift.ci_low = est - sqrt(lo * lo + extra);
         c->shift.ci_high = est + sqrt(hi * hi + extra);
+        /* the p of the same model, from the widened side towards 0, where it is larger than
+         * the pairs' own: p < 1 - confidence exactly when the interval leaves out 1 */
+        double side = est >= 0 ? est - c->shift.ci_low : c->shift.ci_high - est;
+        if (tau2 > 0 && side > 0)
+            c->shift.p_value = fmax(c->shift.p_value, erfc(fabs(est) / (side / z) / sqrt(2.0)));
     } else if (x && y && seen > 1) {
         c->shift.ci_low = -INFINITY;
         c->shift.ci_high = INFINITY;
+        c->shift.p_value = 1; /* no interval yet: nothing rules out 1 */
     }
     free(x);
     free(y);

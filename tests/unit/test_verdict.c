@@ -112,6 +112,14 @@ static void test_placement_spread(void **state)
         d[i] = log(pairs[i].base_ns) - log(pairs[i].cand_ns);
     assert_int_equal(kt_stats_signed_rank(&own, d, 384, spec.confidence), 0);
     assert_true(wide > 1.5 * (own.ci_high - own.ci_low));
+    /* the p of the interval's model: not 'significant' while the interval includes 1 */
+    assert_true(own.p_value < 1 - spec.confidence);
+    assert_true(cand.shift.p_value > 1 - spec.confidence);
+    double z = kt_stats_normal_quantile(0.5 + spec.confidence / 2);
+    double side = cand.shift.estimate >= 0 ? cand.shift.estimate - log(cand.ci_low)
+                                           : log(cand.ci_high) - cand.shift.estimate;
+    assert_true(fabs(cand.shift.p_value - erfc(fabs(cand.shift.estimate) * z / side / sqrt(2.0))) <
+                1e-12);
 
     for (int k = 0; k < 16; k++) /* every cluster the same 2% faster: nothing to widen */
         shifts[k] = 0.02;
@@ -125,6 +133,7 @@ static void test_placement_spread(void **state)
     assert_int_equal(kt_stats_signed_rank(&own, d, 384, spec.confidence), 0);
     assert_true(fabs(log(cand.ci_low) - own.ci_low) < 1e-12);
     assert_true(fabs(log(cand.ci_high) - own.ci_high) < 1e-12);
+    assert_true(cand.shift.p_value == own.p_value); /* no spread: the signed-rank p */
 
     set_pairs(5, 100000, 80000); /* pairs on 2 input sets, none with 3: no interval yet */
     for (size_t i = 0; i < 5; i++)
@@ -132,6 +141,7 @@ static void test_placement_spread(void **state)
     evaluate();
     assert_int_equal(cand.placement_clusters, 0);
     assert_true(cand.ci_low == 0 && isinf(cand.ci_high));
+    assert_true(cand.shift.p_value == 1);
     assert_int_equal(cand.verdict, KT_VERDICT_INCONCLUSIVE);
 }
 
