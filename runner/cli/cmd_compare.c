@@ -196,6 +196,7 @@ static cJSON *rows_json(const row *rows, size_t n, const compare_options *o, dou
         cJSON_AddItemToArray(ci, kt_json_real(r->sc.low));
         cJSON_AddItemToArray(ci, kt_json_real(r->sc.high));
         kt_json_add_real(j, "p_value", r->sc.p);
+        cJSON_AddNumberToObject(j, "placement_var", r->sc.placement_var);
         cJSON_AddNumberToObject(j, "pairs_old", (double)r->sc.n_old);
         cJSON_AddNumberToObject(j, "pairs_new", (double)r->sc.n_new);
         cJSON_AddStringToObject(j, "change", kt_change_name(r->sc.change));

@@ -89,6 +89,14 @@ double kt_stats_mann_whitney_p(const double *a, size_t na, const double *b, size
  * 0 when n < 2; NAN when a v_i is not > 0 or a value is not finite. */
 double kt_stats_dl_tau2(const double *y, const double *v, size_t n);
 
+/* Adds a variance 'extra_var' of the estimate (a random effect the interval did not see) to
+ * the interval of 's' at level 'confidence': each side grows from 'side' to sqrt(side^2 +
+ * z^2 extra_var), z the normal quantile of the level. p becomes the larger of its own and the
+ * two-sided normal p of that model, erfc(|est| z / side' / sqrt 2) with side' the widened side
+ * towards 0, so that p < 1 - confidence exactly where the interval leaves out 0. Nothing
+ * changes when 'extra_var' is not > 0. */
+void kt_stats_widen(kt_shift *s, double extra_var, double confidence);
+
 /* Student t with 'df' > 0 degrees of freedom: the CDF at 't' (from the regularized
  * incomplete beta function, about 1e-14 absolute) and the quantile at 'p' in (0, 1) (bisection
  * on the CDF). NAN outside the domain. */

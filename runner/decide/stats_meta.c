@@ -85,3 +85,16 @@ double kt_stats_t_quantile(double p, double df)
     }
     return 0.5 * (lo + hi);
 }
+
+void kt_stats_widen(kt_shift *s, double extra_var, double confidence)
+{
+    if (!(extra_var > 0))
+        return;
+    double z = kt_stats_normal_quantile(0.5 + confidence / 2), est = s->estimate;
+    double lo = est - s->ci_low, hi = s->ci_high - est;
+    s->ci_low = est - sqrt(lo * lo + z * z * extra_var);
+    s->ci_high = est + sqrt(hi * hi + z * z * extra_var);
+    double side = est >= 0 ? est - s->ci_low : s->ci_high - est;
+    if (side > 0)
+        s->p_value = fmax(s->p_value, erfc(fabs(est) / (side / z) / sqrt(2.0)));
+}

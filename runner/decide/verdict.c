@@ -415,19 +415,12 @@ static void placement_spread(kt_candidate_result *c, const double *d, double con
     if (x && y)
         clusters = cluster_estimates(c, d, placed, x, y, v, &seen);
     if (clusters >= 2) {
-        double tau2 = kt_stats_dl_tau2(y, v, (size_t)clusters), est = c->shift.estimate;
-        double z = kt_stats_normal_quantile(0.5 + confidence / 2);
-        double extra = z * z * tau2 / clusters, lo = est - c->shift.ci_low,
-               hi = c->shift.ci_high - est;
+        double tau2 = kt_stats_dl_tau2(y, v, (size_t)clusters);
         c->placement_tau2 = tau2;
         c->placement_clusters = clusters;
-        c->shift.ci_low = est - sqrt(lo * lo + extra);
-        c->shift.ci_high = est + sqrt(hi * hi + extra);
-        /* the p of the same model, from the widened side towards 0, where it is larger than
-         * the pairs' own: p < 1 - confidence exactly when the interval leaves out 1 */
-        double side = est >= 0 ? est - c->shift.ci_low : c->shift.ci_high - est;
-        if (tau2 > 0 && side > 0)
-            c->shift.p_value = fmax(c->shift.p_value, erfc(fabs(est) / (side / z) / sqrt(2.0)));
+        /* the interval and p of the same model: p < 1 - confidence exactly when the interval
+         * leaves out 1 */
+        kt_stats_widen(&c->shift, tau2 / clusters, confidence);
     } else if (x && y && seen > 1) {
         c->shift.ci_low = -INFINITY;
         c->shift.ci_high = INFINITY;

@@ -1,8 +1,10 @@
 /* history.c - 'ktrial history': every archive of one experiment under a results folder,
  * ordered by commit time, each candidate's speedup per point across them, and the places
  * where it changed: the verdict changed, or the speedup moved significantly (two-sample
- * Hodges-Lehmann on the paired log ratios of the two archives, as compare judges). */
+ * Hodges-Lehmann on the paired log ratios of the two archives, with both archives' placement
+ * spread, as compare judges: kt_compare_shift). */
 #include "report/history.h"
+#include "decide/compare.h"
 #include "report/svg.h"
 #include "util/json.h"
 
@@ -97,39 +99,24 @@ const kt_candidate_result *kt_history_find(const kt_report_input *in, const char
     return NULL;
 }
 
-static double *log_ratios(const kt_candidate_result *c)
-{
-    double *d = malloc((c->n_pairs ? c->n_pairs : 1) * sizeof(double));
-    for (size_t i = 0; d && i < c->n_pairs; i++)
-        d[i] = log(c->pairs[i].base_ns) - log(c->pairs[i].cand_ns);
-    return d;
-}
-
 int kt_history_compare(kt_history_change *out, const kt_candidate_result *before,
                        const kt_candidate_result *after)
 {
     memset(out, 0, sizeof(*out));
     out->shift = NAN;
     out->verdict_changed = before->verdict != after->verdict;
-    if (before->n_pairs < 2 || after->n_pairs < 2)
-        return 0;
-    double *a = log_ratios(after), *b = log_ratios(before);
-    int rc = -1;
-    if (a && b) {
-        kt_shift s;
-        rc = kt_stats_two_sample(&s, a, after->n_pairs, b, before->n_pairs, 0.95);
-        if (rc == 0) {
-            out->shift = s.estimate;
-            out->ci_low = s.ci_low;
-            out->ci_high = s.ci_high;
-            out->p_value = s.p_value;
-            out->significant =
-                (s.ci_low > 0 || s.ci_high < 0) && fabs(expm1(s.estimate)) > KT_HISTORY_NOISE;
-        }
+    kt_shift s;
+    double placement_var;
+    int rc = kt_compare_shift(&s, &placement_var, before, after, 0.95);
+    if (rc == 0) {
+        out->shift = s.estimate;
+        out->ci_low = s.ci_low;
+        out->ci_high = s.ci_high;
+        out->p_value = s.p_value;
+        out->significant =
+            (s.ci_low > 0 || s.ci_high < 0) && fabs(expm1(s.estimate)) > KT_HISTORY_NOISE;
     }
-    free(a);
-    free(b);
-    return rc;
+    return rc < 0 ? rc : 0;
 }
 
 /* Every (point, candidate) that some archive has, in first-seen order. */
