@@ -659,8 +659,11 @@ static void note_point_end(const run_state *st, const kt_point_result *r, double
                            double left_s)
 {
     fprintf(stderr, "[%zu/%zu] %s", st->point_index + 1, st->n_todo, r->point.id);
+    int pairs = r->repetitions;
     if (r->error[0])
         fprintf(stderr, " not measured: %s", r->error);
+    else if (strcmp(r->stop_reason, "interrupted") == 0) /* no verdict: --resume measures it */
+        fprintf(stderr, " interrupted after %d pair%s, no verdict", pairs, pairs == 1 ? "" : "s");
     else
         for (size_t k = 0; k < r->n_cands; k++) {
             const kt_candidate_result *c = &r->cands[k];

@@ -129,7 +129,8 @@ typedef struct kt_point_result {
     int repetitions; /* largest number of pairs any candidate got */
     double elapsed_s;
     double timer_tick_ns; /* the backend's timer resolution, measured at the point's start */
-    char stop_reason[32]; /* "decided" | "max_repetitions" | "max_seconds" | "failed" */
+    char stop_reason[32]; /* "decided" | "max_repetitions" | "max_seconds" | "failed" |
+                             "interrupted" */
 } kt_point_result;
 
 typedef struct kt_trial_hooks {

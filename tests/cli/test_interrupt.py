@@ -110,6 +110,7 @@ class InterruptTest(unittest.TestCase):
         self.assertLess(time.monotonic() - sent, 10.5)
         w.reader.join(5)
         w.proc.stderr.close()
+        self.last_stderr = w.text()
         self.assertEqual(rc, 130, w.text())
         doc = validate_result(self, self.out)
         self.assertEqual(doc["status"], "interrupted")
@@ -138,6 +139,9 @@ class InterruptTest(unittest.TestCase):
         args, doc = self.interrupt(spec, r"^\[2/3\] .*: timed pairs")
         self.assertEqual(len(doc["points"]), 2)
         self.assertEqual(doc["timing"]["not_run"], 1)  # the third never started
+        # the cut point's progress line gives no verdict of its own
+        self.assertRegex(self.last_stderr, r"(?m)^\[2/3\] \S+ interrupted after \d+ pairs?, "
+                         r"no verdict, ")
         self.assertNotEqual(doc["points"][0]["stop_reason"], "interrupted")
         self.assertEqual(doc["points"][1]["stop_reason"], "interrupted")
         cut = doc["points"][1]["candidates"][0]
