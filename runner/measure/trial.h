@@ -220,9 +220,11 @@ int kt_candidate_priced(const kt_candidate_result *c);
 void kt_candidate_withhold_grouped(kt_candidate_result *c, const char *id);
 
 /* Order-effect p-values: below SUSPECT a point keeps measuring instead of stopping early;
- * below WARN (after the last look) the result carries a warning. */
-#define KT_ORDER_SUSPECT_P 0.05
-#define KT_ORDER_WARN_P    0.01
+ * below WARN (after the last look), with a shift between the orders of at least WARN_SHIFT
+ * (log units: running second costs 0.5% or more), the result carries a warning. */
+#define KT_ORDER_SUSPECT_P  0.05
+#define KT_ORDER_WARN_P     0.01
+#define KT_ORDER_WARN_SHIFT 0.01
 
 /* --quick's cap on repetitions. */
 #define KT_QUICK_MAX_REPETITIONS 20

@@ -145,6 +145,35 @@ static void test_placement_spread(void **state)
     assert_int_equal(cand.verdict, KT_VERDICT_INCONCLUSIVE);
 }
 
+/* 384 pairs 5% faster, each order's pairs moved by -+'e' (running second costs e) with a small
+ * symmetric pattern: both orders' shift is detected at once; only one of 1% or more warns. */
+static void set_ordered_pairs(double e)
+{
+    static const double noise[4] = {-0.0004, 0.0004, -0.0002, 0.0002};
+    for (size_t i = 0; i < 384; i++) {
+        int first = (int)(i % 2);
+        double d = 0.05 + (first ? e : -e) + noise[i / 2 % 4];
+        pairs[i] = (kt_pair){(int)i, 0, first, 100000.0, 100000.0 * exp(-d), 0, 0, 0, 0};
+    }
+    cand.n_pairs = 384;
+}
+
+static void test_order_effect_warns_from_its_size(void **state)
+{
+    (void)state;
+    base.n_sets = cand.arm.n_sets = 1;
+    set_ordered_pairs(0.001); /* 0.2% between the orders: real, and harmless in random order */
+    evaluate();
+    assert_true(cand.order_p < 1e-6);
+    assert_true(fabs(cand.order_shift - 0.002) < 1e-9);
+    assert_int_equal(cand.order_warning, 0);
+    set_ordered_pairs(0.006); /* 1.2%: a warning */
+    evaluate();
+    assert_true(cand.order_p < 1e-6);
+    assert_true(fabs(cand.order_shift - 0.012) < 1e-9);
+    assert_int_equal(cand.order_warning, 1);
+}
+
 static void test_names(void **state)
 {
     (void)state;
@@ -363,6 +392,7 @@ int main(void)
         cmocka_unit_test_setup(test_failed_arm, reset),
         cmocka_unit_test_setup(test_reasons_accumulate, reset),
         cmocka_unit_test_setup(test_placement_spread, reset),
+        cmocka_unit_test_setup(test_order_effect_warns_from_its_size, reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
