@@ -384,10 +384,54 @@ static void numerics_table(FILE *f, const kt_report_input *in, const kt_point_re
     for (size_t k = 0; k < pt->n_cands; k++)
         numerics_rows(f, &pt->cands[k].arm, limits);
     fputs("</table>\n<p class='muted'>limits: ", f);
-    char *text = limits ? cJSON_PrintUnformatted(limits) : NULL;
-    esc(f, text ? text : "none");
-    free(text);
-    fputs("</p>\n", f);
+    int set = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, limits) /* the limits the spec set, as 'name value' */
+    {
+        if (cJSON_IsNull(e) || cJSON_IsFalse(e))
+            continue;
+        fputs(set++ ? ", " : "", f);
+        esc(f, e->string);
+        if (cJSON_IsNumber(e))
+            fprintf(f, " %.4g", e->valuedouble);
+    }
+    fputs(set ? "</p>\n" : "none set</p>\n", f);
+}
+
+/* A JSON value for a table cell, for people: a metric as 'value unit', whole numbers and
+ * those from 1e4 up to 1e15 to the unit, others to 4 significant digits, an object as 'key value,
+ * ...', an array as its items joined by '; '. */
+static void value_cell(FILE *f, const cJSON *e)
+{
+    const cJSON *x, *unit = cJSON_GetObjectItemCaseSensitive(e, "unit");
+    int i = 0;
+    if (cJSON_IsObject(e) && cJSON_GetArraySize(e) == 2 && cJSON_IsString(unit)) {
+        value_cell(f, cJSON_GetObjectItemCaseSensitive(e, "value")); /* a metric: '12.5 ms' */
+        if (unit->valuestring[0]) {
+            fputc(' ', f);
+            esc(f, unit->valuestring);
+        }
+    } else if (cJSON_IsNumber(e)) {
+        double v = e->valuedouble;
+        int whole = (v == floor(v) || fabs(v) >= 1e4) && fabs(v) < 1e15;
+        fprintf(f, whole ? "%.0f" : "%.4g", v);
+    } else if (cJSON_IsString(e)) {
+        esc(f, e->valuestring);
+    } else if (cJSON_IsArray(e) || cJSON_IsObject(e)) {
+        cJSON_ArrayForEach(x, e)
+        {
+            fputs(i++ ? (cJSON_IsArray(e) ? "; " : ", ") : "", f);
+            if (cJSON_IsObject(e)) {
+                esc(f, x->string);
+                fputc(' ', f);
+            }
+            value_cell(f, x);
+        }
+    } else {
+        char *v = cJSON_PrintUnformatted(e);
+        esc(f, v);
+        free(v);
+    }
 }
 
 /* Whatever else an arm recorded (variant metrics, per-stage profiles, counters, costs),
@@ -427,9 +471,7 @@ static void extras(FILE *f, const kt_report_input *in, const kt_point_result *pt
                     fprintf(f, "</td><td>%s</td><td>", keys[k]);
                     esc(f, e->string);
                     fputs("</td><td class='num'>", f);
-                    char *v = cJSON_PrintUnformatted(e);
-                    esc(f, v);
-                    free(v);
+                    value_cell(f, e);
                     fputs("</td></tr>\n", f);
                 }
             }

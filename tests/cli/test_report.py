@@ -190,6 +190,12 @@ class ReportTest(unittest.TestCase):
         report = os.path.join(out, "report.html")
         html = self.check_self_contained(report)
         self.assertIn("kept_fraction", html)  # FFD's variant metric, in the extras table
+        # written for people: the limits by name, the extras' values without raw JSON
+        self.assertIn("limits: max_rel_l2 0.05, min_cosine 0.99</p>", html)
+        extras = html[html.index("<table class='extras'>"):]
+        extras = extras[:extras.index("</table>")]
+        self.assertNotRegex(extras, r"[{\[]|&quot;|\.\d{8}|value ")
+        self.assertRegex(extras, r"<td>blocks_total</td><td class='num'>\d+ blocks</td>")
         if not CHROMIUM:
             self.skipTest("chromium is not installed (scripts/setup.sh installs it)")
         dom = render(report, os.path.join(self.tmp, "quick.png"))
