@@ -3,6 +3,7 @@
 #include "archive/archive.h"
 #include "archive/run_archive.h"
 #include "cli/summary.h"
+#include "cli/summary_cells.h"
 #include "report/gpu_table.h"
 #include "report/report.h"
 #include "report/svg.h"
@@ -83,12 +84,14 @@ static void figure_cell(FILE *f, double v, int measured)
 static void verdict_table(FILE *f, const kt_report_input *in, size_t n)
 {
     fputs("<table class='verdicts'><tr><th>archive</th><th>point</th><th>candidate</th>"
-          "<th>verdict</th><th>speedup (HL) [CI]</th><th>p</th><th>base median</th>"
+          "<th>verdict</th><th>speedup (HL) [CI]</th><th>p (adj.)</th><th>base median</th>"
           "<th>cand median</th><th>worst rel_l2</th><th>memory ratio</th><th>reasons</th></tr>\n",
           f);
     for (size_t a = 0; a < n; a++) {
         char label[128];
         kt_report_label(label, sizeof(label), &in[a]);
+        double confidence = kt_json_get_real(
+            cJSON_GetObjectItemCaseSensitive(in[a].doc, "decision"), "confidence", 0.95);
         for (size_t i = 0; i < in[a].run.n_points; i++) {
             const kt_point_result *p = &in[a].run.points[i];
             for (size_t k = 0; k < p->n_cands; k++) {
@@ -110,7 +113,9 @@ static void verdict_table(FILE *f, const kt_report_input *in, size_t n)
                 else
                     fputs("<td class='num'>—</td>", f);
                 int measured = !c->arm.failed && !p->error[0];
-                figure_cell(f, c->shift.p_value, measured && c->n_pairs > 0);
+                /* as the summary prints it: read against the run's own alpha */
+                figure_cell(f, kt_p_adjusted(c->shift.p_value, confidence, c->confidence_used),
+                            measured && c->n_pairs > 0);
                 fprintf(f, "<td class='num'>%s</td><td class='num'>%s</td>", tb, tc);
                 figure_cell(f, c->worst_rel_l2, measured);
                 figure_cell(f, c->memory_ratio, measured);
@@ -573,7 +578,9 @@ void kt_report_html(FILE *f, const kt_report_input *in, size_t n)
     fprintf(f, "</h1>\n<p class='muted'>%zu archive%s.", n, n == 1 ? "" : "s");
     fputs(" Speedup = baseline time / candidate time, from paired calls: the Hodges-Lehmann "
           "estimate of the per-pair log ratio, with its distribution-free confidence interval. "
-          "KEEP needs the whole interval at or above min_speedup.</p>\n",
+          "KEEP needs the whole interval at or above min_speedup. p (adj.): the two-sided "
+          "signed-rank p (with the placements' spread), scaled to the run's own alpha as the "
+          "terminal summary prints it.</p>\n",
           f);
     fputs("<h2>Verdicts</h2>\n", f);
     verdict_table(f, in, n);

@@ -196,6 +196,14 @@ class ReportTest(unittest.TestCase):
         extras = extras[:extras.index("</table>")]
         self.assertNotRegex(extras, r"[{\[]|&quot;|\.\d{8}|value ")
         self.assertRegex(extras, r"<td>blocks_total</td><td class='num'>\d+ blocks</td>")
+        # the p column is the summary's: show --json's p_adjusted, to 3 digits
+        shown = json.loads(run(["show", out, "--json"]).stdout)
+        cells = re.findall(r"<tr class='verdict-row'>(?:<td[^>]*>.*?</td>){5}"
+                           r"<td class='num'>([^<]*)</td>", html)
+        expect = [c["p_adjusted"] for p in shown["points"] for c in p["candidates"]]
+        self.assertEqual(len(cells), len(expect))
+        for cell, p in zip(cells, expect):
+            self.assertEqual(cell, "—" if p is None else f"{p:.3g}")
         if not CHROMIUM:
             self.skipTest("chromium is not installed (scripts/setup.sh installs it)")
         dom = render(report, os.path.join(self.tmp, "quick.png"))
