@@ -334,30 +334,73 @@ static int group_by_cluster(const kt_candidate_result *c, const double *d, int b
     return n_keys;
 }
 
-/* Do the input sets' pairs differ? Each set has its own prepared states of both arms, so on
- * real hardware a set's pairs carry where those states' buffers lie as well as the set's data;
- * every pair of sets is compared (Mann-Whitney on d) and the smallest p, times the number of
- * pairs of sets (Bonferroni), is the one kept. */
-static void set_effect(kt_candidate_result *c, const double *d)
+/* The clusters of a candidate's pairs at one look: one input set and one placement each where
+ * the arms ran on more than one placement ('placed'), else one input set each. */
+typedef struct cluster_fit {
+    int placed;
+    int found;                 /* clusters with an estimate (at least KT_CLUSTER_MIN_PAIRS) */
+    int seen;                  /* clusters holding any pair */
+    double y[KT_MAX_CLUSTERS]; /* their HL estimates of d */
+    double v[KT_MAX_CLUSTERS]; /* squared standard errors, from intervals at KT_CLUSTER_LEVEL */
+    int set[KT_MAX_CLUSTERS];  /* the input set of each */
+} cluster_fit;
+
+/* Fills 'f' from the pairs' log ratios 'd', grouped once by group_by_cluster into 'x' (n_pairs
+ * long) and 'start' (KT_MAX_CLUSTERS + 1): by input set where the arms had one placement. */
+static void fit_clusters(cluster_fit *f, const kt_candidate_result *c, const double *d, double *x,
+                         size_t *start)
 {
-    size_t n = c->n_pairs, start[KT_MAX_SETS + 1];
+    f->placed = f->found = f->seen = 0;
+    for (size_t i = 0; i < c->n_pairs; i++)
+        f->placed |= c->pairs[i].placement > 0;
+    int n_keys = group_by_cluster(c, d, f->placed, x, start);
+    for (int key = 0; key < n_keys; key++) {
+        size_t m = start[key + 1] - start[key];
+        f->seen += m > 0;
+        kt_shift s;
+        if (m < KT_CLUSTER_MIN_PAIRS ||
+            kt_stats_signed_rank(&s, x + start[key], m, KT_CLUSTER_LEVEL) < 0 ||
+            !(s.achieved > 0 && s.achieved < 1) || !isfinite(s.ci_high - s.ci_low))
+            continue;
+        double se = (s.ci_high - s.ci_low) / (2 * kt_stats_normal_quantile(0.5 + s.achieved / 2));
+        f->y[f->found] = s.estimate;
+        f->v[f->found] = fmax(se * se, 1e-18); /* identical d (a fixed clock): finite weights */
+        f->set[f->found++] = f->placed ? key / KT_PLACEMENTS : key;
+    }
+}
+
+/* Do the input sets differ? Each set has its own prepared states of both arms, so on real
+ * hardware a set's pairs carry where those states' buffers lie as well as the set's data.
+ * Where each set has several placements, the sets' cluster estimates are compared (Mann-Whitney
+ * on the HL of each cluster): the placements' spread alone then gives p < 0.01 in 1% of runs,
+ * while the pairs themselves, thousands of them, would show it as a difference between sets.
+ * With one state per set, the sets' pairs are compared (Mann-Whitney on d). Every pair of sets
+ * is compared and the smallest p, times the number of pairs of sets (Bonferroni), is kept. */
+static void set_effect(kt_candidate_result *c, const double *x_by_set, const size_t *start,
+                       const cluster_fit *f)
+{
+    double ys[KT_MAX_SETS][KT_PLACEMENTS];
+    size_t ny[KT_MAX_SETS] = {0};
     int n_sets = 0;
     c->set_p = c->set_shift = NAN;
     c->set_warning = 0;
-    double *x = malloc((n ? n : 1) * sizeof(double));
-    if (x)
-        group_by_cluster(c, d, 0, x, start);
-    for (int k = 0; x && k < KT_MAX_SETS; k++)
-        if (start[k + 1] > start[k])
+    for (int i = 0; f->placed && i < f->found; i++)
+        if (ny[f->set[i]] < KT_PLACEMENTS)
+            ys[f->set[i]][ny[f->set[i]]++] = f->y[i];
+    for (int k = 0; k < KT_MAX_SETS; k++)
+        if (f->placed ? ny[k] > 0 : start[k + 1] > start[k])
             n_sets = k + 1;
     double tests = n_sets * (n_sets - 1) / 2.0;
-    for (int s0 = 0; x && s0 < n_sets; s0++)
+    for (int s0 = 0; s0 < n_sets; s0++)
         for (int s1 = s0 + 1; s1 < n_sets; s1++) {
-            size_t na = start[s0 + 1] - start[s0], nb = start[s1 + 1] - start[s1];
+            const double *a = f->placed ? ys[s0] : x_by_set + start[s0];
+            const double *b = f->placed ? ys[s1] : x_by_set + start[s1];
+            size_t na = f->placed ? ny[s0] : start[s0 + 1] - start[s0];
+            size_t nb = f->placed ? ny[s1] : start[s1 + 1] - start[s1];
             if (na < 3 || nb < 3)
                 continue;
             kt_shift s;
-            kt_stats_two_sample(&s, x + start[s0], na, x + start[s1], nb, 0.95);
+            kt_stats_two_sample(&s, a, na, b, nb, 0.95);
             double p = fmin(1.0, s.p_value * tests);
             if (isnan(c->set_p) || p < c->set_p) {
                 c->set_p = p;
@@ -365,31 +408,6 @@ static void set_effect(kt_candidate_result *c, const double *d)
             }
         }
     c->set_warning = c->set_p < KT_ORDER_WARN_P;
-    free(x);
-}
-
-/* HL estimates and squared standard errors (from their own interval at KT_CLUSTER_LEVEL) of d
- * per cluster with at least KT_CLUSTER_MIN_PAIRS pairs into y and v; returns how many, and in
- * *seen how many clusters hold any pair. */
-static int cluster_estimates(const kt_candidate_result *c, const double *d, int by_placement,
-                             double *x, double *y, double *v, int *seen)
-{
-    size_t start[KT_MAX_CLUSTERS + 1];
-    int n_keys = group_by_cluster(c, d, by_placement, x, start), found = 0;
-    *seen = 0;
-    for (int key = 0; key < n_keys; key++) {
-        size_t m = start[key + 1] - start[key];
-        *seen += m > 0;
-        kt_shift s;
-        if (m < KT_CLUSTER_MIN_PAIRS ||
-            kt_stats_signed_rank(&s, x + start[key], m, KT_CLUSTER_LEVEL) < 0 ||
-            !(s.achieved > 0 && s.achieved < 1) || !isfinite(s.ci_high - s.ci_low))
-            continue;
-        double se = (s.ci_high - s.ci_low) / (2 * kt_stats_normal_quantile(0.5 + s.achieved / 2));
-        y[found] = s.estimate;
-        v[found++] = fmax(se * se, 1e-18); /* identical d (a fixed clock): weights stay finite */
-    }
-    return found;
 }
 
 /* Counts the spread between clusters of pairs into the interval of c->shift (log units). A
@@ -404,33 +422,22 @@ static int cluster_estimates(const kt_candidate_result *c, const double *d, int 
  * placement (a costly prepare), the clusters are the input sets. Fewer than two clusters with
  * enough pairs while the pairs span more than one: no interval yet (no decision at this look),
  * so an early look cannot decide on the states it happened to draw first. */
-static void placement_spread(kt_candidate_result *c, const double *d, double confidence)
+static void placement_spread(kt_candidate_result *c, const cluster_fit *f, double confidence)
 {
-    size_t n = c->n_pairs;
-    int n_keys = KT_MAX_CLUSTERS, clusters = 0, seen = 0;
     c->placement_tau2 = NAN;
     c->placement_clusters = 0;
-    double *x = malloc((n ? n : 1) * sizeof(double));
-    double *y = malloc((size_t)n_keys * 2 * sizeof(double)), *v = y ? y + n_keys : NULL;
-    int placed = 0; /* the arms ran on more than one placement: those are the clusters */
-    for (size_t i = 0; i < n; i++)
-        placed |= c->pairs[i].placement > 0;
-    if (x && y)
-        clusters = cluster_estimates(c, d, placed, x, y, v, &seen);
-    if (clusters >= 2) {
-        double tau2 = kt_stats_dl_tau2(y, v, (size_t)clusters);
+    if (f->found >= 2) {
+        double tau2 = kt_stats_dl_tau2(f->y, f->v, (size_t)f->found);
         c->placement_tau2 = tau2;
-        c->placement_clusters = clusters;
+        c->placement_clusters = f->found;
         /* the interval and p of the same model: p < 1 - confidence exactly when the interval
          * leaves out 1 */
-        kt_stats_widen(&c->shift, tau2 / clusters, confidence);
-    } else if (x && y && seen > 1) {
+        kt_stats_widen(&c->shift, tau2 / f->found, confidence);
+    } else if (f->seen > 1) {
         c->shift.ci_low = -INFINITY;
         c->shift.ci_high = INFINITY;
         c->shift.p_value = 1; /* no interval yet: nothing rules out 1 */
     }
-    free(x);
-    free(y);
 }
 
 void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline,
@@ -467,9 +474,17 @@ void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline
         for (size_t i = 0; i < n; i++)
             d[i] = log(c->pairs[i].base_ns) - log(c->pairs[i].cand_ns);
         kt_stats_signed_rank(&c->shift, d, n, confidence);
-        placement_spread(c, d, confidence);
+        double *x = malloc((n ? n : 1) * sizeof(double));
+        cluster_fit *f = malloc(sizeof(*f));
+        size_t start[KT_MAX_CLUSTERS + 1];
+        if (x && f) {
+            fit_clusters(f, c, d, x, start);
+            placement_spread(c, f, confidence);
+            set_effect(c, x, start, f);
+        }
         order_effect(c, d);
-        set_effect(c, d);
+        free(f);
+        free(x);
         free(d);
     }
     if (n >= 1) {

@@ -105,6 +105,18 @@ static void test_placement_spread(void **state)
     assert_true(cand.placement_tau2 > 1e-5); /* about 0.013^2 */
     assert_true(cand.ci_low < 1.0 && cand.ci_high > 1.0);
     assert_int_equal(cand.verdict, KT_VERDICT_INCONCLUSIVE);
+    assert_int_equal(cand.set_warning, 0);
+
+    /* the sets' clusters drawn from one spread, set 0's eight a little higher by chance: the
+     * sets' 192 pairs each differ (Mann-Whitney on the pairs: p about 4e-16), their clusters
+     * do not (8 against 8: p about 0.1), and only the clusters say whether the data differ */
+    static const double spread[8] = {0.015, 0.010, 0.006, 0.004, 0.001, -0.002, -0.005, -0.012};
+    for (int k = 0; k < 16; k++)
+        shifts[k] = spread[k % 8] + (k < 8 ? 0.004 : -0.004);
+    set_clustered_pairs(shifts);
+    evaluate();
+    assert_int_equal(cand.set_warning, 0);
+    assert_true(cand.set_p > 0.05);
     double wide = log(cand.ci_high) - log(cand.ci_low);
     kt_shift own;
     double d[384];
@@ -120,6 +132,14 @@ static void test_placement_spread(void **state)
                                            : log(cand.ci_high) - cand.shift.estimate;
     assert_true(fabs(cand.shift.p_value - erfc(fabs(cand.shift.estimate) * z / side / sqrt(2.0))) <
                 1e-12);
+
+    for (int k = 0; k < 16; k++) /* set 0's clusters 2% faster, set 1's 2% slower: data */
+        shifts[k] = (k < 8 ? 0.02 : -0.02) + 0.0013 * k;
+    set_clustered_pairs(shifts);
+    evaluate();
+    assert_int_equal(cand.set_warning, 1);
+    assert_true(fabs(cand.set_p - 2.0 / 12870) < 1e-9); /* 8 of 8 apart: 2 / C(16, 8) */
+    assert_true(fabs(cand.set_shift - (0.04 - 0.0013 * 8)) < 2e-3);
 
     for (int k = 0; k < 16; k++) /* every cluster the same 2% faster: nothing to widen */
         shifts[k] = 0.02;
