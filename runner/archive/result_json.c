@@ -338,6 +338,16 @@ static cJSON *candidate_json(const kt_candidate_result *c, const kt_arm *spec_ar
     cJSON *pl = cJSON_AddObjectToObject(o, "placement_spread");
     cJSON_AddNumberToObject(pl, "clusters", c->placement_clusters);
     kt_json_add_real(pl, "tau2", c->placement_tau2);
+    if (isfinite(c->state_ratio) && c->state_ratio > 0) { /* 0: never judged */
+        cJSON *w = cJSON_AddObjectToObject(pl, "worst_state");
+        cJSON_AddStringToObject(w, "arm", c->state_arm ? "candidate" : "baseline");
+        cJSON_AddNumberToObject(w, "input_set", c->state_set);
+        cJSON_AddNumberToObject(w, "placement", c->state_placement);
+        kt_json_add_real(w, "time_ratio", c->state_ratio);
+        cJSON_AddBoolToObject(w, "warning", c->state_warning);
+    } else {
+        cJSON_AddNullToObject(pl, "worst_state");
+    }
     cJSON_AddNumberToObject(o, "noisy_pairs", c->noisy_pairs);
     cJSON *times = cJSON_AddObjectToObject(o, "times");
     cJSON_AddItemToObject(times, "baseline", summary_json(&c->base_time));
@@ -395,6 +405,13 @@ static int candidate_from_json(kt_candidate_result *c, const cJSON *o)
     const cJSON *pl = cJSON_GetObjectItemCaseSensitive(o, "placement_spread");
     c->placement_clusters = (int)kt_json_get_real(pl, "clusters", 0);
     c->placement_tau2 = kt_json_get_real(pl, "tau2", NAN);
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(pl, "worst_state");
+    char arm[16];
+    c->state_arm = strcmp(kt_json_get_str(w, "arm", arm, sizeof(arm)), "candidate") == 0;
+    c->state_set = (int)kt_json_get_real(w, "input_set", 0);
+    c->state_placement = (int)kt_json_get_real(w, "placement", 0);
+    c->state_ratio = kt_json_get_real(w, "time_ratio", NAN);
+    c->state_warning = kt_json_get_bool(w, "warning", 0);
     c->noisy_pairs = (int)kt_json_get_real(o, "noisy_pairs", 0);
     const cJSON *times = cJSON_GetObjectItemCaseSensitive(o, "times");
     summary_from_json(&c->base_time, cJSON_GetObjectItemCaseSensitive(times, "baseline"));

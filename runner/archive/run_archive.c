@@ -234,6 +234,7 @@ int kt_run_result_from_json(kt_run_result *run, const cJSON *doc)
         for (size_t k = 0; k < run->points[i].n_cands; k++) {
             run->order_warnings += run->points[i].cands[k].order_warning;
             run->set_warnings += run->points[i].cands[k].set_warning;
+            run->state_warnings += run->points[i].cands[k].state_warning;
         }
     return 0;
 }

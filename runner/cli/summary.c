@@ -158,7 +158,35 @@ static void row(FILE *out, const kt_point_result *p, const kt_candidate_result *
         fputs(" (order effect!)", out);
     if (c->set_warning)
         fputs(" (input sets differ!)", out);
+    if (c->state_warning)
+        fputs(" (a prepared state off!)", out);
     fputc('\n', out);
+}
+
+/* The run's prepared states that ran far off their arm's others, with the furthest one. */
+static void state_warning_line(FILE *out, const kt_run_result *run)
+{
+    const kt_point_result *at = NULL;
+    const kt_candidate_result *worst = NULL;
+    for (size_t i = 0; i < run->n_points; i++)
+        for (size_t k = 0; k < run->points[i].n_cands; k++) {
+            const kt_candidate_result *c = &run->points[i].cands[k];
+            if (c->state_warning &&
+                (!worst || fabs(log(c->state_ratio)) > fabs(log(worst->state_ratio)))) {
+                worst = c;
+                at = &run->points[i];
+            }
+        }
+    if (!worst)
+        return;
+    fprintf(out,
+            "warning: at %d %s one prepared state of an arm ran more than %.2gx off its other "
+            "states (furthest: %s's state of input set %d, placement %d, %.2fx its others' "
+            "median at %s with %s): where its buffers lie in memory moved its speed; the "
+            "interval counts the spread (docs/statistics.md, \"Placement\")\n",
+            run->state_warnings, run->state_warnings == 1 ? "point" : "points", KT_STATE_WARN_RATIO,
+            worst->state_arm ? worst->arm.name : "the baseline", worst->state_set,
+            worst->state_placement, worst->state_ratio, at->point.id, worst->arm.name);
 }
 
 /* A disturbed majority and a coarse timer, where they could move the verdict. */
@@ -302,7 +330,7 @@ void kt_print_summary(FILE *out, const kt_run_result *run, const kt_summary_fact
     if (run->order_warnings)
         fprintf(out,
                 "warning: %d %s an order effect (candidate-first pairs differ from "
-                "baseline-first pairs, p < 0.01)\n",
+                "baseline-first pairs by 1%% or more, p < 0.01)\n",
                 run->order_warnings, run->order_warnings == 1 ? "point shows" : "points show");
     if (run->set_warnings)
         fprintf(out,
@@ -310,4 +338,6 @@ void kt_print_summary(FILE *out, const kt_run_result *run, const kt_summary_fact
                 "the data, or on where each set's prepared buffers lie; the interval pools them "
                 "(docs/statistics.md, \"Placement\")\n",
                 run->set_warnings, run->set_warnings == 1 ? "point" : "points");
+    if (run->state_warnings)
+        state_warning_line(out, run);
 }

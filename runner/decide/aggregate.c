@@ -99,11 +99,13 @@ int kt_run_aggregate(kt_run_result *run, const kt_spec *spec)
     run->point_errors = 0;
     run->order_warnings = 0;
     run->set_warnings = 0;
+    run->state_warnings = 0;
     for (size_t i = 0; i < run->n_points; i++) {
         run->point_errors += kt_point_failed(&run->points[i]);
         for (size_t k = 0; k < run->points[i].n_cands; k++) {
             run->order_warnings += run->points[i].cands[k].order_warning;
             run->set_warnings += run->points[i].cands[k].set_warning;
+            run->state_warnings += run->points[i].cands[k].state_warning;
         }
     }
     int any_reject = 0, any_inconclusive = 0;

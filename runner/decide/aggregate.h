@@ -24,7 +24,8 @@ typedef struct kt_run_result {
     kt_verdict verdict;
     int point_errors; /* points whose baseline or set-up failed (kt_point_failed) */
     int order_warnings;
-    int set_warnings; /* candidate points whose input sets disagree (set_effect) */
+    int set_warnings;   /* candidate points whose input sets disagree (set_effect) */
+    int state_warnings; /* candidate points with a prepared state far off its arm's others */
 } kt_run_result;
 
 /* Whether point 'p' failed (its baseline or set-up; 1) rather than finished or was cut short

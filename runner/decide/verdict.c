@@ -410,6 +410,60 @@ static void set_effect(kt_candidate_result *c, const double *x_by_set, const siz
     c->set_warning = c->set_p < KT_ORDER_WARN_P;
 }
 
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The prepared state furthest from its arm's other states (kt_candidate_result.state_*): for
+ * each arm, its times grouped by cluster into 'x' (n_pairs long); each state's median against
+ * the median of its set's state medians. Only where the arms ran on several placements (a
+ * state is then one cluster). */
+static void state_outlier(kt_candidate_result *c, const cluster_fit *f, double *x)
+{
+    size_t n = c->n_pairs, start[KT_MAX_CLUSTERS + 1];
+    double *t = malloc((n ? n : 1) * sizeof(double));
+    c->state_arm = c->state_set = c->state_placement = 0;
+    c->state_ratio = NAN;
+    c->state_warning = 0;
+    for (int arm = 0; t && f->placed && arm < 2; arm++) {
+        for (size_t i = 0; i < n; i++)
+            t[i] = arm ? c->pairs[i].cand_ns : c->pairs[i].base_ns;
+        group_by_cluster(c, t, 1, x, start);
+        for (int set = 0; set < KT_MAX_SETS; set++) {
+            double med[KT_PLACEMENTS], sorted[KT_PLACEMENTS];
+            int which[KT_PLACEMENTS], m = 0;
+            for (int pl = 0; pl < KT_PLACEMENTS; pl++) {
+                size_t a = start[set * KT_PLACEMENTS + pl], b = start[set * KT_PLACEMENTS + pl + 1];
+                if (b - a < KT_CLUSTER_MIN_PAIRS)
+                    continue;
+                qsort(x + a, b - a, sizeof(double), by_value);
+                which[m] = pl;
+                sorted[m] = med[m] = kt_stats_quantile(x + a, b - a, 0.5);
+                m++;
+            }
+            if (m < 3)
+                continue;
+            qsort(sorted, (size_t)m, sizeof(double), by_value);
+            double ref = kt_stats_quantile(sorted, (size_t)m, 0.5);
+            for (int k = 0; k < m; k++) {
+                double r = med[k] / ref;
+                if (!(ref > 0) ||
+                    (isfinite(c->state_ratio) && fabs(log(r)) <= fabs(log(c->state_ratio))))
+                    continue;
+                c->state_arm = arm;
+                c->state_set = set;
+                c->state_placement = which[k];
+                c->state_ratio = r;
+            }
+        }
+    }
+    c->state_warning =
+        c->state_ratio > KT_STATE_WARN_RATIO || c->state_ratio < 1 / KT_STATE_WARN_RATIO;
+    free(t);
+}
+
 /* Counts the spread between clusters of pairs into the interval of c->shift (log units). A
  * cluster is the pairs of one input set and one placement: both arms ran there on the same two
  * prepared states, and on real hardware where those states' buffers lie moves an arm's time by
@@ -460,6 +514,8 @@ void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline
         c->set_warning = 0;
         c->placement_tau2 = NAN;
         c->placement_clusters = 0;
+        c->state_ratio = NAN;
+        c->state_warning = 0;
         quality_figures(c, baseline, spec);
         c->verdict = KT_VERDICT_REJECT;
         kt_candidate_add_reason(c, c->arm.failure_code ? c->arm.failure_code : KT_REASON_FAILED,
@@ -481,6 +537,7 @@ void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline
             fit_clusters(f, c, d, x, start);
             placement_spread(c, f, confidence);
             set_effect(c, x, start, f);
+            state_outlier(c, f, x);
         }
         order_effect(c, d);
         free(f);

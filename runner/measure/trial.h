@@ -105,6 +105,14 @@ typedef struct kt_candidate_result {
      * clusters agree, NAN with fewer than two clusters of KT_CLUSTER_MIN_PAIRS pairs */
     double placement_tau2;
     int placement_clusters;
+    /* the prepared state whose calls were furthest from its arm's other states of the same set
+     * (their median time against the median of those states' medians; states with
+     * KT_CLUSTER_MIN_PAIRS pairs, sets with 3 such states, arms with several placements): its
+     * arm (0 baseline, 1 candidate), set, placement and time ratio, NAN when none was judged;
+     * state_warning when the ratio is beyond KT_STATE_WARN_RATIO either way */
+    int state_arm, state_set, state_placement;
+    double state_ratio;
+    int state_warning;
     int noisy_pairs; /* pairs with a nonzero noise signal or a throttle flag */
     double worst_rel_l2;
     double error_ratio; /* worst candidate rel_l2 / worst baseline rel_l2 */
@@ -225,6 +233,9 @@ void kt_candidate_withhold_grouped(kt_candidate_result *c, const char *id);
 #define KT_ORDER_SUSPECT_P  0.05
 #define KT_ORDER_WARN_P     0.01
 #define KT_ORDER_WARN_SHIFT 0.01
+
+/* A prepared state whose median time is this factor off its arm's other states' warns. */
+#define KT_STATE_WARN_RATIO 1.2
 
 /* --quick's cap on repetitions. */
 #define KT_QUICK_MAX_REPETITIONS 20

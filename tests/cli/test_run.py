@@ -1,6 +1,7 @@
 """'ktrial run' on the sim backend: verdicts, exit codes, failures, and the archive."""
 import csv
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -93,6 +94,36 @@ class RunVerdictTest(unittest.TestCase):
         self.assertEqual(c["verdict"], "INCONCLUSIVE")
         self.assertLess(c["ci"][0], 1.0)
         self.assertGreater(c["ci"][1], 1.0)
+        # the state furthest from its arm's others is named; 3% (sigma) stays under 1.2x
+        worst = c["placement_spread"]["worst_state"]
+        self.assertIn(worst["arm"], ("baseline", "candidate"))
+        self.assertLess(worst["time_ratio"], 1.2)
+        self.assertGreater(worst["time_ratio"], 1 / 1.2)
+        self.assertFalse(worst["warning"])
+        self.assertNotIn("prepared state", p.stdout)
+
+    def test_a_prepared_state_far_off_its_arms_others_is_named(self):
+        # the baseline's states 40% (sigma) apart, as one state's buffers ran 2.3x slower on
+        # this project's VM: the furthest is named in result.json, on the row and under it
+        base = {"median_us": 100, "spread": 0.01, "placement": 0.4, "extra_bytes": 64}
+        cand = {"median_us": 100, "spread": 0.01, "extra_bytes": 64}
+        spec = sim_spec(os.path.join(self.tmp, "off.yaml"), baseline=base,
+                        candidates={"same": cand}, trials={"min_repetitions": 100,
+                                                           "max_repetitions": 100})
+        out = os.path.join(self.tmp, "off")
+        p = run(["run", spec, "-o", out])
+        self.assertIn(p.returncode, (0, 1, 2), p.stdout + p.stderr)
+        c = validate_result(self, out)["points"][0]["candidates"][0]
+        worst = c["placement_spread"]["worst_state"]
+        self.assertEqual(worst["arm"], "baseline")
+        self.assertTrue(worst["warning"])
+        self.assertGreater(abs(math.log(worst["time_ratio"])), math.log(1.2))
+        self.assertIn("(a prepared state off!)", p.stdout)
+        self.assertRegex(p.stdout, r"warning: at 1 point one prepared state of an arm ran more "
+                         r"than 1.2x off its other states \(furthest: the baseline's state of "
+                         rf"input set {worst['input_set']}, placement {worst['placement']}, "
+                         rf"{worst['time_ratio']:.2f}x")
+        self.assertIn("(a prepared state off!)", run(["show", out]).stdout)
 
     def test_numerics_threshold_names_rel_l2_and_point(self):
         p, out = self.run_spec(candidates={"lossy": {"median_us": 50, "rel_error": 0.05}},

@@ -469,10 +469,15 @@ static void test_load_result(void **state)
     c.order_warning = 1;
     c.set_warning = 1;
     c.set_p = 0.002;
+    c.state_arm = 1; /* the candidate's state of set 1, placement 5, at 2.3x its others */
+    c.state_set = 1;
+    c.state_placement = 5;
+    c.state_ratio = 2.3;
+    c.state_warning = 1;
     cJSON *doc = cJSON_CreateObject();
     cJSON *points = cJSON_AddArrayToObject(doc, "points");
     cJSON_AddItemToArray(points, kt_point_result_to_json(&p, &spec));
-    kt_run_result run = {&p, 1, NULL, 0, KT_VERDICT_KEEP, 0, 0, 0};
+    kt_run_result run = {&p, 1, NULL, 0, KT_VERDICT_KEEP, 0, 0, 0, 0};
     assert_int_equal(kt_run_aggregate(&run, &spec), 0);
     cJSON_AddItemToObject(doc, "candidates", kt_candidate_verdicts_to_json(&run));
     cJSON_AddStringToObject(cJSON_AddObjectToObject(doc, "decision"), "verdict", "KEEP");
@@ -494,6 +499,13 @@ static void test_load_result(void **state)
         assert_int_equal(back.order_warnings, 1);
         assert_int_equal(back.set_warnings, 1);
         assert_true(fabs(back.points[0].cands[0].set_p - 0.002) < 1e-12);
+        const kt_candidate_result *bc = &back.points[0].cands[0];
+        assert_int_equal(back.state_warnings, 1);
+        assert_int_equal(bc->state_arm, 1);
+        assert_int_equal(bc->state_set, 1);
+        assert_int_equal(bc->state_placement, 5);
+        assert_true(fabs(bc->state_ratio - 2.3) < 1e-12);
+        assert_int_equal(bc->state_warning, 1);
         assert_int_equal(back.n_cands, 1);
         assert_string_equal(back.cands[0].name, "fast");
         assert_int_equal(back.cands[0].keep, 1);
