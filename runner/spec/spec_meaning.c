@@ -791,10 +791,13 @@ static void check_arms(mctx *c)
             report(c, name_node, sub, "'baseline' is reserved for the baseline; pick another name");
             ok = 0;
         }
-        for (size_t j = 0; j < spec->n_candidates && ok; j++) {
-            if (strcmp(spec->candidates[j].name, arm->name) == 0) {
+        /* against every earlier entry, kept or not: one with another error still holds its name */
+        for (size_t j = 0; j < i && ok && name; j++) {
+            const kt_node *earlier = kt_node_get(list->items[j], "name");
+            const char *other = kt_node_str(earlier);
+            if (other && strcmp(other, arm->name) == 0) {
                 report(c, name_node, sub, "candidate name '%s' is already used at line %d",
-                       arm->name, spec->candidates[j].line);
+                       arm->name, earlier->line);
                 ok = 0;
             }
         }
