@@ -248,6 +248,29 @@ class RunTime(Base):
             self.assertIn("not supported", reasons["fails"])
             self.assertNotEqual(c["good"]["verdict"], "REJECT", reasons["good"])
 
+    def hang_spec(self, startup_s):
+        spec = self.spec([test_plugin("hang_run")], {"variant": "tiled"},
+                         [{"name": "hang", "variant": "hang"}])
+        with open(spec) as f:
+            text = f.read().replace("flush_cache: false}",
+                                    f"flush_cache: false, max_startup_seconds: {startup_s}}}")
+        with open(spec, "w") as f:
+            f.write(text)
+        env = dict(os.environ, KT_CALIBRATION_FILE=os.path.join(self.tmp, "calibration.json"))
+        return spec, env
+
+    def test_a_hanging_candidate_is_calibrated_once_within_the_startup_limit(self):
+        """The plan's calibration runs every arm; a run plans twice (budget check, run)."""
+        spec, env = self.hang_spec(2)
+        out = os.path.join(self.tmp, "out")
+        r = run(["run", spec, "-o", out], env=env)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        warning = ("warning: plan: candidate 'hang' gave no answer within 2 s on the "
+                   "calibration problem and was killed")
+        self.assertEqual(r.stderr.count(warning), 1, r.stderr)
+        reasons = " ".join(self.cand(validate_result(self, out), "hang")["reasons"])
+        self.assertIn("hung", reasons)
+
     def test_plugin_op_runs_with_its_float64_reference(self):
         lib = os.path.join(EXAMPLES, "libkt_rmsnorm.so")
         spec = self.spec([lib], {"variant": "twopass"}, [{"name": "u", "variant": "unrolled"}],
