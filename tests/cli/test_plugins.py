@@ -271,6 +271,39 @@ class RunTime(Base):
         reasons = " ".join(self.cand(validate_result(self, out), "hang")["reasons"])
         self.assertIn("hung", reasons)
 
+    def test_no_child_outlives_a_killed_ktrial(self):
+        spec, env = self.hang_spec(600)
+        p = subprocess.Popen([KTRIAL, "run", spec, "-o", os.path.join(self.tmp, "out")],
+                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        children = f"/proc/{p.pid}/task/{p.pid}/children"
+        polls = {}
+        for _ in range(600):  # until a child (not the plugin probe) stays: hung in the run
+            with open(children) as f:
+                for k in f.read().split():
+                    polls[k] = polls.get(k, 0) + 1
+            if max(polls.values(), default=0) >= 10:
+                break
+            subprocess.run(["sleep", "0.1"])
+        kids = list(polls)
+        self.assertGreaterEqual(max(polls.values(), default=0), 10, "no child of ktrial stayed")
+        p.kill()
+        p.wait()
+
+        def alive(pid):
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+            except OSError:
+                return False
+        for _ in range(300):
+            left = [k for k in kids if alive(k)]
+            if not left:
+                break
+            subprocess.run(["sleep", "0.1"])
+        for k in left:
+            os.kill(int(k), 9)
+        self.assertEqual(left, [], "a child of the killed ktrial still runs")
+
     def test_plugin_op_runs_with_its_float64_reference(self):
         lib = os.path.join(EXAMPLES, "libkt_rmsnorm.so")
         spec = self.spec([lib], {"variant": "twopass"}, [{"name": "u", "variant": "unrolled"}],
