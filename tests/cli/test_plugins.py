@@ -248,6 +248,17 @@ class RunTime(Base):
             self.assertIn("not supported", reasons["fails"])
             self.assertNotEqual(c["good"]["verdict"], "REJECT", reasons["good"])
 
+    def test_a_crash_in_release_is_blamed_on_the_release(self):
+        spec = self.spec([test_plugin("segv_release")], {"variant": "blas"},
+                         [{"name": "rel", "variant": "segvrelease"}])
+        out = os.path.join(self.tmp, "out")
+        r = run(["run", spec, "-o", out, "--no-profile"])
+        self.assertEqual(r.returncode, 1, r.stderr)
+        c = self.cand(validate_result(self, out), "rel")
+        self.assertEqual(c["verdict"], "REJECT")
+        self.assertIn("crashed with signal 11 (Segmentation fault) during release",
+                      " ".join(c["reasons"]))
+
     def hang_spec(self, startup_s):
         spec = self.spec([test_plugin("hang_run")], {"variant": "tiled"},
                          [{"name": "hang", "variant": "hang"}])
