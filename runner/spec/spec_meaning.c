@@ -208,17 +208,24 @@ static void check_param_value(mctx *c, const kt_node *v, const char *path, const
     }
     case KT_PARAM_INT: {
         int64_t i;
-        if (v->kind != KT_NODE_SCALAR || t != KT_SCALAR_INT || kt_node_int(v, &i) != 0) {
+        if (v->kind != KT_NODE_SCALAR || t != KT_SCALAR_INT) {
             report(c, v, path, "expected integer, got %s", describe(got, sizeof(got), v));
+            return;
+        }
+        if (kt_node_int(v, &i) != 0) { /* an integer that overflows int64 */
+            report(c, v, path, "%s is out of range [%.10g, %.10g]", v->value, def->min, def->max);
             return;
         }
         num = (double)i;
         break;
     }
     case KT_PARAM_FLOAT:
-        if (v->kind != KT_NODE_SCALAR || (t != KT_SCALAR_INT && t != KT_SCALAR_FLOAT) ||
-            kt_node_double(v, &num) != 0) {
+        if (v->kind != KT_NODE_SCALAR || (t != KT_SCALAR_INT && t != KT_SCALAR_FLOAT)) {
             report(c, v, path, "expected number, got %s", describe(got, sizeof(got), v));
+            return;
+        }
+        if (kt_node_double(v, &num) != 0) { /* a finite literal that overflows (1e999) */
+            report(c, v, path, "%s is out of range [%.10g, %.10g]", v->value, def->min, def->max);
             return;
         }
         if (!isfinite(num)) {
