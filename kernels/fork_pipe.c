@@ -3,8 +3,10 @@
 #include "kernel.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 int kt_fork_pipe(pid_t *pid, int *fd, const char *what)
@@ -13,6 +15,7 @@ int kt_fork_pipe(pid_t *pid, int *fd, const char *what)
     if (pipe(fds) != 0)
         return kt_error_set("cannot create a pipe: %s", strerror(errno));
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t child = fork();
     if (child < 0) {
         int err = errno;
@@ -20,6 +23,10 @@ int kt_fork_pipe(pid_t *pid, int *fd, const char *what)
         close(fds[1]);
         return kt_error_set("cannot fork %s: %s", what, strerror(err));
     }
+    /* the child dies with its parent: nobody reads its pipe then, and a kernel hung in it
+     * would otherwise run on (a parent killed by SIGTERM or SIGKILL, not only Ctrl-C) */
+    if (child == 0 && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent))
+        _exit(1);
     close(child == 0 ? fds[0] : fds[1]);
     *fd = child == 0 ? fds[1] : fds[0];
     *pid = child;

@@ -5,7 +5,8 @@
 
 #include <sys/types.h>
 
-/* Flushes stdio and forks a child joined to the parent by a pipe. In the parent '*pid' is the
+/* Flushes stdio and forks a child joined to the parent by a pipe; the child gets SIGKILL
+ * when the parent dies. In the parent '*pid' is the
  * child's pid and '*fd' the pipe's read end; in the child '*pid' is 0 and '*fd' the write end.
  * Returns 0, or a negative code with "cannot fork <what>" set when nothing was forked. */
 int kt_fork_pipe(pid_t *pid, int *fd, const char *what);

@@ -123,7 +123,9 @@ static void measure_in_child(int fd, const kt_spec *spec, const int *todo, int t
         arm_record r;
         memset(&r, 0, sizeof(r)); /* written whole, padding included */
         r.index = (int)k;
-        if (measure_arm(&r.cost, &x, b, inst) == 0 && write(fd, &r, sizeof(r)) != sizeof(r))
+        if (measure_arm(&r.cost, &x, b, inst) != 0)
+            memset(&r.cost, 0, sizeof(r.cost)); /* failed: sent with roof_s 0, so it is done */
+        if (write(fd, &r, sizeof(r)) != sizeof(r))
             _exit(1);
     }
     kt_instance_free(inst, b);
@@ -169,6 +171,20 @@ static kt_arm_cost from_values(const double v[N_FIELDS])
     return c;
 }
 
+/* The keys of arms whose calibration child was killed for its time limit in this process:
+ * a run plans twice (the budget check, then the run), and a hung arm must not cost the
+ * limit twice. */
+static char hung[2 * (1 + KT_LIMIT_CANDIDATES)][1024];
+static size_t n_hung;
+
+static int is_hung(const char *key)
+{
+    for (size_t i = 0; i < n_hung; i++)
+        if (strcmp(hung[i], key) == 0)
+            return 1;
+    return 0;
+}
+
 int kt_calibration_arms(kt_arm_cost *out, int *have, const kt_spec *spec, kt_phase phase)
 {
     size_t n = 1 + spec->n_candidates;
@@ -185,6 +201,8 @@ int kt_calibration_arms(kt_arm_cost *out, int *have, const kt_spec *spec, kt_pha
         if (!arm->variant)
             continue;
         arm_key(keys[k], sizeof(keys[k]), spec, arm, threads, phase);
+        if (is_hung(keys[k]))
+            continue; /* keeps the roofline */
         if (kt_calibration_cache_get(keys[k], fields, v, N_FIELDS) == 0 && v[1] > 0) {
             out[k] = from_values(v);
             have[k] = 1;
@@ -204,7 +222,12 @@ int kt_calibration_arms(kt_arm_cost *out, int *have, const kt_spec *spec, kt_pha
         measure_in_child(fd, spec, todo, threads, phase);
     arm_record r;
     size_t filled = 0;
-    double deadline = now_s() + KT_CALIBRATION_LIMIT_S;
+    int last = -1, timed_out = 0;
+    /* a spec that bounds its start-up steps bounds this one too */
+    double limit = KT_CALIBRATION_LIMIT_S;
+    if (spec->max_startup_seconds > 0 && spec->max_startup_seconds < limit)
+        limit = spec->max_startup_seconds;
+    double deadline = now_s() + limit;
     for (;;) {
         struct pollfd pfd = {fd, POLLIN, 0};
         int left_ms = (int)((deadline - now_s()) * 1000);
@@ -213,6 +236,7 @@ int kt_calibration_arms(kt_arm_cost *out, int *have, const kt_spec *spec, kt_pha
             continue;
         if (ready <= 0) { /* a hung arm: what was measured stays, the rest keep the roofline */
             kill(pid, SIGKILL);
+            timed_out = 1;
             break;
         }
         ssize_t got = read(fd, (char *)&r + filled, sizeof(r) - filled);
@@ -223,7 +247,10 @@ int kt_calibration_arms(kt_arm_cost *out, int *have, const kt_spec *spec, kt_pha
         if ((filled += (size_t)got) < sizeof(r))
             continue;
         filled = 0;
-        if (r.index < 0 || (size_t)r.index >= n || !todo[r.index] || !(r.cost.roof_s > 0))
+        if (r.index < 0 || (size_t)r.index >= n || !todo[r.index])
+            continue;
+        last = r.index > last ? r.index : last;
+        if (!(r.cost.roof_s > 0))
             continue;
         r.cost.busy = (busy + kt_calibration_busy()) / 2;
         out[r.index] = r.cost;
@@ -235,5 +262,18 @@ int kt_calibration_arms(kt_arm_cost *out, int *have, const kt_spec *spec, kt_pha
     close(fd);
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
         ;
+    for (size_t k = (size_t)(last + 1); timed_out && k < n; k++) {
+        if (!todo[k])
+            continue;
+        const char *name = k == 0 ? NULL : spec->candidates[k - 1].name;
+        fprintf(stderr,
+                "warning: plan: %s%s%s gave no answer within %.3g s on the calibration problem "
+                "and was killed; its estimate and those of the arms after it are the roofline's\n",
+                name ? "candidate '" : "the baseline", name ? name : "", name ? "'" : "", limit);
+        for (size_t j = k; j < n && n_hung < sizeof(hung) / sizeof(hung[0]); j++)
+            if (todo[j])
+                snprintf(hung[n_hung++], sizeof(hung[0]), "%s", keys[j]);
+        break;
+    }
     return 0;
 }

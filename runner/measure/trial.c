@@ -722,6 +722,14 @@ static void release_all(point_run *r)
 {
     for (size_t arm = 0; arm <= r->out->n_cands; arm++) {
         const kt_variant *v = spec_arm(r, (int)arm)->variant;
+        int held = 0; /* a crash in release is blamed on it, not on the last step */
+        for (int s = 0; s < r->n_sets; s++) {
+            held |= r->state[arm][s] != NULL;
+            for (int j = 0; j < r->n_placed[arm]; j++)
+                held |= r->placed[arm][s][j] != NULL;
+        }
+        if (held)
+            step(r, (int)arm, "release");
         for (int s = 0; s < r->n_sets; s++) {
             if (r->n_placed[arm] == 0 && r->state[arm][s]) /* never placed: its only state */
                 v->release(r->state[arm][s], r->backend);

@@ -736,6 +736,21 @@ static void summarize(ctx *c, const cJSON *s, char *buf, size_t cap)
     }
 }
 
+/* summarize() for a branch of oneOf/anyOf, where a branch that only requires keys
+ * (anyOf [{required: [variant]}, {required: [run]}]) is named by those keys. */
+static void summarize_branch(ctx *c, const cJSON *s, char *buf, size_t cap)
+{
+    summarize(c, s, buf, cap);
+    const cJSON *t = follow_refs(c, s);
+    const cJSON *req = cJSON_IsObject(t) ? kw(t, "required") : NULL;
+    if (strcmp(buf, "a schema") != 0 || !cJSON_IsArray(req) || !req->child)
+        return;
+    size_t used = (size_t)snprintf(buf, cap, "an object with");
+    for (const cJSON *v = req->child; v && used < cap; v = v->next)
+        used += (size_t)snprintf(buf + used, cap - used, "%s'%s'", v == req->child ? " " : " and ",
+                                 cJSON_IsString(v) ? v->valuestring : "?");
+}
+
 /* oneOf ('exactly_one') or anyOf over 'list'. */
 static void check_alternatives(ctx *c, const cJSON *list, const kt_node *n, kt_diag *d,
                                int exactly_one)
@@ -759,8 +774,8 @@ static void check_alternatives(ctx *c, const cJSON *list, const kt_node *n, kt_d
         if (tries[i].n_errors == 0 && matched++ == 0)
             first = i;
         if (tries[i].n_errors == 0 && matched == 2 && exactly_one) {
-            summarize(c, cJSON_GetArrayItem(list, (int)first), a, sizeof(a));
-            summarize(c, s, b, sizeof(b));
+            summarize_branch(c, cJSON_GetArrayItem(list, (int)first), a, sizeof(a));
+            summarize_branch(c, s, b, sizeof(b));
             report(c, d, n, "matches more than one of the allowed forms (%s and %s)", a, b);
         }
         if (branch_admits(c, s, n, types, sizeof(types))) {
@@ -787,7 +802,7 @@ static void check_alternatives(ctx *c, const cJSON *list, const kt_node *n, kt_d
             for (const cJSON *s = list->child; s; s = s->next) {
                 if (admitted && !branch_admits(c, s, n, types, sizeof(types)))
                     continue;
-                summarize(c, s, a, sizeof(a));
+                summarize_branch(c, s, a, sizeof(a));
                 used += (size_t)snprintf(list_text + used, sizeof(list_text) - used, "%s%s",
                                          used ? ", " : "", a);
                 used = used < sizeof(list_text) ? used : sizeof(list_text) - 1;

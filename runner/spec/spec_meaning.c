@@ -208,17 +208,24 @@ static void check_param_value(mctx *c, const kt_node *v, const char *path, const
     }
     case KT_PARAM_INT: {
         int64_t i;
-        if (v->kind != KT_NODE_SCALAR || t != KT_SCALAR_INT || kt_node_int(v, &i) != 0) {
+        if (v->kind != KT_NODE_SCALAR || t != KT_SCALAR_INT) {
             report(c, v, path, "expected integer, got %s", describe(got, sizeof(got), v));
+            return;
+        }
+        if (kt_node_int(v, &i) != 0) { /* an integer that overflows int64 */
+            report(c, v, path, "%s is out of range [%.10g, %.10g]", v->value, def->min, def->max);
             return;
         }
         num = (double)i;
         break;
     }
     case KT_PARAM_FLOAT:
-        if (v->kind != KT_NODE_SCALAR || (t != KT_SCALAR_INT && t != KT_SCALAR_FLOAT) ||
-            kt_node_double(v, &num) != 0) {
+        if (v->kind != KT_NODE_SCALAR || (t != KT_SCALAR_INT && t != KT_SCALAR_FLOAT)) {
             report(c, v, path, "expected number, got %s", describe(got, sizeof(got), v));
+            return;
+        }
+        if (kt_node_double(v, &num) != 0) { /* a finite literal that overflows (1e999) */
+            report(c, v, path, "%s is out of range [%.10g, %.10g]", v->value, def->min, def->max);
             return;
         }
         if (!isfinite(num)) {
@@ -791,10 +798,13 @@ static void check_arms(mctx *c)
             report(c, name_node, sub, "'baseline' is reserved for the baseline; pick another name");
             ok = 0;
         }
-        for (size_t j = 0; j < spec->n_candidates && ok; j++) {
-            if (strcmp(spec->candidates[j].name, arm->name) == 0) {
+        /* against every earlier entry, kept or not: one with another error still holds its name */
+        for (size_t j = 0; j < i && ok && name; j++) {
+            const kt_node *earlier = kt_node_get(list->items[j], "name");
+            const char *other = kt_node_str(earlier);
+            if (other && strcmp(other, arm->name) == 0) {
                 report(c, name_node, sub, "candidate name '%s' is already used at line %d",
-                       arm->name, spec->candidates[j].line);
+                       arm->name, earlier->line);
                 ok = 0;
             }
         }

@@ -248,6 +248,73 @@ class RunTime(Base):
             self.assertIn("not supported", reasons["fails"])
             self.assertNotEqual(c["good"]["verdict"], "REJECT", reasons["good"])
 
+    def test_a_crash_in_release_is_blamed_on_the_release(self):
+        spec = self.spec([test_plugin("segv_release")], {"variant": "blas"},
+                         [{"name": "rel", "variant": "segvrelease"}])
+        out = os.path.join(self.tmp, "out")
+        r = run(["run", spec, "-o", out, "--no-profile"])
+        self.assertEqual(r.returncode, 1, r.stderr)
+        c = self.cand(validate_result(self, out), "rel")
+        self.assertEqual(c["verdict"], "REJECT")
+        self.assertIn("crashed with signal 11 (Segmentation fault) during release",
+                      " ".join(c["reasons"]))
+
+    def hang_spec(self, startup_s):
+        spec = self.spec([test_plugin("hang_run")], {"variant": "tiled"},
+                         [{"name": "hang", "variant": "hang"}])
+        with open(spec) as f:
+            text = f.read().replace("flush_cache: false}",
+                                    f"flush_cache: false, max_startup_seconds: {startup_s}}}")
+        with open(spec, "w") as f:
+            f.write(text)
+        env = dict(os.environ, KT_CALIBRATION_FILE=os.path.join(self.tmp, "calibration.json"))
+        return spec, env
+
+    def test_a_hanging_candidate_is_calibrated_once_within_the_startup_limit(self):
+        """The plan's calibration runs every arm; a run plans twice (budget check, run)."""
+        spec, env = self.hang_spec(2)
+        out = os.path.join(self.tmp, "out")
+        r = run(["run", spec, "-o", out], env=env)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        warning = ("warning: plan: candidate 'hang' gave no answer within 2 s on the "
+                   "calibration problem and was killed")
+        self.assertEqual(r.stderr.count(warning), 1, r.stderr)
+        reasons = " ".join(self.cand(validate_result(self, out), "hang")["reasons"])
+        self.assertIn("hung", reasons)
+
+    def test_no_child_outlives_a_killed_ktrial(self):
+        spec, env = self.hang_spec(600)
+        p = subprocess.Popen([KTRIAL, "run", spec, "-o", os.path.join(self.tmp, "out")],
+                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        children = f"/proc/{p.pid}/task/{p.pid}/children"
+        polls = {}
+        for _ in range(600):  # until a child (not the plugin probe) stays: hung in the run
+            with open(children) as f:
+                for k in f.read().split():
+                    polls[k] = polls.get(k, 0) + 1
+            if max(polls.values(), default=0) >= 10:
+                break
+            subprocess.run(["sleep", "0.1"])
+        kids = list(polls)
+        self.assertGreaterEqual(max(polls.values(), default=0), 10, "no child of ktrial stayed")
+        p.kill()
+        p.wait()
+
+        def alive(pid):
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+            except OSError:
+                return False
+        for _ in range(300):
+            left = [k for k in kids if alive(k)]
+            if not left:
+                break
+            subprocess.run(["sleep", "0.1"])
+        for k in left:
+            os.kill(int(k), 9)
+        self.assertEqual(left, [], "a child of the killed ktrial still runs")
+
     def test_plugin_op_runs_with_its_float64_reference(self):
         lib = os.path.join(EXAMPLES, "libkt_rmsnorm.so")
         spec = self.spec([lib], {"variant": "twopass"}, [{"name": "u", "variant": "unrolled"}],
