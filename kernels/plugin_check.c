@@ -133,19 +133,25 @@ int kt_plugin_check_variant(kt_plugin_host *h, const kt_variant *v)
         return fail(h, kt_error_code(KT_EINVAL, "add_variant was given NULL"));
     if (!name_ok(v->name))
         return fail(h, kt_error_code(KT_EINVAL,
-                                     "a variant has no valid name ('%s'; letters, "
+                                     "a variant has no valid name (%s%s%s; letters, "
                                      "digits, '.', '_', '-', under %d characters)",
-                                     v->name ? v->name : "(null)", KT_NAME_MAX));
+                                     v->name ? "'" : "", v->name ? v->name : "NULL",
+                                     v->name ? "'" : "", KT_NAME_MAX));
     char owner[96];
     snprintf(owner, sizeof(owner), "variant '%s'", v->name);
+    if (!v->backend)
+        return fail(h,
+                    kt_error_code(KT_EINVAL, "%s has no backend (NULL; cpu, cuda or sim)", owner));
     if (!backend_ok(v->backend))
         return fail(h, kt_error_code(KT_EINVAL, "%s has backend '%s' (cpu, cuda or sim)", owner,
-                                     v->backend ? v->backend : "(null)"));
-    if (!v->op || !(kt_op_find(v->op) || pending_op(h, v->op)))
+                                     v->backend));
+    if (!v->op)
+        return fail(h, kt_error_code(KT_EINVAL, "%s has no op (NULL)", owner));
+    if (!(kt_op_find(v->op) || pending_op(h, v->op)))
         return fail(h, kt_error_code(KT_EINVAL,
                                      "%s is for op '%s', which is neither built in nor "
                                      "added by this plugin before it",
-                                     owner, v->op ? v->op : "(null)"));
+                                     owner, v->op));
     if (!v->run)
         return fail(h, kt_error_code(KT_EINVAL, "%s has a NULL run", owner));
     int err = check_params(v->params, v->n_params, owner);
@@ -203,8 +209,9 @@ int kt_plugin_check_op(kt_plugin_host *h, const kt_op *op)
     if (!op)
         return fail(h, kt_error_code(KT_EINVAL, "add_op was given NULL"));
     if (!name_ok(op->name))
-        return fail(h, kt_error_code(KT_EINVAL, "an op has no valid name ('%s')",
-                                     op->name ? op->name : "(null)"));
+        return fail(h, kt_error_code(KT_EINVAL, "an op has no valid name (%s%s%s)",
+                                     op->name ? "'" : "", op->name ? op->name : "NULL",
+                                     op->name ? "'" : ""));
     char owner[96];
     snprintf(owner, sizeof(owner), "op '%s'", op->name);
     if (!op->shape || !op->generate || !op->reference)

@@ -183,6 +183,7 @@ class BadPlugins(Base):
                     "this ktrial's ktrial/plugin.h)"),
         ("init_error", "kt_plugin_init returned -4: the tuning table 'tiles.bin' is missing"),
         ("null_run", "variant 'norun' has a NULL run"),
+        ("null_backend", "variant 'nobackend' has no backend (NULL; cpu, cuda or sim)"),
         ("min_max", "variant 'minmax': param 'tile' has min 64 > max 8"),
         ("dup_builtin", "variant 'tiled' of op 'gemm' on cpu clashes with the built-in variant "
                         "'tiled'; rename it"),
