@@ -321,7 +321,8 @@ typedef struct kt_variant {
     int n_params;
     /* Untimed: allocate (through call->backend), preprocess. Sets *state. */
     int (*prepare)(void **state, const kt_call *call);
-    /* The timed call: reads call->inputs, writes every element of call->outputs. */
+    /* The timed call: reads call->inputs, writes every element of call->outputs. Returns KT_OK,
+     * or a negative code that fails the arm (ktrial treats any value >= 0 as success). */
     int (*run)(void *state, const kt_call *call);
     /* Frees what prepare allocated. May be called with the state of a failed prepare. */
     void (*release)(void *state, kt_backend *backend);
