@@ -1,5 +1,6 @@
 /* verdict.c - from measurements to KEEP / REJECT / INCONCLUSIVE, with reasons in words. */
 #include "decide/verdict.h"
+#include "decide/stats_internal.h"
 #include "measure/trial.h"
 
 #include <math.h>
@@ -410,12 +411,6 @@ static void set_effect(kt_candidate_result *c, const double *x_by_set, const siz
     c->set_warning = c->set_p < KT_ORDER_WARN_P;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The prepared state furthest from its arm's other states (kt_candidate_result.state_*): for
  * each arm, its times grouped by cluster into 'x' (n_pairs long); each state's median against
  * the median of its set's state medians. Only where the arms ran on several placements (a
@@ -438,14 +433,14 @@ static void state_outlier(kt_candidate_result *c, const cluster_fit *f, double *
                 size_t a = start[set * KT_PLACEMENTS + pl], b = start[set * KT_PLACEMENTS + pl + 1];
                 if (b - a < KT_CLUSTER_MIN_PAIRS)
                     continue;
-                qsort(x + a, b - a, sizeof(double), by_value);
+                qsort(x + a, b - a, sizeof(double), kt_stats_cmp_double);
                 which[m] = pl;
                 sorted[m] = med[m] = kt_stats_quantile(x + a, b - a, 0.5);
                 m++;
             }
             if (m < 3)
                 continue;
-            qsort(sorted, (size_t)m, sizeof(double), by_value);
+            qsort(sorted, (size_t)m, sizeof(double), kt_stats_cmp_double);
             double ref = kt_stats_quantile(sorted, (size_t)m, 0.5);
             for (int k = 0; k < m; k++) {
                 double r = med[k] / ref;
