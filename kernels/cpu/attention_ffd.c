@@ -21,7 +21,18 @@
 #include <time.h>
 
 /* isa stays the last param, as in dense (test_attention and bench_attention rely on it) */
-enum { P_DELTA, P_BLOCK, P_SPLIT, P_KEYS, P_SCAN, P_PHASES, P_MAX_SPLITS, P_ISA, P_COUNT };
+enum {
+    P_DELTA,
+    P_BLOCK,
+    P_SPLIT,
+    P_KEYS,
+    P_SCAN,
+    P_PHASES,
+    P_MAX_SPLITS,
+    P_KEPT_FETCH,
+    P_ISA,
+    P_COUNT
+};
 enum { KEYS_FP8, KEYS_STORED };
 enum { SCAN_AUTO, SCAN_FLOAT, SCAN_INT8 };
 
@@ -43,6 +54,9 @@ static const kt_param_def ffd_params[P_COUNT] = {
      "1: time the phases (pseudo-max, select, attend, merge) and report them as metrics"},
     {"max_splits", KT_PARAM_INT, 8, 0, 1 << 24, NULL,
      "splits per KV head above which split doubles (0: split exactly as given), as in dense"},
+    {"kept_fetch", KT_PARAM_INT, 8, 0, 4096, NULL,
+     "cache lines of each of K and V of the kept blocks fetched into L2 after each block the "
+     "selection scans, ahead of the attend (keys: stored; 0: none; see docs/cpu-kernels.md)"},
     KT_ATTN_ISA_PARAM,
 };
 
@@ -60,6 +74,7 @@ typedef struct ffd_state {
     int int8;        /* selection by kt_ffd_block_int8 */
     int bf16_dot;    /* kept blocks attended by kt_attn_dense_range_bf16_pv, as dense does */
     int phases;      /* phase_times */
+    int kept_fetch;  /* lines of K and V of kept blocks fetched per selected block */
     double delta;
     int64_t blocks_kept, blocks_rescanned, blocks_total;
     double phase_us[4]; /* pseudo-max (wall), select, attend (summed over tasks), merge (wall) */
@@ -613,6 +628,30 @@ static void attend_stored_bf16(kt_attn_task *t, const int64_t *list, int64_t kep
     t->extra = own;
 }
 
+/* The kept blocks' K and V, fetched into L2 during the selection, which is bound by its
+ * instructions and leaves the memory idle: after each selected block, fetch_kept takes the next
+ * 'lines' cache lines of each of K and V of the blocks kept so far. */
+typedef struct kept_fetch {
+    const char *k, *v;
+    size_t block_bytes; /* one block's K (as its V) */
+    int64_t next;       /* index in the kept list of the block being fetched */
+    size_t off;         /* bytes of it already fetched */
+} kept_fetch;
+
+static void fetch_kept(kept_fetch *f, const int64_t *list, int64_t kept, int lines)
+{
+    for (; lines > 0 && f->next < kept; lines--) {
+        size_t at = (size_t)list[f->next] * f->block_bytes + f->off;
+        _mm_prefetch(f->k + at, _MM_HINT_T1);
+        _mm_prefetch(f->v + at, _MM_HINT_T1);
+        f->off += 64;
+        if (f->off >= f->block_bytes) {
+            f->off = 0;
+            f->next++;
+        }
+    }
+}
+
 /* One split: first selects its blocks (the scan streams the codes alone), then attends the
  * kept ones as one prefetched stream (attend_stored, or attend_stored_bf16 where dense takes
  * its bf16 score path), or refined from fp8 (attend_refined). */
@@ -635,11 +674,15 @@ static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t 
     const uint8_t *codes = st->int8 ? (const uint8_t *)st->codes_t : c->codes;
     if (st->int8 && b1 > b0)
         kt_ffd_int8_begin(c, first + b0, first + b1, t->qs, thr, t->g, extra_int8(t));
+    kept_fetch f = {k, v, (size_t)c->block * row_bytes, 0, 0};
+    int fetch = st->stored_keys ? st->kept_fetch : 0;
     for (int64_t blk = b0; blk < b1; blk++) {
         if (blk + 1 < b1)
             kt_ffd_prefetch_block(codes, c, first + blk + 1);
         if (select_block(t, st, first + blk, thr, &rescanned, &float_ready))
             list[kept++] = blk;
+        if (fetch)
+            fetch_kept(&f, list, kept, fetch);
     }
     double t1 = st->phases ? now_ns() : 0;
     /* the tokens after the last full block, attended densely by the last split */
@@ -708,6 +751,7 @@ static int ffd_prepare(void **out, const kt_call *call)
     st->task_ns_bytes = 2 * sizeof(double) * (size_t)(p->batch * p->kv_heads * n_splits);
     st->blocks_total = p->batch * p->kv_heads * c->n_full;
     st->phases = (int)call->params[P_PHASES].num;
+    st->kept_fetch = (int)call->params[P_KEPT_FETCH].num;
     kt_backend *be = call->backend;
     int64_t g = p->heads / p->kv_heads;
     if ((err = kt_attn_work_alloc(&st->work, be, p, n_splits, call->threads,

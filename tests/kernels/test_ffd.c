@@ -133,13 +133,14 @@ static void check_policy(const policy_case *pc, double *kept_fraction, double *r
     pt.batch_size = pc->batch;
     pt.context_length = pc->context;
     kt_param_value in[KT_MAX_PARAMS],
-        params[8] = {{pc->delta}, {128}, {512}, {pc->keys}, {pc->scan}, {1}, {0}, {pc->isa}};
-    assert_int_equal(v->n_params, 8);
+        params[9] = {{pc->delta}, {128}, {512}, {pc->keys}, {pc->scan}, {1}, {0}, {8}, {pc->isa}};
+    assert_int_equal(v->n_params, 9);
     assert_int_equal(kt_param_index(v->params, v->n_params, "keys"), 3);
     assert_int_equal(kt_param_index(v->params, v->n_params, "scan"), 4);
     assert_int_equal(kt_param_index(v->params, v->n_params, "phase_times"), 5);
     assert_int_equal(kt_param_index(v->params, v->n_params, "max_splits"), 6);
-    assert_int_equal(kt_param_index(v->params, v->n_params, "isa"), 7);
+    assert_int_equal(kt_param_index(v->params, v->n_params, "kept_fetch"), 7);
+    assert_int_equal(kt_param_index(v->params, v->n_params, "isa"), 8);
     kt_param_defaults(in, op->input_params, op->n_input_params);
     kt_backend *b = NULL;
     kt_instance *inst = NULL;
@@ -336,13 +337,15 @@ static void test_int8_selects_as_float(void **state)
         size_t bytes = (size_t)(shapes[i].heads * shapes[i].head_dim) * 2;
         void *out_f = malloc(bytes), *out_i = malloc(bytes);
         for (size_t k = 0; k < sizeof(deltas) / sizeof(deltas[0]); k++) {
-            kt_param_value pf[8] = {{deltas[k]}, {(double)shapes[i].block},
+            kt_param_value pf[9] = {{deltas[k]}, {(double)shapes[i].block},
                                     {1024},      {1},
                                     {1},         {0},
-                                    {0},         {0}},
-                           pi[8];
+                                    {0},         {0},
+                                    {0}},
+                           pi[9];
             memcpy(pi, pf, sizeof(pf));
             pi[4].num = 2;
+            pi[7].num = 8; /* and the int8 arm fetches its kept blocks ahead: no bit may move */
             kt_metric mf[KT_MAX_METRICS], mi[KT_MAX_METRICS];
             assert_int_equal(run_ffd(out_f, mf, inst, b, pf), KT_OK);
             assert_int_equal(run_ffd(out_i, mi, inst, b, pi), KT_OK);
@@ -388,7 +391,8 @@ static void test_int8_refused_shapes(void **state)
                      KT_OK);
     char out[4 * 64 * 4];
     kt_metric m[KT_MAX_METRICS];
-    kt_param_value p[8] = {{5}, {24}, {1024}, {1}, {2}, {0}, {0}, {0}}; /* scan int8, isa auto */
+    kt_param_value p[9] = {{5}, {24}, {1024}, {1}, {2},
+                           {0}, {0},  {8},    {0}}; /* scan int8, isa auto */
     assert_int_equal(run_ffd(out, m, inst, b, p), KT_EUNSUPPORTED);
     p[4].num = 0;
     assert_int_equal(run_ffd(out, m, inst, b, p), KT_OK);
@@ -396,7 +400,7 @@ static void test_int8_refused_shapes(void **state)
     p[1].num = 128;
     assert_int_equal(run_ffd(out, m, inst, b, p), KT_OK);
     assert_true(m[3].value == (kt_ffd_int8_supported() ? 1.0 : 0.0));
-    p[7].num = 1; /* isa avx2 */
+    p[8].num = 1; /* isa avx2 */
     assert_int_equal(run_ffd(out, m, inst, b, p), KT_OK);
     assert_true(m[3].value == 0.0);
     p[4].num = 1; /* scan float on any CPU */
