@@ -249,6 +249,20 @@ class RunTime(Base):
             self.assertIn("not supported", reasons["fails"])
             self.assertNotEqual(c["good"]["verdict"], "REJECT", reasons["good"])
 
+    def test_a_positive_return_is_success_in_the_pairs_and_the_profiling_pass(self):
+        spec = self.spec([test_plugin("misbehave")], {"variant": "blas"},
+                         [{"name": "pos", "variant": "positive"}])
+        out = os.path.join(self.tmp, "out")
+        r = run(["run", spec, "-o", out])
+        self.assertIn(r.returncode, (0, 1, 2), r.stderr)
+        doc = validate_result(self, out)
+        for point in doc["points"]:
+            c = {x["name"]: x for x in point["candidates"]}["pos"]
+            self.assertFalse(c["failed"], c["failure"])
+            self.assertGreater(c["n_pairs"], 0)
+            for arm in (c, point["baseline"]):
+                self.assertEqual(arm["usage"]["calls"], 5, arm["usage"])
+
     def test_a_crash_in_release_is_blamed_on_the_release(self):
         spec = self.spec([test_plugin("segv_release")], {"variant": "blas"},
                          [{"name": "rel", "variant": "segvrelease"}])

@@ -1,5 +1,7 @@
 /* Candidates that fail at run time the other ways: NaN outputs, unwritten outputs, an
- * error return, a hang. Each must be a REJECT of that candidate alone. */
+ * error return, a hang. Each must be a REJECT of that candidate alone. And one that computes
+ * the right product but returns 1: any value >= 0 is success (plugin.h), in the timed pairs
+ * and in the profiling pass alike. */
 #include "bad_plugin.h"
 
 #include <math.h>
@@ -29,6 +31,25 @@ static int run_error(void *state, const kt_call *call)
     return kt_error_code(KT_EUNSUPPORTED, "misbehave: this shape is not supported");
 }
 
+/* y[m, n] = x[m, k] W[n, k]^T, right, then a return value outside KT_OK's */
+static int run_positive(void *state, const kt_call *call)
+{
+    (void)state;
+    const kt_problem *p = call->problem;
+    size_t size = kt_dtype_size(p->dtype);
+    for (int64_t i = 0; i < p->m; i++) {
+        for (int64_t j = 0; j < p->n; j++) {
+            double acc = 0;
+            for (int64_t q = 0; q < p->k; q++)
+                acc += kt_dtype_load(call->inputs[0], p->dtype, (size_t)(i * p->k + q)) *
+                       kt_dtype_load(call->inputs[1], p->dtype, (size_t)(j * p->k + q));
+            kt_dtype_from_double((char *)call->outputs[0] + (size_t)(i * p->n + j) * size, &acc,
+                                 p->dtype, 1);
+        }
+    }
+    return 1;
+}
+
 static const kt_variant variants[] = {
     {.op = "gemm", .name = "nan", .backend = "cpu", .doc = "writes NaN", .run = run_nan},
     {.op = "gemm",
@@ -37,6 +58,11 @@ static const kt_variant variants[] = {
      .doc = "writes nothing",
      .run = run_nothing},
     {.op = "gemm", .name = "fails", .backend = "cpu", .doc = "returns an error", .run = run_error},
+    {.op = "gemm",
+     .name = "positive",
+     .backend = "cpu",
+     .doc = "right, and returns 1",
+     .run = run_positive},
 };
 
 int kt_plugin_init(kt_plugin_registrar *r)
