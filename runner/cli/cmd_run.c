@@ -1006,6 +1006,27 @@ static int finish(run_state *st)
     return run_exit_code(st);
 }
 
+/* Before the run has a folder (the spec's check, which prices the plan by calling each arm,
+ * can take a while): say that nothing was written, then die by the signal as before. */
+static void on_signal_before_run(int sig)
+{
+    static const char msg[] = "\ninterrupt: stopped before the run began; nothing was written\n";
+    if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+        /* nothing to do: the exit below says it by the signal */
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void set_signals(void (*handler)(int), struct sigaction *old_int, struct sigaction *old_term)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = handler;
+    sigaction(SIGINT, &sa, old_int);
+    sigaction(SIGTERM, &sa, old_term);
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_state st;
@@ -1024,6 +1045,8 @@ int cmd_run(int argc, char **argv)
                 strcmp(st.opt.backend, "cuda") == 0 ? " (configure with -DKT_CUDA=ON)" : "");
         return KT_EXIT_UNAVAILABLE;
     }
+    struct sigaction old_int, old_term;
+    set_signals(on_signal_before_run, &old_int, &old_term);
     kt_diag diag;
     kt_diag_init(&diag);
     kt_spec_options so = {st.opt.backend, st.opt.force};
@@ -1031,6 +1054,8 @@ int cmd_run(int argc, char **argv)
         kt_diag_print(&diag, stderr);
         kt_diag_free(&diag);
         kt_spec_free(st.spec);
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
         return KT_EXIT_DATAERR;
     }
     if ((rc = check_backend(st.spec)) != 0)
@@ -1056,6 +1081,8 @@ int cmd_run(int argc, char **argv)
         rc = KT_EXIT_DATAERR;
         goto done;
     }
+    /* from here a signal stops the run between pairs and leaves it resumable */
+    set_signals(on_signal, NULL, NULL);
     if ((rc = choose_folder(&st)) != 0)
         goto done;
     if (st.opt.resume_dir && ((rc = check_resume(&st)) != 0 || (rc = load_resumed(&st)) != 0))
@@ -1071,15 +1098,8 @@ int cmd_run(int argc, char **argv)
                 st.spec->n_candidates == 1 ? "" : "s", st.spec->backend,
                 st.opt.quick ? " (--quick)" : "");
 
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
     warn_load(st.spec);
     int points_rc = run_points(&st);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
     if (points_rc < 0) {
         fprintf(stderr, "error: %s\n", kt_error_last());
         int io = points_rc == KT_EIO;
@@ -1089,6 +1109,8 @@ int cmd_run(int argc, char **argv)
     }
     rc = finish(&st);
 done:
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
     flush_diag(&diag);
     for (size_t i = 0; i < st.n_done; i++)
         kt_point_result_free(&st.done[i]);

@@ -6,6 +6,7 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -297,21 +298,38 @@ class RunTime(Base):
         reasons = " ".join(self.cand(validate_result(self, out), "hang")["reasons"])
         self.assertIn("hung", reasons)
 
-    def test_no_child_outlives_a_killed_ktrial(self):
-        spec, env = self.hang_spec(600)
-        p = subprocess.Popen([KTRIAL, "run", spec, "-o", os.path.join(self.tmp, "out")],
-                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    def children_once_one_stays(self, p):
+        """ktrial's children, once one (not the plugin probe) has stayed for a second: the
+        hanging arm, first in the plan's calibration, before the run has a folder."""
         children = f"/proc/{p.pid}/task/{p.pid}/children"
         polls = {}
-        for _ in range(600):  # until a child (not the plugin probe) stays: hung in the run
+        for _ in range(600):
             with open(children) as f:
                 for k in f.read().split():
                     polls[k] = polls.get(k, 0) + 1
             if max(polls.values(), default=0) >= 10:
                 break
             subprocess.run(["sleep", "0.1"])
-        kids = list(polls)
         self.assertGreaterEqual(max(polls.values(), default=0), 10, "no child of ktrial stayed")
+        return list(polls)
+
+    def test_an_interrupt_while_the_plan_is_priced_says_nothing_was_written(self):
+        spec, env = self.hang_spec(600)
+        out = os.path.join(self.tmp, "out")
+        p = subprocess.Popen([KTRIAL, "run", spec, "-o", out], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.children_once_one_stays(p)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, -signal.SIGINT, err)
+        self.assertIn("interrupt: stopped before the run began; nothing was written", err)
+        self.assertFalse(os.path.exists(out))
+
+    def test_no_child_outlives_a_killed_ktrial(self):
+        spec, env = self.hang_spec(600)
+        p = subprocess.Popen([KTRIAL, "run", spec, "-o", os.path.join(self.tmp, "out")],
+                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        kids = self.children_once_one_stays(p)
         p.kill()
         p.wait()
 
