@@ -996,9 +996,9 @@ static void check_plan(mctx *c, kt_spec *spec)
     double minutes = plan.idle_seconds / 60.0; /* the load must not decide validity */
     if (!isnan(spec->budget_minutes) && minutes > spec->budget_minutes && !c->opts->skip_budget)
         report(c, kt_node_at_path(spec->root, "budget.max_minutes"), "budget.max_minutes",
-               "the plan needs up to %.1f minutes (%zu points); the budget is %g (--force "
+               "the plan needs up to %.*f minutes (%zu points); the budget is %g (--force "
                "overrides)",
-               minutes, pm->n, spec->budget_minutes);
+               minutes < 0.1 ? 3 : 1, minutes, pm->n, spec->budget_minutes);
 done:
     kt_plan_free(&plan);
     kt_matrix_free(&m);

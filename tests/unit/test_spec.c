@@ -342,6 +342,18 @@ static void test_budget(void **state)
     assert_float_equal(s->budget_minutes, 0.2, 0);
     kt_spec_free(s);
     kt_diag_free(&d);
+
+    /* a plan of seconds against a smaller budget says how many, not "0.0 minutes" */
+    const char *small = HEAD AXES "baseline: {variant: lognormal, params: {median_us: 1000}}\n"
+                                  "candidates: [{name: a, variant: lognormal}]\n"
+                                  "budget:\n"
+                                  "  max_minutes: 0.001\n";
+    assert_int_equal(parse(&s, small, NULL, &d), -1);
+    assert_int_equal(d.n, 1);
+    assert_non_null(strstr(d.items[0].message, "budget.max_minutes: the plan needs up to 0.0"));
+    assert_null(strstr(d.items[0].message, "up to 0.0 minutes"));
+    assert_null(strstr(d.items[0].message, "up to 0.000 minutes"));
+    kt_diag_free(&d);
 }
 
 static void test_load_files(void **state)
