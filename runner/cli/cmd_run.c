@@ -1006,12 +1006,16 @@ static int finish(run_state *st)
     return run_exit_code(st);
 }
 
+/* ktrial's own pid: the forked children of the plan's calibration inherit the handler below,
+ * and a Ctrl-C reaches the whole process group, so only ktrial itself speaks. */
+static volatile pid_t run_pid;
+
 /* Before the run has a folder (the spec's check, which prices the plan by calling each arm,
  * can take a while): say that nothing was written, then die by the signal as before. */
 static void on_signal_before_run(int sig)
 {
     static const char msg[] = "\ninterrupt: stopped before the run began; nothing was written\n";
-    if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+    if (getpid() == run_pid && write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
         /* nothing to do: the exit below says it by the signal */
     }
     signal(sig, SIG_DFL);
@@ -1046,6 +1050,7 @@ int cmd_run(int argc, char **argv)
         return KT_EXIT_UNAVAILABLE;
     }
     struct sigaction old_int, old_term;
+    run_pid = getpid();
     set_signals(on_signal_before_run, &old_int, &old_term);
     kt_diag diag;
     kt_diag_init(&diag);
