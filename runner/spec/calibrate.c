@@ -1,6 +1,7 @@
 /* calibrate.c - measured input and reference rates, cached per host (see calibrate.h). */
 #include "spec/calibrate.h"
 #include "fork_pipe.h"
+#include "archive/archive.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -48,16 +49,21 @@ static int cache_path(char *out, size_t len)
     return 0;
 }
 
+/* The cache is read whole: a cut-off read would not parse, and the next save would then
+ * start a new file and lose every other arm. */
+#define CACHE_MAX_BYTES (64u << 20)
+
 static cJSON *load_cache(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    char *text = NULL;
+    size_t len = 0;
+    if (kt_read_file(&text, &len, path, CACHE_MAX_BYTES) < 0) {
+        kt_error_clear(); /* no cache yet, or none to use: the plan measures */
         return NULL;
-    char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return cJSON_Parse(buf);
+    }
+    cJSON *doc = cJSON_ParseWithLength(text, len);
+    free(text);
+    return doc;
 }
 
 static void save_cache(const char *path, const char *key, const char *const *fields,

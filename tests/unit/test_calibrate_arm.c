@@ -1,6 +1,7 @@
 /* test_calibrate_arm.c - the arms' costs measured on the calibration problem: every cost
  * present and plausible for every arm, cached under each arm's key and read back, and no
- * measurement where there is nothing to measure (not a CPU backend). */
+ * measurement where there is nothing to measure (not a CPU backend); a cache of any size
+ * read whole. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -143,11 +144,40 @@ static void test_nothing_to_measure(void **state)
     assert_true(!have[0] && !have[1]);
 }
 
+/* A cache past 64 KiB (a few hundred arms) is read whole: a cut-off read did not parse, so
+ * every save started a new file with one entry and every other arm was measured again. */
+static void test_large_cache_kept(void **state)
+{
+    (void)state;
+    static const char *const fields[] = {"call_s", "busy"};
+    FILE *f = fopen(cache, "w");
+    assert_non_null(f);
+    fputs("{", f);
+    for (int i = 0; i < 2000; i++) /* about 150 KB */
+        fprintf(f, "%s\"arm/filler/%04d\": {\"call_s\": %d.5, \"busy\": 1}", i ? ",\n" : "", i, i);
+    fputs("}\n", f);
+    fclose(f);
+    double v[2];
+    assert_int_equal(kt_calibration_cache_get("arm/filler/1999", fields, v, 2), 0);
+    assert_true(v[0] == 1999.5 && v[1] == 1);
+    const double put[2] = {0.25, 1.5};
+    kt_calibration_cache_put("arm/new", fields, put, 2);
+    assert_int_equal(kt_calibration_cache_get("arm/new", fields, v, 2), 0);
+    assert_true(v[0] == 0.25 && v[1] == 1.5);
+    for (int i = 0; i < 2000; i += 111) { /* the others are still there */
+        char key[32];
+        snprintf(key, sizeof(key), "arm/filler/%04d", i);
+        assert_int_equal(kt_calibration_cache_get(key, fields, v, 2), 0);
+        assert_true(v[0] == i + 0.5);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_measured_and_cached),
         cmocka_unit_test(test_nothing_to_measure),
+        cmocka_unit_test(test_large_cache_kept),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
