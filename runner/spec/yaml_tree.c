@@ -3,7 +3,9 @@
  * The loader keeps a stack of open collections. A node belongs to its frame until it is
  * complete, then to its parent, so a fatal error frees exactly the frames and the root.
  * Anchors point into the tree; an alias is expanded into a deep copy of its anchor's node,
- * which must be complete (otherwise the alias sits inside its own anchor: a cycle). */
+ * which must be complete (otherwise the alias sits inside its own anchor: a cycle). A merge
+ * key's value waits in its map's frame and is merged in when the map ends, so that the map's
+ * own keys win wherever they were written. */
 #include "spec/yaml_tree.h"
 #include "util/dotted_path.h"
 
@@ -35,6 +37,9 @@ typedef struct {
     size_t anchor;  /* index + 1 into the anchors, or 0 */
     size_t nodes_at_start;
     int height;
+    int merge_key;  /* map: the waiting key is the merge key '<<' */
+    kt_node *merge; /* map: the value of its merge key, owned; merged when the map ends */
+    int merge_line; /* where the merge key was written */
 } frame;
 
 typedef struct {
@@ -213,6 +218,75 @@ static int push_entry(frame *f, kt_node *key, kt_node *item)
     return 0;
 }
 
+/* The YAML 1.1 merge key: a plain '<<' ('"<<"' quoted is an ordinary key). */
+static int is_merge_key(const kt_node *key)
+{
+    return key->kind == KT_NODE_SCALAR && !key->quoted && strcmp(key->value, "<<") == 0;
+}
+
+/* The value of a merge key, kept whole until its map ends: a mapping, or a sequence of
+ * mappings (the first of them wins where they share a key). */
+static int merge_keep(loader *ld, frame *f, kt_node *key, kt_node *value)
+{
+    int ok = value->kind == KT_NODE_MAP;
+    for (size_t i = 0; value->kind == KT_NODE_SEQ && i < value->n; i++)
+        ok = value->items[i]->kind == KT_NODE_MAP;
+    if (value->kind == KT_NODE_SEQ && value->n == 0)
+        ok = 0;
+    if (!ok)
+        kt_diag_error(ld->diag, ld->file, value->line, value->col,
+                      "the merge key '<<' takes a mapping or a list of mappings (an alias "
+                      "such as *defaults, or [*a, *b])");
+    else if (f->merge)
+        kt_diag_error(ld->diag, ld->file, key->line, key->col,
+                      "duplicate merge key '<<' (first at line %d); merge several mappings "
+                      "with '<<: [*a, *b]'",
+                      f->merge_line);
+    if (ok && !f->merge) {
+        f->merge = value;
+        f->merge_line = key->line;
+        value = NULL;
+    }
+    kt_node_free(key);
+    kt_node_free(value);
+    return 0;
+}
+
+/* Whether the map of 'f' has a key with the text of 'key'. */
+static int map_has(const frame *f, const kt_node *key)
+{
+    for (size_t i = 0; i < f->node->n; i++)
+        if (same_text(f->node->keys[i], key))
+            return 1;
+    return 0;
+}
+
+/* Moves the entries of the frame's merge value into its map, after its own entries, except
+ * those whose key the map already has: its own keys win over merged ones, and an earlier
+ * mapping of a list over a later one. Merged entries keep the places they were written at. */
+static int merge_apply(loader *ld, frame *f)
+{
+    kt_node *m = f->merge;
+    f->merge = NULL;
+    if (!m)
+        return 0;
+    size_t n_maps = m->kind == KT_NODE_MAP ? 1 : m->n;
+    for (size_t k = 0; k < n_maps; k++) {
+        kt_node *src = m->kind == KT_NODE_MAP ? m : m->items[k];
+        for (size_t i = 0; i < src->n; i++) {
+            if (!src->items[i] || map_has(f, src->keys[i]))
+                continue;
+            if (push_entry(f, src->keys[i], src->items[i]) < 0) {
+                kt_node_free(m);
+                return oom(ld);
+            }
+            src->keys[i] = src->items[i] = NULL; /* moved */
+        }
+    }
+    kt_node_free(m);
+    return 0;
+}
+
 /* Hands the complete 'node' (of 'height' collection levels) to the open collection, or
  * makes it the root. Takes ownership of 'node' in every case. Returns -1 on a fatal error. */
 static int attach(loader *ld, kt_node *node, int height)
@@ -233,6 +307,8 @@ static int attach(loader *ld, kt_node *node, int height)
                           "mapping keys must be scalars");
             return 0;
         }
+        if ((f->merge_key = is_merge_key(node)))
+            return 0;
         const kt_node *first;
         if (key_remember(f, node, &first) < 0)
             return oom(ld);
@@ -243,6 +319,10 @@ static int attach(loader *ld, kt_node *node, int height)
     }
     kt_node *key = f->key;
     f->key = NULL;
+    if (f->merge_key) {
+        f->merge_key = 0;
+        return merge_keep(ld, f, key, node);
+    }
     if (push_entry(f, key, node) < 0) {
         kt_node_free(key);
         kt_node_free(node);
@@ -403,8 +483,13 @@ static int on_start(loader *ld, const yaml_event_t *ev, kt_node_kind kind)
 static int on_end(loader *ld)
 {
     frame f = ld->stack[--ld->depth];
+    int rc = merge_apply(ld, &f);
     free(f.slots);
     kt_node_free(f.key); /* libyaml always pairs keys with values; this is a guard */
+    if (rc < 0) {
+        kt_node_free(f.node);
+        return rc;
+    }
     if (f.anchor) {
         anchor *a = &ld->anchors[f.anchor - 1];
         a->complete = 1;
@@ -534,6 +619,7 @@ done:
         frame *f = &ld.stack[--ld.depth];
         free(f->slots);
         kt_node_free(f->key);
+        kt_node_free(f->merge);
         kt_node_free(f->node);
     }
     kt_node_free(ld.root);

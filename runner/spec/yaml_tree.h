@@ -5,7 +5,10 @@
  * (yes/no/on/off/y/n in any case, rejected with a hint to write true/false; as plain values
  * only, since keys are strings in JSON), tags other than !!str, !, !!map and !!seq, more than
  * one document, and input over a size limit. Aliases are expanded into copies, so the result
- * is a plain tree; a copy's root carries the alias's place, its children their own. */
+ * is a plain tree; a copy's root carries the alias's place, its children their own. The YAML
+ * 1.1 merge key ('<<: *defaults', '<<: [*a, *b]') is applied as PyYAML and most YAML tools do:
+ * the mapping's own keys win, then the merged mappings in their order; merged entries keep the
+ * places they were written at. */
 #ifndef KT_YAML_TREE_H
 #define KT_YAML_TREE_H
 

@@ -32,6 +32,8 @@ class Core12Loader(yaml.SafeLoader):
 
 
 Core12Loader.yaml_implicit_resolvers = {}
+# the YAML 1.1 merge key, which ktrial applies too (runner/spec/yaml_tree.h)
+Core12Loader.add_implicit_resolver("tag:yaml.org,2002:merge", re.compile(r"^(?:<<)$"), ["<"])
 Core12Loader.add_implicit_resolver(
     "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""])
 Core12Loader.add_implicit_resolver(

@@ -154,6 +154,54 @@ static void test_aliases(void **state)
     expect_error("a: 1\nb: *nope\n", 2, 4, "unknown alias '*nope'");
 }
 
+/* The YAML 1.1 merge key, as PyYAML applies it: own keys win wherever they are written, then
+ * the merged mappings in their order; merged entries keep their own places. */
+static void test_merge_keys(void **state)
+{
+    (void)state;
+    kt_diag d;
+    kt_node *root = load(&d, "base: &b {block: 128, delta: 5.0}\n"
+                             "more: &m {delta: 7, split: 9, block: 1}\n"
+                             "one:\n"
+                             "  delta: 3\n"
+                             "  <<: *b\n"
+                             "two: {<<: [*b, *m], isa: 1}\n"
+                             "quoted: {'<<': x}\n");
+    assert_non_null(root);
+    const kt_node *one = kt_node_get(root, "one");
+    assert_int_equal(one->n, 2);
+    assert_null(kt_node_get(one, "<<"));
+    assert_string_equal(kt_node_str(kt_node_get(one, "delta")), "3"); /* own key, before '<<' */
+    assert_string_equal(kt_node_str(kt_node_get(one, "block")), "128");
+    assert_int_equal(kt_node_get(one, "block")->line, 1); /* where it was written */
+    assert_int_equal(kt_node_get(one, "block")->col, 18);
+    const kt_node *two = kt_node_get(root, "two");
+    assert_int_equal(two->n, 4);
+    assert_string_equal(kt_node_str(kt_node_get(two, "isa")), "1");     /* own, after '<<' */
+    assert_string_equal(kt_node_str(kt_node_get(two, "block")), "128"); /* the first map wins */
+    assert_string_equal(kt_node_str(kt_node_get(two, "delta")), "5.0");
+    assert_string_equal(kt_node_str(kt_node_get(two, "split")), "9");
+    assert_string_equal(kt_node_str(kt_node_get(kt_node_get(root, "quoted"), "<<")), "x");
+    kt_node_free(root);
+    kt_diag_free(&d);
+
+    /* merged keys are not duplicates; a key written twice still is */
+    root = load(&d, "a: &a {k: 1}\nb: {<<: *a, k: 2}\n");
+    assert_string_equal(kt_node_str(kt_node_get(kt_node_get(root, "b"), "k")), "2");
+    kt_node_free(root);
+    kt_diag_free(&d);
+    expect_error("a: &a {k: 1}\nb: {<<: *a, k: 2, k: 3}\n", 2, 19,
+                 "duplicate key 'k' (first at line 2)");
+    const char *takes = "the merge key '<<' takes a mapping or a list of mappings (an alias such "
+                        "as *defaults, or [*a, *b])";
+    expect_error("a: {<<: 3}\n", 1, 9, takes);
+    expect_error("a: &a [1]\nb: {<<: *a}\n", 2, 9, takes);
+    expect_error("a: &a {k: 1}\nb: {<<: [*a, 2]}\n", 2, 9, takes);
+    expect_error("a: &a {k: 1}\nb: {<<: *a, <<: *a}\n", 2, 13,
+                 "duplicate merge key '<<' (first at line 2); merge several mappings with "
+                 "'<<: [*a, *b]'");
+}
+
 static void test_alias_bomb(void **state)
 {
     (void)state;
@@ -528,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_syntax_errors),
         cmocka_unit_test(test_duplicate_keys),
         cmocka_unit_test(test_aliases),
+        cmocka_unit_test(test_merge_keys),
         cmocka_unit_test(test_alias_bomb),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_yaml11_booleans),
