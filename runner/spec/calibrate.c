@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -159,8 +160,32 @@ kt_point kt_calibration_point_in(kt_phase phase)
     return p;
 }
 
-/* In the child: generate and reference on the calibration point, best of three. */
-static int measure(kt_calibration *out, const kt_op *op, kt_dtype dtype)
+static size_t map_len(const kt_tensor *t)
+{
+    size_t bytes = kt_tensor_bytes(t);
+    return bytes ? bytes : 1;
+}
+
+/* Fresh pages for every input of 'p' (unmapping those of 'in' first): a point's worker
+ * generates into buffers it has just allocated, so the rate must count their page faults. */
+static int map_inputs(void **in, const kt_problem *p)
+{
+    for (int i = 0; i < p->n_inputs; i++) {
+        if (in[i])
+            munmap(in[i], map_len(&p->tensors[i]));
+        in[i] = mmap(NULL, map_len(&p->tensors[i]), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (in[i] == MAP_FAILED) {
+            in[i] = NULL;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* In the child: generate (into fresh pages, in the spec's distribution) and reference on the
+ * calibration point, best of three. */
+static int measure(kt_calibration *out, const kt_op *op, kt_dtype dtype, kt_distribution dist)
 {
     kt_point pt = kt_calibration_point();
     kt_problem p;
@@ -170,11 +195,8 @@ static int measure(kt_calibration *out, const kt_op *op, kt_dtype dtype)
     double *ref[KT_MAX_TENSORS] = {0};
     double in_elems = 0;
     int rc = 0;
-    for (int i = 0; i < p.n_inputs && rc == 0; i++) {
-        in[i] = malloc(kt_tensor_bytes(&p.tensors[i]));
+    for (int i = 0; i < p.n_inputs; i++)
         in_elems += (double)kt_tensor_elems(&p.tensors[i]);
-        rc = in[i] ? 0 : -1;
-    }
     for (int o = 0; o < p.n_outputs && rc == 0; o++) {
         ref[o] = malloc((size_t)kt_tensor_elems(&p.tensors[p.n_inputs + o]) * sizeof(double));
         rc = ref[o] ? 0 : -1;
@@ -185,7 +207,9 @@ static int measure(kt_calibration *out, const kt_op *op, kt_dtype dtype)
         params[i].num = op->input_params[i].def;
     double gen = 1e30, refs = 1e30;
     for (int rep = 0; rep < 3 && rc == 0; rep++) {
-        kt_input_config cfg = {KT_DIST_NORMAL, 7 + (uint64_t)rep, params};
+        if ((rc = map_inputs(in, &p)) < 0)
+            break;
+        kt_input_config cfg = {dist, 7 + (uint64_t)rep, params};
         double t0 = now_s();
         rc = op->generate(&p, in, &cfg);
         double t1 = now_s();
@@ -196,7 +220,8 @@ static int measure(kt_calibration *out, const kt_op *op, kt_dtype dtype)
         refs = t2 - t1 < refs ? t2 - t1 : refs;
     }
     for (int i = 0; i < KT_MAX_TENSORS; i++) {
-        free(in[i]);
+        if (in[i])
+            munmap(in[i], map_len(&p.tensors[i]));
         free(ref[i]);
     }
     if (rc != 0 || in_elems <= 0)
@@ -236,12 +261,13 @@ int kt_calibration_in_child(void *out, size_t len, int (*fn)(void *out, const vo
 typedef struct op_ctx {
     const kt_op *op;
     kt_dtype dtype;
+    kt_distribution dist;
 } op_ctx;
 
 static int measure_op(void *out, const void *ctx)
 {
     const op_ctx *c = ctx;
-    return measure(out, c->op, c->dtype);
+    return measure(out, c->op, c->dtype, c->dist);
 }
 
 double kt_calibration_busy(void)
@@ -258,12 +284,15 @@ double kt_calibration_busy(void)
     return busy > 1.0 ? busy : 1.0;
 }
 
-int kt_calibration_get(kt_calibration *out, const kt_op *op, kt_dtype dtype)
+int kt_calibration_get(kt_calibration *out, const kt_op *op, kt_dtype dtype, kt_distribution dist)
 {
     static const char *const fields[3] = {"gen_s_per_elem", "ref_s_per_flop", "busy"};
+    /* "op/dtype" for the normal law (the key before the law counted), else "op/dtype/law" */
+    static const char *const laws[] = {"", "/uniform", "/llm"};
     char key[96];
     double v[3];
-    snprintf(key, sizeof(key), "%s/%s", op->name, kt_dtype_name(dtype));
+    snprintf(key, sizeof(key), "%s/%s%s", op->name, kt_dtype_name(dtype),
+             (unsigned)dist < 3 ? laws[dist] : "");
     if (kt_calibration_cache_get(key, fields, v, 3) == 0 && v[0] > 0 && v[1] > 0) {
         out->gen_s_per_elem = v[0];
         out->ref_s_per_flop = v[1];
@@ -271,7 +300,7 @@ int kt_calibration_get(kt_calibration *out, const kt_op *op, kt_dtype dtype)
         return 0;
     }
     double busy = kt_calibration_busy();
-    op_ctx ctx = {op, dtype};
+    op_ctx ctx = {op, dtype, dist};
     if (kt_calibration_in_child(out, sizeof(*out), measure_op, &ctx) < 0)
         return -1;
     out->busy = (busy + kt_calibration_busy()) / 2;

@@ -61,7 +61,7 @@ static const kt_calibration fallback_rates = {5e-9, 1e-9, 1.0};
 static kt_calibration rates(const kt_spec *spec, double busy)
 {
     kt_calibration c = fallback_rates;
-    if (kt_calibration_get(&c, spec->op, spec->dtype) < 0)
+    if (kt_calibration_get(&c, spec->op, spec->dtype, spec->distribution) < 0)
         c = fallback_rates;
     double scale = busy / c.busy;
     c.gen_s_per_elem *= scale;
@@ -148,6 +148,8 @@ static arm_seconds arm_at(const kt_spec *spec, const kt_arm *arm, const kt_probl
     kt_plan_io_bytes(p, &in, &out);
     double slow = busy / cost->busy;
     double call = cost->call_s * kt_plan_roofline_seconds(spec, p) / cost->roof_s * slow;
+    if (strcmp(spec->backend, "sim") == 0) /* the call is virtual; the steps around it are not */
+        call = call_seconds(spec, arm, p, busy);
     double scan = cost->out_bytes > 0 ? cost->scan_s * out / cost->out_bytes * slow : 0;
     double full = cost->full_s * (in + out) / fmax(cost->in_bytes + cost->out_bytes, 1) * slow;
     double prepare = cost->in_bytes > 0 ? cost->prepare_s * in / cost->in_bytes * slow : 0;

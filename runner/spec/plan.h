@@ -23,8 +23,9 @@ typedef struct kt_plan {
 } kt_plan;
 
 /* What one arm costs on this host, measured on the calibration point (calibrate.h) and
- * scaled by the plan to each point: the call by the roofline, prepare by the input bytes,
- * the scan by the output bytes, the full check by both. */
+ * scaled by the plan to each point: the call by the roofline (on the sim: the call model of
+ * kt_plan_call_seconds, its virtual time), prepare by the input bytes, the scan by the output
+ * bytes, the full check by both. */
 typedef struct kt_arm_cost {
     double call_s;    /* one call */
     double roof_s;    /* kt_plan_roofline_seconds of the calibration problem */

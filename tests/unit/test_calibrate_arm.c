@@ -1,7 +1,7 @@
 /* test_calibrate_arm.c - the arms' costs measured on the calibration problem: every cost
  * present and plausible for every arm, cached under each arm's key and read back, and no
- * measurement where there is nothing to measure (not a CPU backend); a cache of any size
- * read whole. */
+ * measurement where there is nothing to measure (the cuda backend); the op's rates per input
+ * law; a cache of any size read whole. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -77,6 +77,16 @@ static int teardown(void **state)
     return 0;
 }
 
+/* The cache file's text, NUL-terminated, into 'text'. */
+static void read_cache(char *text, size_t len)
+{
+    FILE *f = fopen(cache, "r");
+    assert_non_null(f);
+    size_t n = fread(text, 1, len - 1, f);
+    fclose(f);
+    text[n] = '\0';
+}
+
 static void test_measured_and_cached(void **state)
 {
     (void)state;
@@ -106,12 +116,8 @@ static void test_measured_and_cached(void **state)
     c = arms[0];
 
     /* cached: the same figures again, without measuring */
-    FILE *f = fopen(cache, "r");
-    assert_non_null(f);
     char text[8192];
-    size_t n = fread(text, 1, sizeof(text) - 1, f);
-    fclose(f);
-    text[n] = '\0';
+    read_cache(text, sizeof(text));
     assert_non_null(strstr(text, "\"arm/cpu/gemm/fp32/t1/blas"));
     assert_non_null(strstr(text, "\"arm/cpu/gemm/fp32/t1/deterministic"));
     kt_arm_cost again[2];
@@ -122,10 +128,7 @@ static void test_measured_and_cached(void **state)
     /* another thread count is another entry */
     s.threads = 2;
     assert_int_equal(kt_calibration_arms(again, have, &s, KT_PHASE_DECODE), 0);
-    f = fopen(cache, "r");
-    n = fread(text, 1, sizeof(text) - 1, f);
-    fclose(f);
-    text[n] = '\0';
+    read_cache(text, sizeof(text));
     assert_non_null(strstr(text, "\"arm/cpu/gemm/fp32/t2/blas"));
 }
 
@@ -135,13 +138,55 @@ static void test_nothing_to_measure(void **state)
     kt_spec s = gemm_spec();
     kt_arm_cost c[2];
     int have[2] = {1, 1};
-    strcpy(s.backend, "sim"); /* virtual time: the plan uses the arm's params */
-    assert_int_equal(kt_calibration_arms(c, have, &s, KT_PHASE_DECODE), 0);
-    assert_true(!have[0] && !have[1]);
-    have[0] = have[1] = 1;
     strcpy(s.backend, "cuda"); /* no device to measure on here */
     assert_int_equal(kt_calibration_arms(c, have, &s, KT_PHASE_DECODE), 0);
     assert_true(!have[0] && !have[1]);
+}
+
+/* A sim arm is measured too: its call is virtual, but prepare, the checks and the copies
+ * around it are host work that the plan must price (the decode step's sim prepares with a
+ * float64 forward). */
+static void test_sim_arms_measured(void **state)
+{
+    (void)state;
+    kt_spec s = gemm_spec();
+    strcpy(s.backend, "sim");
+    s.op = kt_op_find("synthetic");
+    assert_non_null(s.op);
+    kt_param_defaults(s.input_params, s.op->input_params, s.op->n_input_params);
+    s.baseline.variant = kt_variant_find("synthetic", "sim", "lognormal");
+    assert_non_null(s.baseline.variant);
+    kt_param_defaults(s.baseline.params, s.baseline.variant->params, s.baseline.variant->n_params);
+    s.candidates[0] = s.baseline;
+    int i = kt_param_index(s.baseline.variant->params, s.baseline.variant->n_params, "fail");
+    assert_true(i >= 0);
+    s.candidates[0].params[i].num = 2; /* fail: nan, so the check fails and it keeps the model */
+    kt_arm_cost c[2];
+    int have[2];
+    assert_int_equal(kt_calibration_arms(c, have, &s, KT_PHASE_DECODE), 0);
+    assert_true(have[0] && !have[1]);
+    assert_true(c[0].full_s > 0 && c[0].full_s < 60 && c[0].scan_s > 0 && c[0].in_bytes > 0);
+}
+
+/* The op's rates are measured and cached per input law: the llm law costs more per element
+ * than the normal one, and a plan for an llm spec priced at the normal rate fell short. */
+static void test_rates_per_law(void **state)
+{
+    (void)state;
+    const kt_op *op = kt_op_find("attention_decode");
+    assert_non_null(op);
+    kt_calibration normal, llm;
+    assert_int_equal(kt_calibration_get(&normal, op, KT_DTYPE_BF16, KT_DIST_NORMAL), 0);
+    assert_int_equal(kt_calibration_get(&llm, op, KT_DTYPE_BF16, KT_DIST_LLM), 0);
+    assert_true(normal.gen_s_per_elem > 0 && llm.gen_s_per_elem > 0);
+    assert_true(normal.ref_s_per_flop > 0 && llm.ref_s_per_flop > 0);
+    char text[8192];
+    read_cache(text, sizeof(text));
+    assert_non_null(strstr(text, "\"attention_decode/bf16\""));
+    assert_non_null(strstr(text, "\"attention_decode/bf16/llm\""));
+    kt_calibration again; /* read back, not measured again */
+    assert_int_equal(kt_calibration_get(&again, op, KT_DTYPE_BF16, KT_DIST_LLM), 0);
+    assert_true(fabs(again.gen_s_per_elem - llm.gen_s_per_elem) <= 1e-12 * llm.gen_s_per_elem);
 }
 
 /* A cache past 64 KiB (a few hundred arms) is read whole: a cut-off read did not parse, so
@@ -175,8 +220,8 @@ static void test_large_cache_kept(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_measured_and_cached),
-        cmocka_unit_test(test_nothing_to_measure),
+        cmocka_unit_test(test_measured_and_cached), cmocka_unit_test(test_nothing_to_measure),
+        cmocka_unit_test(test_sim_arms_measured),   cmocka_unit_test(test_rates_per_law),
         cmocka_unit_test(test_large_cache_kept),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
