@@ -470,8 +470,9 @@ static void state_outlier(kt_candidate_result *c, const cluster_fit *f, double *
  * clusters agree, tau^2 is 0 and the interval is the pairs' own. Where the arms have one
  * placement (a costly prepare), the clusters are the input sets. Fewer than two clusters with
  * enough pairs while the pairs span more than one: no interval yet (no decision at this look),
- * so an early look cannot decide on the states it happened to draw first. */
-static void placement_spread(kt_candidate_result *c, const cluster_fit *f, double confidence)
+ * so an early look cannot decide on the states it happened to draw first. Returns the clusters
+ * the pairs span when it withholds the interval, else 0. */
+static int placement_spread(kt_candidate_result *c, const cluster_fit *f, double confidence)
 {
     c->placement_tau2 = NAN;
     c->placement_clusters = 0;
@@ -486,7 +487,9 @@ static void placement_spread(kt_candidate_result *c, const cluster_fit *f, doubl
         c->shift.ci_low = -INFINITY;
         c->shift.ci_high = INFINITY;
         c->shift.p_value = 1; /* no interval yet: nothing rules out 1 */
+        return f->seen;
     }
+    return 0;
 }
 
 void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline,
@@ -520,6 +523,7 @@ void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline
     int broken = check_limits(c, baseline, spec, id);
 
     size_t n = c->n_pairs;
+    int withheld = 0; /* clusters spanned by pairs too few for an interval */
     double *d = malloc((n ? n : 1) * sizeof(double));
     if (d) {
         for (size_t i = 0; i < n; i++)
@@ -530,7 +534,7 @@ void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline
         size_t start[KT_MAX_CLUSTERS + 1];
         if (x && f) {
             fit_clusters(f, c, d, x, start);
-            placement_spread(c, f, confidence);
+            withheld = placement_spread(c, f, confidence);
             set_effect(c, x, start, f);
             state_outlier(c, f, x);
         }
@@ -561,7 +565,13 @@ void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline
                                 c->speedup, c->ci_low, c->ci_high, target, id);
     } else {
         c->verdict = KT_VERDICT_INCONCLUSIVE;
-        if (n >= 1)
+        if (withheld)
+            kt_candidate_add_reason(c, KT_REASON_UNDECIDED,
+                                    "speedup %.3f, no interval yet after %zu pairs at %s: they "
+                                    "spread over %d clusters (input set x prepared state) and "
+                                    "fewer than two hold %d; raise trials.max_repetitions",
+                                    c->speedup, n, id, withheld, KT_CLUSTER_MIN_PAIRS);
+        else if (n >= 1)
             kt_candidate_add_reason(c, KT_REASON_UNDECIDED,
                                     "speedup %.3f [%.3f, %.3f] includes %.3g after %zu pairs at %s",
                                     c->speedup, c->ci_low, c->ci_high, target, n, id);

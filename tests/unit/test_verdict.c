@@ -163,6 +163,9 @@ static void test_placement_spread(void **state)
     assert_true(cand.ci_low == 0 && isinf(cand.ci_high));
     assert_true(cand.shift.p_value == 1);
     assert_int_equal(cand.verdict, KT_VERDICT_INCONCLUSIVE);
+    /* the reason says why there is no interval, and what to change */
+    assert_true(has_reason("no interval yet after 5 pairs", "spread over 5 clusters",
+                           "fewer than two hold 3; raise trials.max_repetitions", NULL));
 }
 
 /* 384 pairs 5% faster, each order's pairs moved by -+'e' (running second costs e) with a small
@@ -265,6 +268,8 @@ static void test_too_few_pairs(void **state)
 {
     (void)state;
     set_pairs(5, 100000, 50000);
+    for (size_t i = 0; i < 5; i++) /* one cluster: only the pairs' count withholds it */
+        pairs[i].input_set = 0;
     evaluate();
     assert_true(isinf(cand.ci_high));
     assert_int_equal(cand.verdict, KT_VERDICT_INCONCLUSIVE);
