@@ -503,7 +503,9 @@ static int resolved_threads(const kt_spec *spec)
 }
 
 /* A machine already busy at the start disturbs the timed pairs: warn when the 1-minute load
- * average exceeds the cores the run leaves free, plus one for ordinary background work. */
+ * average exceeds the cores the run leaves free, plus one for ordinary background work. More
+ * threads than cores (a spec written for a bigger machine) is said too: the kernels' threads
+ * then take turns on the cores, and every barrier waits for the one descheduled. */
 static void warn_load(const kt_spec *spec)
 {
     double load;
@@ -512,6 +514,11 @@ static void warn_load(const kt_spec *spec)
         return;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int threads = resolved_threads(spec);
+    if (cores > 0 && threads > cores)
+        fprintf(stderr,
+                "warning: threads: %d is more than the %ld online core(s): the threads take "
+                "turns on them, and the times measure that; set threads to at most %ld\n",
+                threads, cores, cores);
     double free_cores = cores > threads ? (double)(cores - threads) : 0.0;
     if (fscanf(f, "%lf", &load) == 1 && load > free_cores + 1)
         fprintf(stderr,
