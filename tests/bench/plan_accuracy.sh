@@ -1,13 +1,14 @@
 #!/bin/sh
 # plan_accuracy.sh - the plan's estimate against the measured run, on three CPU specs of
-# different sizes, one after another: a table for the README ("Everyday use").
+# different sizes and a sim one, one after another: a table for the README ("Everyday use").
 #
 #   tests/bench/plan_accuracy.sh [KTRIAL] [SPEC...]
 #
 # KTRIAL defaults to build/ktrial; the specs default to experiments/quickstart.yaml (2 attention
-# points), tests/bench/plan-swiglu-point.yaml (one large SwiGLU point) and
-# experiments/deterministic-gemm.yaml (16 GEMM points): about 3 minutes on an idle 2-core
-# machine, less on more cores. Give one spec to try it quickly.
+# points), tests/bench/plan-swiglu-point.yaml (one large SwiGLU point),
+# experiments/deterministic-gemm.yaml (16 GEMM points) and tests/bench/plan-sim-decode.yaml (a
+# llama-3.1-8b decode step on the sim): about 4 minutes on an idle 2-core machine, less on more
+# cores. Give one spec to try it quickly.
 #
 # First 'validate --plan' measures this host's calibration (inputs, references, every arm) into
 # a fresh cache, so each run starts from a plan like a user's second one; then each spec runs
@@ -22,7 +23,7 @@ ktrial=${1:-$root/build/ktrial}
 [ $# -gt 0 ] && shift
 if [ $# -eq 0 ]; then
     set -- "$root/experiments/quickstart.yaml" "$here/plan-swiglu-point.yaml" \
-        "$root/experiments/deterministic-gemm.yaml"
+        "$root/experiments/deterministic-gemm.yaml" "$here/plan-sim-decode.yaml"
 fi
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/kt_plan_accuracy.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
