@@ -6,6 +6,7 @@
 #include "util/sha256.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +89,15 @@ int kt_command_run_one(kt_process_result *res, crun *r, int arm, const kt_argv *
     if (rc < 0) {
         cr->code = KT_REASON_COMMAND_FAILED;
         snprintf(cr->why, sizeof(cr->why), "cannot build the command: %s", kt_error_last());
+        goto done;
+    }
+    struct stat st; /* else the spawn fails with the errno of a missing program */
+    int cwd_err = stat(cwd, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : 0;
+    if (cwd_err) {
+        cr->code = KT_REASON_COMMAND_FAILED;
+        snprintf(cr->why, sizeof(cr->why), "cannot run '%s': cannot enter its cwd '%s': %s",
+                 argv[0], cwd, strerror(cwd_err));
+        rc = -1;
         goto done;
     }
     kt_process_spec ps = {argv, env,           ca->env.n,

@@ -160,7 +160,9 @@ class CommandTrials(unittest.TestCase):
             f"  - {{name: crashes, run: {engine('--segv')}}}\n"
             f"  - {{name: hangs, run: {engine('--hang')}, timeout_s: 1}}\n"
             f"  - {{name: late, run: {engine('--fail-at', '3', '--rep', '{repetition}')}}}\n"
-            f"  - {{name: fine, run: {engine('--sleep-ms', '1')}}}\n")
+            f"  - {{name: fine, run: {engine('--sleep-ms', '1')}}}\n"
+            # the program is there, its folder is not: the reason says which is missing
+            f"  - {{name: nowhere, run: {engine()}, cwd: 'no such dir'}}\n")
         start = time.monotonic()
         r, out = self.run_spec(path, timeout=120)
         self.assertLess(time.monotonic() - start, 100)  # the hang was killed, not waited for
@@ -172,6 +174,8 @@ class CommandTrials(unittest.TestCase):
         late = self.assert_rejected(doc, "late", "command_failed", "repetition 3",
                                     "exit status 4")
         self.assertEqual(3, late["repetitions"] if "repetitions" in late else len(late["pairs"]))
+        self.assert_rejected(doc, "nowhere", "command_failed", "cannot enter its cwd",
+                             os.path.join(self.dir, "no such dir"), ENGINE)
         self.assertNotEqual("REJECT", self.candidate(doc, "fine")[0]["verdict"])
         point = doc["points"][0]["id"]
         with open(os.path.join(out, "outputs", point, "late", "default.r3.failure.txt")) as f:
