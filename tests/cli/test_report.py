@@ -168,6 +168,8 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(["REJECT", "—", "—", "—", "—", "—", "—"], bad[:7])
         self.assertNotEqual("—", cells(html, "good")[2])
         self.assertRegex(overall(html), r"REJECT\s+over 1 point \(min_speedup 1")
+        # nor in the numerics and extras tables: no 'nan' or 'NaN ms' for what never ran
+        self.assertNotRegex(html, r"(?i)>[^<>]*\bnan\b")
         torn = os.path.join(self.tmp, "torn")  # an archive cut short on disk: said, not hidden
         os.makedirs(torn)
         with open(os.path.join(out, "result.json")) as f, \
