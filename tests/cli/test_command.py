@@ -320,7 +320,8 @@ class CommandTrials(unittest.TestCase):
             "candidates:\n"
             f"  - {{name: c, run: [\"{ENGINE}\", \"--tag\", \"x{{modle}}\"]}}\n"
             "  - {name: d, run: [\"true\"], env: {A: \"{nope}\"}}\n"
-            "  - {name: e, run: [\"true\"], setup: [\"true\", \"{task}\"]}\n")
+            "  - {name: e, run: [\"true\"], setup: [\"true\", \"{task}\"]}\n"
+            "  - {name: f, run: [\"\", \"x\"]}\n")
         r = kc.run(["validate", path])
         self.assertEqual(65, r.returncode, r.stdout + r.stderr)
         with open(path) as f:
@@ -334,6 +335,10 @@ class CommandTrials(unittest.TestCase):
         self.assertIn(f"{path}:{row + 1}:{col}: candidates[1].env.A: unknown placeholder",
                       r.stderr)
         self.assertIn("candidates[2].setup[1]: '{task}' varies per call", r.stderr)
+        row = next(i for i, line in enumerate(lines) if "name: f," in line)
+        col = lines[row].index('""') + 1
+        self.assertIn(f"{path}:{row + 1}:{col}: candidates[3].run[0]: the program is empty",
+                      r.stderr)
 
     def test_without_outputs_rel_l2_is_not_measured(self):
         # nothing compared: no worst rel_l2 of 0 (a perfect result) in result.json, show or
