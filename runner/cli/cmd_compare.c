@@ -249,11 +249,15 @@ int cmd_compare(int argc, char **argv)
     memset(&new_run, 0, sizeof(new_run));
     row *rows = NULL;
     size_t n_rows = 0;
+    const char *bad = NULL; /* which of the two, for a message that does not name it */
     if (kt_run_archive_load_result(&old_doc, o.old_path) < 0 ||
-        kt_run_result_from_json(&old_run, old_doc) < 0 ||
-        kt_run_archive_load_result(&new_doc, o.new_path) < 0 ||
-        kt_run_result_from_json(&new_run, new_doc) < 0) {
-        fprintf(stderr, "error: %s\n", kt_error_last());
+        kt_run_result_from_json(&old_run, old_doc) < 0)
+        bad = o.old_path;
+    else if (kt_run_archive_load_result(&new_doc, o.new_path) < 0 ||
+             kt_run_result_from_json(&new_run, new_doc) < 0)
+        bad = o.new_path;
+    if (bad) {
+        fprintf(stderr, "error: '%s': %s\n", bad, kt_error_last());
         rc = KT_EXIT_DATAERR;
         goto done;
     }

@@ -277,6 +277,11 @@ class ArchiveTest(unittest.TestCase):
         p = run(["compare", a, killed])
         self.assertEqual(p.returncode, 65, p.stdout + p.stderr)
         self.assertIn("killed.json' has no finished point", p.stderr)
+        # a result that cannot be read is named: OLD and NEW are both archives
+        torn = variant("torn", lambda d: d.pop("points"))
+        p = run(["compare", a, torn])
+        self.assertEqual(p.returncode, 65, p.stdout + p.stderr)
+        self.assertIn(f"error: '{torn}': not a ktrial result", p.stderr)
 
 
 if __name__ == "__main__":
