@@ -321,7 +321,9 @@ class CommandTrials(unittest.TestCase):
             f"  - {{name: c, run: [\"{ENGINE}\", \"--tag\", \"x{{modle}}\"]}}\n"
             "  - {name: d, run: [\"true\"], env: {A: \"{nope}\"}}\n"
             "  - {name: e, run: [\"true\"], setup: [\"true\", \"{task}\"]}\n"
-            "  - {name: f, run: [\"\", \"x\"]}\n")
+            "  - {name: f, run: [\"\", \"x\"]}\n"
+            # its outputs would be kept in outputs/<point>/../, outside the arms' folders
+            "  - {name: .., run: [\"true\"]}\n")
         r = kc.run(["validate", path])
         self.assertEqual(65, r.returncode, r.stdout + r.stderr)
         with open(path) as f:
@@ -339,6 +341,10 @@ class CommandTrials(unittest.TestCase):
         col = lines[row].index('""') + 1
         self.assertIn(f"{path}:{row + 1}:{col}: candidates[3].run[0]: the program is empty",
                       r.stderr)
+        row = next(i for i, line in enumerate(lines) if "name: ..," in line)
+        col = lines[row].index("..") + 1
+        self.assertIn(f"{path}:{row + 1}:{col}: candidates[4].name: '..' would lead the archive "
+                      "out", r.stderr)
 
     def test_without_outputs_rel_l2_is_not_measured(self):
         # nothing compared: no worst rel_l2 of 0 (a perfect result) in result.json, show or
