@@ -396,6 +396,14 @@ class CommandTrials(unittest.TestCase):
         # and nothing a command trial never runs: no correctness step per input set, no
         # profiling pass (they made this plan 36 calls, 80% over)
         self.assertIn("up to 20 calls per point", r.stdout)
+        # an arm whose call fails is priced as free: the plan says which and why
+        path = self.spec(f"baseline: {{run: {engine()}}}\n"
+                         "candidates: [{name: gone, run: [\"/no/such/engine\"]}]\n", name="gone")
+        r = kc.run(["validate", "--plan", path])
+        self.assertEqual(0, r.returncode, r.stderr)
+        self.assertIn("1 of 2 succeeded", r.stdout)
+        self.assertIn("warning: the calibration call of 'gone' at b1 failed (its calls are priced "
+                      "as free): command could not start: No such file or directory", r.stderr)
 
     def test_show_lists_the_tasks_whose_outputs_differ_most(self):
         # each task's name is the candidate's perturbation of its output
