@@ -90,8 +90,9 @@ static int parse(compare_options *o, int argc, char **argv)
     return 0;
 }
 
-/* The same experiment? Same op and dtype, and at least one point in common. */
-static int same_experiment(const cJSON *old_doc, const cJSON *new_doc)
+/* The same experiment? Same op and dtype, the same name unless --force, and at least one point
+ * and candidate in common. */
+static int same_experiment(const cJSON *old_doc, const cJSON *new_doc, int force)
 {
     static const char *const keys[] = {"op", "dtype"};
     const cJSON *po = cJSON_GetObjectItemCaseSensitive(
@@ -108,7 +109,30 @@ static int same_experiment(const cJSON *old_doc, const cJSON *new_doc)
             return 0;
         }
     }
-    return 1;
+    char a[KT_NAME_MAX], b[KT_NAME_MAX];
+    kt_json_get_str(po, "name", a, sizeof(a));
+    kt_json_get_str(pn, "name", b, sizeof(b));
+    if (strcmp(a, b) == 0)
+        return 1;
+    fprintf(stderr, "%s: not the same experiment: '%s' in OLD, '%s' in NEW\n",
+            force ? "warning" : "error", a, b);
+    if (!force)
+        fprintf(stderr, "hint: use --force to compare anyway\n");
+    return force;
+}
+
+/* Says why two runs that pass same_experiment have nothing to compare, if they have not. */
+static int something_to_compare(const kt_run_result *old_run, const kt_run_result *new_run,
+                                size_t common, size_t rows, const compare_options *o)
+{
+    const char *empty = !old_run->n_points ? o->old_path : !new_run->n_points ? o->new_path : NULL;
+    if (empty)
+        fprintf(stderr, "error: '%s' has no finished point in its result.json\n", empty);
+    else if (!common)
+        fprintf(stderr, "error: not the same experiment: OLD and NEW share no point\n");
+    else if (!rows)
+        fprintf(stderr, "error: OLD and NEW share no candidate at the points they share\n");
+    return rows > 0;
 }
 
 /* The same plugin files? A plugin whose sha256 changed makes the comparison one of two
@@ -225,15 +249,19 @@ int cmd_compare(int argc, char **argv)
     memset(&new_run, 0, sizeof(new_run));
     row *rows = NULL;
     size_t n_rows = 0;
+    const char *bad = NULL; /* which of the two, for a message that does not name it */
     if (kt_run_archive_load_result(&old_doc, o.old_path) < 0 ||
-        kt_run_result_from_json(&old_run, old_doc) < 0 ||
-        kt_run_archive_load_result(&new_doc, o.new_path) < 0 ||
-        kt_run_result_from_json(&new_run, new_doc) < 0) {
-        fprintf(stderr, "error: %s\n", kt_error_last());
+        kt_run_result_from_json(&old_run, old_doc) < 0)
+        bad = o.old_path;
+    else if (kt_run_archive_load_result(&new_doc, o.new_path) < 0 ||
+             kt_run_result_from_json(&new_run, new_doc) < 0)
+        bad = o.new_path;
+    if (bad) {
+        fprintf(stderr, "error: '%s': %s\n", bad, kt_error_last());
         rc = KT_EXIT_DATAERR;
         goto done;
     }
-    if (!same_experiment(old_doc, new_doc) || !same_plugins(old_doc, new_doc, o.force)) {
+    if (!same_experiment(old_doc, new_doc, o.force) || !same_plugins(old_doc, new_doc, o.force)) {
         rc = KT_EXIT_DATAERR;
         goto done;
     }
@@ -278,8 +306,7 @@ int cmd_compare(int argc, char **argv)
             regressions += r->sc.regression;
         }
     }
-    if (!common) {
-        fprintf(stderr, "error: not the same experiment: OLD and NEW share no point\n");
+    if (!something_to_compare(&old_run, &new_run, common, n_rows, &o)) {
         rc = KT_EXIT_DATAERR;
         goto done;
     }

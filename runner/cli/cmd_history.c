@@ -41,6 +41,9 @@ int cmd_history(int argc, char **argv)
         return KT_EXIT_DATAERR;
     }
     int rc = 0;
+    if (h.skipped) /* it may be of this experiment: say that it was left out */
+        fprintf(stderr, "warning: %zu archive%s under '%s' left out, unreadable (first %s)\n",
+                h.skipped, h.skipped == 1 ? "" : "s", dir, h.first_skip);
     if (h.n == 0) {
         fprintf(stderr, "error: no complete archive of experiment '%s' under '%s'\n", experiment,
                 dir);

@@ -16,6 +16,7 @@
 #include "spec/spec.h"
 #include "util/json.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,13 +82,19 @@ static int parse_args(merge_state *m, int argc, char **argv)
     return 0;
 }
 
-/* Reads each shard's result.json and its finished points (points.jsonl). */
+/* Reads each shard's result.json and its finished points (points.jsonl; a shard stopped before
+ * its first point finished has none, as for --resume, and its points are reported missing). */
 static int load_shards(merge_state *m)
 {
     for (int i = 0; i < m->n; i++) {
         shard *s = &m->shards[i];
+        char path[PATH_MAX];
+        struct stat sb;
+        snprintf(path, sizeof(path), "%s/points.jsonl", s->dir);
+        int none = lstat(path, &sb) != 0 && errno == ENOENT;
         if (kt_run_archive_load_result(&s->doc, s->dir) < 0 ||
-            kt_run_archive_load_points(&s->points, &s->n_points, s->dir, NULL, NULL) < 0) {
+            (!none &&
+             kt_run_archive_load_points(&s->points, &s->n_points, s->dir, NULL, NULL) < 0)) {
             fprintf(stderr, "error: shard '%s': %s\n", s->dir, kt_error_last());
             return KT_EXIT_DATAERR;
         }
@@ -240,6 +247,12 @@ static int gather_points(merge_state *m, kt_run_result *run, const kt_spec *spec
             fprintf(stderr, "error: point '%s' is in no shard\n", mx->points[i].id);
     if (missing > 10)
         fprintf(stderr, "error: %zu more points are in no shard\n", missing - 10);
+    for (int s = 0; missing && s < m->n; s++) {
+        const char *status = text_at(m->shards[s].doc, "status");
+        if (strcmp(status, "complete") != 0)
+            fprintf(stderr, "hint: shard '%s' is %s, with %zu finished point%s\n", m->shards[s].dir,
+                    status, m->shards[s].n_points, m->shards[s].n_points == 1 ? "" : "s");
+    }
     if (missing)
         fprintf(stderr,
                 "hint: a shard is missing or did not finish (%zu of %zu points "

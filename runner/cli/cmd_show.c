@@ -177,11 +177,16 @@ int cmd_show(int argc, char **argv)
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "spec"), "parsed");
     kt_json_get_str(cJSON_GetObjectItemCaseSensitive(parsed, "baseline"), "name", baseline,
                     sizeof(baseline));
+    /* a run still 'running' (or killed) has no decision yet: the spec's own settings */
     const cJSON *decision = cJSON_GetObjectItemCaseSensitive(doc, "decision");
-    kt_json_get_str(decision, "aggregate", aggregate, sizeof(aggregate));
+    const cJSON *thresholds = cJSON_GetObjectItemCaseSensitive(parsed, "thresholds");
+    const cJSON *latency = cJSON_GetObjectItemCaseSensitive(thresholds, "latency");
+    int has = cJSON_IsObject(decision);
+    kt_json_get_str(has ? decision : thresholds, "aggregate", aggregate, sizeof(aggregate));
     kt_summary_facts f;
-    kt_summary_facts_init(&f, baseline, aggregate, kt_json_get_real(decision, "min_speedup", 1.0),
-                          kt_json_get_real(decision, "confidence", 0.95));
+    kt_summary_facts_init(&f, baseline, aggregate,
+                          kt_json_get_real(has ? decision : latency, "min_speedup", 1.0),
+                          kt_json_get_real(has ? decision : latency, "confidence", 0.95));
     f.status = status;
     f.quick = rf.quick;
     f.quick_max_repetitions = rf.quick_max;

@@ -383,6 +383,11 @@ double kt_command_calibrate(const kt_spec *spec, const kt_point *point, int arm)
                  (t = now_s(), kt_command_call(r, arm, 0, 0, &cr) == 0);
         if (ok)
             seconds = now_s() - t;
+        else /* else the plan only says how many failed, and prices this arm's calls at 0 */
+            fprintf(stderr,
+                    "warning: the calibration call of '%s' at %s failed (its calls are "
+                    "priced as free): %s\n",
+                    arm_name(r, arm), point->id, cr.why[0] ? cr.why : "its setup failed");
         unlink(cr.output);
         setup_or_teardown(r, arm, 1);
         rmdir(r->workdir);

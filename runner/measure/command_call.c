@@ -6,6 +6,7 @@
 #include "util/sha256.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,15 @@ int kt_command_run_one(kt_process_result *res, crun *r, int arm, const kt_argv *
         snprintf(cr->why, sizeof(cr->why), "cannot build the command: %s", kt_error_last());
         goto done;
     }
+    struct stat st; /* else the spawn fails with the errno of a missing program */
+    int cwd_err = stat(cwd, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : 0;
+    if (cwd_err) {
+        cr->code = KT_REASON_COMMAND_FAILED;
+        snprintf(cr->why, sizeof(cr->why), "cannot run '%s': cannot enter its cwd '%s': %s",
+                 argv[0], cwd, strerror(cwd_err));
+        rc = -1;
+        goto done;
+    }
     kt_process_spec ps = {argv, env,           ca->env.n,
                           cwd,  ca->timeout_s, r->hooks ? r->hooks->interrupted : NULL};
     rc = kt_process_run(res, &ps);
@@ -137,13 +147,15 @@ static double *extra_slot(arm_costs *c, const char *name)
     return &c->extra_sums[c->n_extra++];
 }
 
-/* Reads the json-lines of stdout: returns the value of 'metric' (the last one reported), NAN
- * when absent; sums every other metric into the arm's extras. */
-static double read_metrics(arm_costs *costs, const char *out, const char *metric)
+/* Reads the json-lines of the 'n' bytes of stdout: returns the value of 'metric' (the last one
+ * reported), NAN when absent; sums every other metric into the arm's extras. Lines are found by
+ * length, so that a NUL byte in a line before (binary output) hides no metric after it. */
+static double read_metrics(arm_costs *costs, const char *out, size_t n, const char *metric)
 {
     double found = NAN;
-    for (const char *line = out; *line;) {
-        size_t len = strcspn(line, "\n");
+    for (const char *line = out, *end = out + n; line < end;) {
+        const char *eol = memchr(line, '\n', (size_t)(end - line));
+        size_t len = eol ? (size_t)(eol - line) : (size_t)(end - line);
         cJSON *doc = line[0] == '{' ? cJSON_ParseWithLength(line, len) : NULL;
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(doc, "metric");
         const cJSON *value = cJSON_GetObjectItemCaseSensitive(doc, "value");
@@ -159,7 +171,7 @@ static double read_metrics(arm_costs *costs, const char *out, const char *metric
             }
         }
         cJSON_Delete(doc);
-        line += len + (line[len] == '\n');
+        line += len + (eol != NULL);
     }
     return found;
 }
@@ -197,7 +209,7 @@ int kt_command_call(crun *r, int arm, int task, int rep, call_result *cr)
     }
     if (rc == 0) {
         int wall = strcmp(r->cs->metric, "wall") == 0;
-        double value = read_metrics(c, res.out, wall ? "" : r->cs->metric);
+        double value = read_metrics(c, res.out, res.out_len, wall ? "" : r->cs->metric);
         if (wall)
             value = res.wall_ns;
         if (!(isfinite(value) && value > 0)) {

@@ -61,8 +61,9 @@ int kt_history_load(kt_history *h, const char *results_dir, const char *experime
         kt_report_input *in = &h->runs[h->n];
         snprintf(path, sizeof(path), "%s/%s", results_dir, e->d_name);
         if (kt_report_load(in, path) < 0) {
+            if (!h->skipped++)
+                snprintf(h->first_skip, sizeof(h->first_skip), "'%s': %s", path, kt_error_last());
             kt_report_input_free(in);
-            h->skipped++;
             continue;
         }
         int keep = strcmp(str_at(in->doc, "spec.parsed.name"), experiment) == 0 &&

@@ -7,7 +7,8 @@
 typedef struct kt_history {
     kt_report_input *runs; /* complete archives of the experiment, by commit time */
     size_t n;
-    size_t skipped; /* folders with a result.json that could not be read */
+    size_t skipped;       /* folders with a result.json that could not be read */
+    char first_skip[512]; /* the first of them and why */
 } kt_history;
 
 /* Loads every complete archive of 'experiment' directly under 'results_dir'. */

@@ -360,6 +360,19 @@ static void series_plot(FILE *f, const kt_report_input *in, const kt_candidate_r
 
 /* ---- numerics and extras ----------------------------------------------------------------- */
 
+/* A numerics figure, red when 'bad'; "—" for a NaN: nothing compared (a call that failed, a
+ * command trial without outputs), as in the verdict table. An infinity is a result: shown. */
+static void numerics_cell(FILE *f, const char *format, double v, int bad)
+{
+    if (isnan(v)) {
+        fputs("<td class='num'>—</td>", f);
+        return;
+    }
+    fprintf(f, "<td class='num%s'>", bad ? " bad" : "");
+    fprintf(f, format, v);
+    fputs("</td>", f);
+}
+
 static void numerics_rows(FILE *f, const kt_arm_result *a, const cJSON *limits)
 {
     double max_rel = kt_json_get_real(limits, "max_rel_l2", NAN);
@@ -369,12 +382,11 @@ static void numerics_rows(FILE *f, const kt_arm_result *a, const cJSON *limits)
         const kt_numerics *n = &a->numerics[s];
         fputs("<tr><td>", f);
         esc(f, a->name);
-        fprintf(f,
-                "</td><td class='num'>%d</td><td class='num%s'>%.3g</td>"
-                "<td class='num%s'>%.6f</td><td class='num%s'>%.3g</td>"
-                "<td class='num'>%zu</td><td class='num'>%zu</td></tr>\n",
-                s, n->rel_l2 > max_rel ? " bad" : "", n->rel_l2, n->cosine < min_cos ? " bad" : "",
-                n->cosine, n->max_abs > max_abs ? " bad" : "", n->max_abs, (size_t)n->unwritten,
+        fprintf(f, "</td><td class='num'>%d</td>", s);
+        numerics_cell(f, "%.3g", n->rel_l2, n->rel_l2 > max_rel);
+        numerics_cell(f, "%.6f", n->cosine, n->cosine < min_cos);
+        numerics_cell(f, "%.3g", n->max_abs, n->max_abs > max_abs);
+        fprintf(f, "<td class='num'>%zu</td><td class='num'>%zu</td></tr>\n", (size_t)n->unwritten,
                 (size_t)n->nonfinite);
     }
 }
@@ -403,6 +415,12 @@ static void numerics_table(FILE *f, const kt_report_input *in, const kt_point_re
     fputs(set ? "</p>\n" : "none set</p>\n", f);
 }
 
+/* result.json's NaN (the string "NaN") */
+static int is_nan(const cJSON *e)
+{
+    return cJSON_IsString(e) && strcmp(e->valuestring, "NaN") == 0;
+}
+
 /* A JSON value for a table cell, for people: a metric as 'value unit', whole numbers and
  * those from 1e4 up to 1e15 to the unit, others to 4 significant digits, an object as 'key value,
  * ...', an array as its items joined by '; '. */
@@ -410,9 +428,12 @@ static void value_cell(FILE *f, const cJSON *e)
 {
     const cJSON *x, *unit = cJSON_GetObjectItemCaseSensitive(e, "unit");
     int i = 0;
-    if (cJSON_IsObject(e) && cJSON_GetArraySize(e) == 2 && cJSON_IsString(unit)) {
-        value_cell(f, cJSON_GetObjectItemCaseSensitive(e, "value")); /* a metric: '12.5 ms' */
-        if (unit->valuestring[0]) {
+    if (is_nan(e)) {
+        fputs("—", f); /* nothing measured (an arm that never ran): no 'NaN ms' */
+    } else if (cJSON_IsObject(e) && cJSON_GetArraySize(e) == 2 && cJSON_IsString(unit)) {
+        const cJSON *value = cJSON_GetObjectItemCaseSensitive(e, "value");
+        value_cell(f, value); /* a metric: '12.5 ms' */
+        if (unit->valuestring[0] && !is_nan(value)) {
             fputc(' ', f);
             esc(f, unit->valuestring);
         }

@@ -169,6 +169,11 @@ static void read_argv(pctx *c, const kt_node *list, const char *where, kt_argv *
         char sub[160];
         snprintf(sub, sizeof(sub), "%s[%zu]", where, i);
         check_template(c, list->items[i], sub, s ? s : "");
+        if (i == 0 && s && !s[0]) /* else the spawn fails at run time, and PATH finds a folder */
+            report(c, list->items[i],
+                   "%s: the program is empty; name one (a path or a name on "
+                   "PATH)",
+                   sub);
         out->items[out->n++] = strdup(s ? s : "");
     }
 }

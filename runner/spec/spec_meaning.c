@@ -797,6 +797,13 @@ static void check_arms(mctx *c)
         if (strcmp(arm->name, "baseline") == 0) {
             report(c, name_node, sub, "'baseline' is reserved for the baseline; pick another name");
             ok = 0;
+        } else if (name && (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)) {
+            /* a command arm's files are kept in outputs/<point>/<name>/ */
+            report(c, name_node, sub,
+                   "'%s' would lead the archive out of the arm's own folder "
+                   "(outputs/<point>/%s/); pick another name",
+                   name, name);
+            ok = 0;
         }
         /* against every earlier entry, kept or not: one with another error still holds its name */
         for (size_t j = 0; j < i && ok && name; j++) {

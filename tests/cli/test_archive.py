@@ -254,6 +254,35 @@ class ArchiveTest(unittest.TestCase):
         self.assertEqual(p.returncode, 65)
         self.assertIn("not the same experiment", p.stderr)
 
+        def variant(name, change):
+            d = load_result(a)
+            change(d)
+            path = os.path.join(self.tmp, name + ".json")
+            with open(path, "w") as f:
+                json.dump(d, f)
+            return path
+        # another experiment whose points and candidates happen to have the same names
+        other = variant("other", lambda d: d["spec"]["parsed"].update(name="other-test"))
+        p = run(["compare", a, other])
+        self.assertEqual(p.returncode, 65, p.stdout + p.stderr)
+        self.assertIn("not the same experiment: 'sim-test' in OLD, 'other-test' in NEW", p.stderr)
+        self.assertEqual(run(["compare", a, other, "--force"]).returncode, 0)  # as its help says
+        # nothing in common to compare is no "0 regression(s)", exit 0
+        renamed = variant("renamed", lambda d: [c.update(name="cand2") for pt in d["points"]
+                                                for c in pt["candidates"]])
+        p = run(["compare", a, renamed])
+        self.assertEqual(p.returncode, 65, p.stdout + p.stderr)
+        self.assertIn("OLD and NEW share no candidate", p.stderr)
+        killed = variant("killed", lambda d: d.update(status="running", points=[]))
+        p = run(["compare", a, killed])
+        self.assertEqual(p.returncode, 65, p.stdout + p.stderr)
+        self.assertIn("killed.json' has no finished point", p.stderr)
+        # a result that cannot be read is named: OLD and NEW are both archives
+        torn = variant("torn", lambda d: d.pop("points"))
+        p = run(["compare", a, torn])
+        self.assertEqual(p.returncode, 65, p.stdout + p.stderr)
+        self.assertIn(f"error: '{torn}': not a ktrial result", p.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

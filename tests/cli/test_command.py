@@ -19,6 +19,8 @@ BUILD = os.environ.get("KT_BUILD_DIR", "")
 ENGINE = os.path.join(BUILD, "tests", "kt_fake_engine")
 
 
+# a NUL byte (binary output), then the metric line: found by the line's length, not hidden
+BINARY = "printf 'a\\000b\\n{\"metric\": \"tokens_per_s\", \"value\": 100}\\n'"
 FLOOD = ("import sys; sys.stdout.write('x' * 2000000 + '\\n'); "
          "print('{\"metric\": \"tokens_per_s\", \"value\": 100}')")
 
@@ -158,7 +160,9 @@ class CommandTrials(unittest.TestCase):
             f"  - {{name: crashes, run: {engine('--segv')}}}\n"
             f"  - {{name: hangs, run: {engine('--hang')}, timeout_s: 1}}\n"
             f"  - {{name: late, run: {engine('--fail-at', '3', '--rep', '{repetition}')}}}\n"
-            f"  - {{name: fine, run: {engine('--sleep-ms', '1')}}}\n")
+            f"  - {{name: fine, run: {engine('--sleep-ms', '1')}}}\n"
+            # the program is there, its folder is not: the reason says which is missing
+            f"  - {{name: nowhere, run: {engine()}, cwd: 'no such dir'}}\n")
         start = time.monotonic()
         r, out = self.run_spec(path, timeout=120)
         self.assertLess(time.monotonic() - start, 100)  # the hang was killed, not waited for
@@ -170,6 +174,8 @@ class CommandTrials(unittest.TestCase):
         late = self.assert_rejected(doc, "late", "command_failed", "repetition 3",
                                     "exit status 4")
         self.assertEqual(3, late["repetitions"] if "repetitions" in late else len(late["pairs"]))
+        self.assert_rejected(doc, "nowhere", "command_failed", "cannot enter its cwd",
+                             os.path.join(self.dir, "no such dir"), ENGINE)
         self.assertNotEqual("REJECT", self.candidate(doc, "fine")[0]["verdict"])
         point = doc["points"][0]["id"]
         with open(os.path.join(out, "outputs", point, "late", "default.r3.failure.txt")) as f:
@@ -248,7 +254,8 @@ class CommandTrials(unittest.TestCase):
             f"candidates: [{{name: more, run: {arm('150')}}}, {{name: less, run: {arm('50')}}},"
             f" {{name: mute, run: {engine()}}},"
             # 2 MB of text, then the metric line: past the 1 MiB ktrial reads, and said so
-            f" {{name: flood, run: {argv(sys.executable, '-c', FLOOD)}}}]\n"
+            f" {{name: flood, run: {argv(sys.executable, '-c', FLOOD)}}},"
+            f" {{name: binary, run: {argv('sh', '-c', BINARY)}}}]\n"
             "measure: {metric: tokens_per_s, better: higher, report: json-lines}\n")
         r, out = self.run_spec(path)
         doc = kc.validate_result(self, out)
@@ -260,6 +267,7 @@ class CommandTrials(unittest.TestCase):
         self.assert_rejected(doc, "mute", "metric_missing", "tokens_per_s")
         self.assert_rejected(doc, "flood", "metric_missing", "more than 1048576 bytes on stdout",
                              "tokens_per_s")
+        self.assertAlmostEqual(1.0, self.candidate(doc, "binary")[0]["speedup"], places=6)
         # the other metric the command printed is kept with the arm's costs
         self.assertEqual(12, doc["points"][0]["baseline"]["metrics"]["rss_estimate"]["value"])
 
@@ -312,7 +320,10 @@ class CommandTrials(unittest.TestCase):
             "candidates:\n"
             f"  - {{name: c, run: [\"{ENGINE}\", \"--tag\", \"x{{modle}}\"]}}\n"
             "  - {name: d, run: [\"true\"], env: {A: \"{nope}\"}}\n"
-            "  - {name: e, run: [\"true\"], setup: [\"true\", \"{task}\"]}\n")
+            "  - {name: e, run: [\"true\"], setup: [\"true\", \"{task}\"]}\n"
+            "  - {name: f, run: [\"\", \"x\"]}\n"
+            # its outputs would be kept in outputs/<point>/../, outside the arms' folders
+            "  - {name: .., run: [\"true\"]}\n")
         r = kc.run(["validate", path])
         self.assertEqual(65, r.returncode, r.stdout + r.stderr)
         with open(path) as f:
@@ -326,6 +337,14 @@ class CommandTrials(unittest.TestCase):
         self.assertIn(f"{path}:{row + 1}:{col}: candidates[1].env.A: unknown placeholder",
                       r.stderr)
         self.assertIn("candidates[2].setup[1]: '{task}' varies per call", r.stderr)
+        row = next(i for i, line in enumerate(lines) if "name: f," in line)
+        col = lines[row].index('""') + 1
+        self.assertIn(f"{path}:{row + 1}:{col}: candidates[3].run[0]: the program is empty",
+                      r.stderr)
+        row = next(i for i, line in enumerate(lines) if "name: ..," in line)
+        col = lines[row].index("..") + 1
+        self.assertIn(f"{path}:{row + 1}:{col}: candidates[4].name: '..' would lead the archive "
+                      "out", r.stderr)
 
     def test_without_outputs_rel_l2_is_not_measured(self):
         # nothing compared: no worst rel_l2 of 0 (a perfect result) in result.json, show or
@@ -377,6 +396,14 @@ class CommandTrials(unittest.TestCase):
         # and nothing a command trial never runs: no correctness step per input set, no
         # profiling pass (they made this plan 36 calls, 80% over)
         self.assertIn("up to 20 calls per point", r.stdout)
+        # an arm whose call fails is priced as free: the plan says which and why
+        path = self.spec(f"baseline: {{run: {engine()}}}\n"
+                         "candidates: [{name: gone, run: [\"/no/such/engine\"]}]\n", name="gone")
+        r = kc.run(["validate", "--plan", path])
+        self.assertEqual(0, r.returncode, r.stderr)
+        self.assertIn("1 of 2 succeeded", r.stdout)
+        self.assertIn("warning: the calibration call of 'gone' at b1 failed (its calls are priced "
+                      "as free): command could not start: No such file or directory", r.stderr)
 
     def test_show_lists_the_tasks_whose_outputs_differ_most(self):
         # each task's name is the candidate's perturbation of its output

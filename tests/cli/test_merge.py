@@ -2,6 +2,7 @@
 into exactly the verdicts and speedups of the unsharded run (aggregate all and geomean);
 missing, duplicated and mismatched shards are refused with 65; --shard auto reads Slurm's
 array variables; 'slurm --dry-run' writes a job array and an afterok merge job."""
+import json
 import os
 import re
 import shutil
@@ -93,6 +94,22 @@ class MergeTest(unittest.TestCase):
         self.assertIn("4 of 6 points present", p.stderr)
         self.assertFalse(os.path.exists(os.path.join(out("m1"), "result.json")))
         self.assert_one_problem_per_error(p)
+
+        # a shard interrupted before its first point finished has no points.jsonl: its
+        # points are missing (and said so), not an unreadable file
+        stopped = out("stopped")
+        shutil.copytree(dirs[0], stopped)
+        os.remove(os.path.join(stopped, "points.jsonl"))
+        with open(os.path.join(stopped, "result.json")) as f:
+            doc = json.load(f)
+        doc.update(status="interrupted", points=[])
+        with open(os.path.join(stopped, "result.json"), "w") as f:
+            json.dump(doc, f)
+        p = run(["merge", stopped, dirs[1], dirs[2], "-o", out("ms")])
+        self.assertEqual(p.returncode, 65)
+        self.assertIn("point 'b1/t64' is in no shard", p.stderr)
+        self.assertIn(f"hint: shard '{stopped}' is interrupted, with 0 finished points", p.stderr)
+        self.assertNotIn("cannot read", p.stderr)
 
         p = run(["merge", dirs[0], dirs[0], "-o", out("m0")])
         self.assertEqual(p.returncode, 65)

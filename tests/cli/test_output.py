@@ -121,6 +121,15 @@ class OutputTest(unittest.TestCase):
         self.assertEqual(doc["exit_code"], 130)
         self.assertEqual(doc["overall"]["state"], "INTERRUPTED")
         self.assertFalse(doc["overall"]["whole_run"])
+        # the start record of a run killed before its end: no decision yet, the spec's settings
+        with open(os.path.join(out, "result.json")) as f:
+            start = json.load(f)
+        start.update(status="running", decision=None, points=[], candidates=[])
+        with open(os.path.join(out, "result.json"), "w") as f:
+            json.dump(start, f)
+        doc = self.show_json(out)
+        self.assertEqual(doc["status"], "running")
+        self.assertEqual((doc["overall"]["aggregate"], doc["overall"]["min_speedup"]), ("all", 1))
 
     def test_a_shard_never_reads_as_the_whole_experiment(self):
         out, p = self.run_sim("shard", ["--shard", "1/2", "--quick"], context_lengths=(64, 128))

@@ -168,8 +168,17 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(["REJECT", "—", "—", "—", "—", "—", "—"], bad[:7])
         self.assertNotEqual("—", cells(html, "good")[2])
         self.assertRegex(overall(html), r"REJECT\s+over 1 point \(min_speedup 1")
+        # nor in the numerics and extras tables: no 'nan' or 'NaN ms' for what never ran
+        self.assertNotRegex(html, r"(?i)>[^<>]*\bnan\b")
+        torn = os.path.join(self.tmp, "torn")  # an archive cut short on disk: said, not hidden
+        os.makedirs(torn)
+        with open(os.path.join(out, "result.json")) as f, \
+                open(os.path.join(torn, "result.json"), "w") as g:
+            g.write(f.read()[:300])
         h = run(["history", self.tmp, "--experiment", "sim-crash"])  # its text says so too
         self.assertEqual(0, h.returncode, h.stderr)
+        self.assertIn(f"warning: 1 archive under '{self.tmp}' left out, unreadable (first "
+                      f"'{torn}': '{torn}/result.json' is not valid JSON)", h.stderr)
         self.assertNotIn("nan", h.stdout)
         self.assertRegex(h.stdout, r"— \(not measured\) REJECT")
         with open(os.path.join(out, "result.json")) as f:
