@@ -939,22 +939,77 @@ static void check_thresholds(mctx *c)
 
 /* ---- matrix, shapes, budget -------------------------------------------------------------- */
 
-/* Every point must be a problem the op can shape; reports the first few that are not. */
+/* The entry of models: that 'name' came from (a catalog name or an inline model's name), or
+ * NULL; *index is its place in the list. */
+static const kt_node *model_entry(const mctx *c, const char *name, size_t *index)
+{
+    const kt_node *list = kt_node_get(c->root, "models");
+    for (size_t i = 0; list && list->kind == KT_NODE_SEQ && i < list->n; i++) {
+        const kt_node *item = list->items[i];
+        const char *s = kt_node_str(item->kind == KT_NODE_MAP ? kt_node_get(item, "name") : item);
+        if (s && strcmp(s, name) == 0) {
+            *index = i;
+            return item;
+        }
+    }
+    return NULL;
+}
+
+/* One distinct reason a model's points cannot be shaped, and how many points share it. */
+typedef struct shape_problem {
+    char model[KT_NAME_MAX];
+    char point[192]; /* kt_point.id */
+    char message[512];
+    size_t points;
+} shape_problem;
+
+#define MAX_SHAPE_REPORTS 5
+
+/* Every point must be a problem the op can shape. Each distinct reason is reported once per
+ * model, at that model's entry (at 'op:' when the op reads no model), with the first point it
+ * stops and how many more it stops: an odd head_dim is one message at the model, not one per
+ * batch size and context at the top of the file. */
 static int check_shapes(mctx *c, const kt_matrix *m)
 {
     const kt_spec *spec = c->spec;
-    size_t bad = 0;
-    const kt_node *at = kt_node_get(c->root, "op");
+    shape_problem found[MAX_SHAPE_REPORTS];
+    size_t n_found = 0, unlisted = 0, bad = 0;
     for (size_t i = 0; i < m->n; i++) {
         kt_problem p;
         kt_error_clear();
         if (spec->op->shape(&p, &m->points[i], spec->dtype, spec->input_params) == KT_OK)
             continue;
-        if (bad++ < 5)
-            report(c, at, NULL, "point '%s': %s", m->points[i].id, kt_error_last());
+        bad++;
+        const char *model = m->points[i].model.name;
+        size_t k = 0;
+        while (k < n_found && !(strcmp(found[k].model, model) == 0 &&
+                                strcmp(found[k].message, kt_error_last()) == 0))
+            k++;
+        if (k < n_found) {
+            found[k].points++;
+        } else if (n_found < MAX_SHAPE_REPORTS) {
+            shape_problem *f = &found[n_found++];
+            snprintf(f->model, sizeof(f->model), "%s", model);
+            snprintf(f->point, sizeof(f->point), "%s", m->points[i].id);
+            snprintf(f->message, sizeof(f->message), "%s", kt_error_last());
+            f->points = 1;
+        } else {
+            unlisted++;
+        }
     }
-    if (bad > 5)
-        report(c, at, NULL, "%zu more points cannot be shaped", bad - 5);
+    for (size_t k = 0; k < n_found; k++) {
+        size_t index = 0;
+        const kt_node *at = model_entry(c, found[k].model, &index);
+        char path[32], more[64] = "";
+        snprintf(path, sizeof(path), "models[%zu]", index);
+        if (found[k].points > 1)
+            snprintf(more, sizeof(more), " (and %zu more point%s)", found[k].points - 1,
+                     found[k].points > 2 ? "s" : "");
+        report(c, at ? at : kt_node_get(c->root, "op"), at ? path : NULL, "point '%s'%s: %s",
+               found[k].point, more, found[k].message);
+    }
+    if (unlisted)
+        report(c, kt_node_get(c->root, "op"), NULL, "%zu more points cannot be shaped", unlisted);
     return bad ? -1 : 0;
 }
 

@@ -276,6 +276,10 @@ class DecodeStepTest(unittest.TestCase):
                     self.assertEqual(p.returncode, 65, p.stdout + p.stderr)
                     self.assertRegex(p.stderr, says)
                     self.assertNotIn(not_says, p.stderr.split("decoder_layer:")[1])
+                    # once, at the model's entry (line 7), for its one point
+                    self.assertEqual(p.stderr.count("must be even"), 1, p.stderr)
+                    self.assertRegex(p.stderr, r"shape-head_dim\.yaml:7:\d+: models\[0\]: "
+                                     r"point 'tiny/decode/b2/t700': decoder_layer")
         finally:
             MODEL = saved
 
