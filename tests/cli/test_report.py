@@ -263,6 +263,10 @@ class ReportTest(unittest.TestCase):
         p = run(["history", results, "--experiment", "hist", "--json"])
         self.assertEqual(p.returncode, 0, p.stderr)
         series = json.loads(p.stdout)
+        import jsonschema
+        with open(os.path.join(SOURCE, "schemas", "history.schema.json")) as f:
+            errors = list(jsonschema.Draft7Validator(json.load(f)).iter_errors(series))
+        self.assertEqual([], [f"{list(e.path)}: {e.message}" for e in errors[:5]])
         self.assertEqual(len(series), 2)  # b1/t64 and b2/t64, one candidate
         for s in series:
             runs = s["runs"]
