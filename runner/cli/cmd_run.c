@@ -513,14 +513,20 @@ static void warn_load(const kt_spec *spec)
     if (!f)
         return;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = resolved_threads(spec);
+    int threads = spec->command ? 0 : resolved_threads(spec); /* a command's own business */
     if (cores > 0 && threads > cores)
         fprintf(stderr,
                 "warning: threads: %d is more than the %ld online core(s): the threads take "
                 "turns on them, and the times measure that; set threads to at most %ld\n",
                 threads, cores, cores);
     double free_cores = cores > threads ? (double)(cores - threads) : 0.0;
-    if (fscanf(f, "%lf", &load) == 1 && load > free_cores + 1)
+    int busy = fscanf(f, "%lf", &load) == 1 && load > free_cores + 1;
+    if (busy && spec->command)
+        fprintf(stderr,
+                "warning: load average %.2f at start exceeds the %ld online core(s): expect "
+                "disturbed pairs and wider intervals\n",
+                load, cores);
+    else if (busy)
         fprintf(stderr,
                 "warning: load average %.2f at start exceeds the %.0f core(s) this run leaves "
                 "free (%ld online, %d threads): expect disturbed pairs and wider intervals\n",

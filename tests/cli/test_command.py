@@ -352,9 +352,12 @@ class CommandTrials(unittest.TestCase):
         path = self.spec(
             f"baseline: {{run: {engine('--sleep-ms', '5')}}}\n"
             f"candidates:\n  - {{name: same, run: {engine('--sleep-ms', '5')}}}\n",
-            trials="{warmup: 0, min_repetitions: 6, max_repetitions: 6}")
+            trials="{warmup: 0, min_repetitions: 6, max_repetitions: 6}",
+            extra=f"threads: {os.cpu_count() + 1}\n")
         r, out = self.run_spec(path)
         self.assertIn(r.returncode, (0, 1, 2), r.stderr)
+        # a command's threads are its own business: no warning about ktrial's
+        self.assertNotRegex(r.stderr, r"threads: \d+ is more than|\d+ threads\)")
         doc = kc.validate_result(self, out)
         c = self.candidate(doc, "same")[0]
         self.assertEqual("NaN", c["worst_rel_l2"])
