@@ -6,6 +6,7 @@
 #include "util/sha256.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -120,10 +121,12 @@ int kt_command_run_one(kt_process_result *res, crun *r, int arm, const kt_argv *
         kt_process_describe(status, sizeof(status), res, ca->timeout_s);
         describe_argv(line, sizeof(line), argv);
         size_t tail = strlen(res->err_tail);
+        while (tail > 0 && isspace((unsigned char)res->err_tail[tail - 1]))
+            tail--; /* its last newline would end the reason in a space */
         const char *err = res->err_tail + (tail > 120 ? tail - 120 : 0);
         cr->code = res->timed_out ? KT_REASON_TIMEOUT : KT_REASON_COMMAND_FAILED;
-        snprintf(cr->why, sizeof(cr->why), "command %s: %s%s%s", status, line,
-                 tail ? "; stderr: " : "", err);
+        snprintf(cr->why, sizeof(cr->why), "command %s: %s%s%.*s", status, line,
+                 tail ? "; stderr: " : "", (int)(res->err_tail + tail - err), err);
         for (char *p = cr->why; *p; p++)
             if (*p == '\n')
                 *p = ' ';

@@ -167,8 +167,10 @@ class CommandTrials(unittest.TestCase):
         r, out = self.run_spec(path, timeout=120)
         self.assertLess(time.monotonic() - start, 100)  # the hang was killed, not waited for
         doc = kc.validate_result(self, out)
-        self.assert_rejected(doc, "exits", "command_failed", "exit status 3",
-                             "exiting 3 as asked", ENGINE)
+        exits = self.assert_rejected(doc, "exits", "command_failed", "exit status 3",
+                                     "exiting 3 as asked", ENGINE)
+        # stderr's last newline is not kept as a space before the point's name
+        self.assertIn("exiting 3 as asked at ", exits["reasons"][0])
         self.assert_rejected(doc, "crashes", "command_failed", "signal 11")
         self.assert_rejected(doc, "hangs", "timeout", "timed out after 1 s")
         late = self.assert_rejected(doc, "late", "command_failed", "repetition 3",
