@@ -112,13 +112,24 @@ static int incomplete(const char *status, const char *path, const kt_run_result 
                spec, path);
         return KT_EXIT_INCONCLUSIVE;
     }
+    /* result.json is written whole at the start and the end only; the points finished in
+     * between are the lines of points.jsonl, which --resume reuses */
+    kt_point_result *pts = NULL;
+    size_t n_pts = 0;
+    if (kt_run_archive_load_points(&pts, &n_pts, path, NULL, NULL) < 0)
+        kt_error_clear(); /* none yet */
+    for (size_t i = 0; i < n_pts; i++)
+        kt_point_result_free(&pts[i]);
+    free(pts);
     if (strcmp(status, "running") == 0 && kt_archive_lock_held(path))
-        printf("incomplete run: still running (a ktrial run holds the folder's lock); no "
-               "decision yet\n");
+        printf("incomplete run: still running (a ktrial run holds the folder's lock); %zu "
+               "point%s finished so far (points.jsonl); no decision yet\n",
+               n_pts, n_pts == 1 ? "" : "s");
     else if (strcmp(status, "running") == 0)
         printf("incomplete run: it stopped before finishing (killed, or the machine went "
-               "down); no decision\ncontinue it with: ktrial run %s --resume %s\n",
-               spec, path);
+               "down) after %zu finished point%s, kept in points.jsonl; no decision\n"
+               "continue it with (the finished points are reused): ktrial run %s --resume %s\n",
+               n_pts, n_pts == 1 ? "" : "s", spec, path);
     else
         printf("incomplete run: status '%s'; no decision\n", status);
     return KT_EXIT_SOFTWARE;

@@ -217,6 +217,10 @@ class ArchiveTest(unittest.TestCase):
         s = run(["show", self.out])
         self.assertEqual(s.returncode, 70, s.stdout + s.stderr)
         self.assertIn("incomplete run: it stopped before finishing", s.stdout)
+        # the points it finished are counted from points.jsonl, which --resume reuses
+        path = os.path.join(self.out, "points.jsonl")
+        finished = len(self.points_lines()) if os.path.exists(path) else 0
+        self.assertIn(f"after {finished} finished point", s.stdout)
         self.assertIn("--resume", s.stdout)
         self.assertNotIn("overall: KEEP", s.stdout)
         s = run(["show", os.path.join(self.out, "result.json")])  # the file, not the folder
