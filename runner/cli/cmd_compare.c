@@ -123,13 +123,15 @@ static int same_experiment(const cJSON *old_doc, const cJSON *new_doc, int force
 
 /* Says why two runs that pass same_experiment have nothing to compare, if they have not. */
 static int something_to_compare(const kt_run_result *old_run, const kt_run_result *new_run,
-                                size_t common, size_t rows, const compare_options *o)
+                                size_t common, size_t cut, size_t rows, const compare_options *o)
 {
     const char *empty = !old_run->n_points ? o->old_path : !new_run->n_points ? o->new_path : NULL;
     if (empty)
         fprintf(stderr, "error: '%s' has no finished point in its result.json\n", empty);
     else if (!common)
         fprintf(stderr, "error: not the same experiment: OLD and NEW share no point\n");
+    else if (common == cut)
+        fprintf(stderr, "error: every point OLD and NEW share was cut short in one of them\n");
     else if (!rows)
         fprintf(stderr, "error: OLD and NEW share no candidate at the points they share\n");
     return rows > 0;
@@ -265,10 +267,14 @@ int cmd_compare(int argc, char **argv)
         rc = KT_EXIT_DATAERR;
         goto done;
     }
-    size_t cap = 0, common = 0;
+    size_t cap = 0, common = 0, cut = 0;
     for (size_t i = 0; i < new_run.n_points; i++) {
         const kt_point_result *po = find_point(&old_run, new_run.points[i].point.id);
         common += po != NULL;
+        if (po && (kt_point_cut_short(po) || kt_point_cut_short(&new_run.points[i]))) {
+            cut++; /* an interrupted run's last point: its pairs stopped mid-way */
+            continue;
+        }
         for (size_t k = 0; po && k < new_run.points[i].n_cands; k++)
             cap += find_candidate(po, new_run.points[i].cands[k].arm.name) >= 0;
     }
@@ -284,6 +290,8 @@ int cmd_compare(int argc, char **argv)
     for (size_t i = 0; i < new_run.n_points; i++) {
         const kt_point_result *pn = &new_run.points[i];
         const kt_point_result *po = find_point(&old_run, pn->point.id);
+        if (po && (kt_point_cut_short(po) || kt_point_cut_short(pn)))
+            continue;
         for (size_t k = 0; po && k < pn->n_cands; k++) {
             int ko = find_candidate(po, pn->cands[k].arm.name);
             if (ko < 0)
@@ -306,7 +314,12 @@ int cmd_compare(int argc, char **argv)
             regressions += r->sc.regression;
         }
     }
-    if (!something_to_compare(&old_run, &new_run, common, n_rows, &o)) {
+    if (cut)
+        fprintf(stderr,
+                "note: %zu shared point%s left out: cut short by an interrupt in OLD or NEW, "
+                "with no finished measurement to compare (--resume finishes it)\n",
+                cut, cut == 1 ? "" : "s");
+    if (!something_to_compare(&old_run, &new_run, common, cut, n_rows, &o)) {
         rc = KT_EXIT_DATAERR;
         goto done;
     }

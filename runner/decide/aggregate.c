@@ -11,14 +11,14 @@
 
 /* Whether Ctrl-C cut point 'p' short: it has pairs but no verdict of its own, and a resume
  * measures it again, so no tally or mean of the run takes it. */
-static int point_cut_short(const kt_point_result *p)
+int kt_point_cut_short(const kt_point_result *p)
 {
     return strcmp(p->stop_reason, "interrupted") == 0;
 }
 
 int kt_point_in_geomean(const kt_point_result *p, size_t k)
 {
-    if (point_cut_short(p) || k >= p->n_cands)
+    if (kt_point_cut_short(p) || k >= p->n_cands)
         return 0;
     const kt_candidate_result *c = &p->cands[k];
     return c->speedup > 0 && c->ci_low > 0 && isfinite(c->ci_high) && c->shift.achieved > 0 &&
@@ -78,14 +78,14 @@ static size_t geomean(kt_candidate_verdict *cv, const kt_run_result *run, size_t
 
 int kt_point_failed(const kt_point_result *p)
 {
-    return p->error[0] && !point_cut_short(p);
+    return p->error[0] && !kt_point_cut_short(p);
 }
 
 size_t kt_run_finished_points(const kt_run_result *run)
 {
     size_t n = 0;
     for (size_t i = 0; i < run->n_points; i++)
-        n += !point_cut_short(&run->points[i]);
+        n += !kt_point_cut_short(&run->points[i]);
     return n;
 }
 
@@ -117,7 +117,7 @@ int kt_run_aggregate(kt_run_result *run, const kt_spec *spec)
         int quality_reject = 0, grouped = 0;
         for (size_t i = 0; i < run->n_points; i++) {
             const kt_candidate_result *c = &run->points[i].cands[k];
-            if (point_cut_short(&run->points[i]))
+            if (kt_point_cut_short(&run->points[i]))
                 continue;
             cv->keep += c->verdict == KT_VERDICT_KEEP;
             cv->reject += c->verdict == KT_VERDICT_REJECT;

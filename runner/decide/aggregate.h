@@ -28,6 +28,9 @@ typedef struct kt_run_result {
     int state_warnings; /* candidate points with a prepared state far off its arm's others */
 } kt_run_result;
 
+/* Whether point 'p' was cut short by an interrupt: not archived point by point, measured
+ * again by --resume, and no figure to compare. */
+int kt_point_cut_short(const kt_point_result *p);
 /* Whether point 'p' failed (its baseline or set-up; 1) rather than finished or was cut short
  * by an interrupt (0). */
 int kt_point_failed(const kt_point_result *p);

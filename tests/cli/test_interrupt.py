@@ -2,6 +2,7 @@
 measured points archived, the resume command printed, and that command finishes the run.
 Once during a point's start-up (inputs and float64 reference), once during timed pairs, and
 once with a second Ctrl-C."""
+import json
 import os
 import re
 import shlex
@@ -161,6 +162,12 @@ class InterruptTest(unittest.TestCase):
         self.assertIn("overall: INTERRUPTED after 1 of 3 points", shown.stdout)
         self.assertIn("interrupted after 1 of 3 points (1 cut short, 1 not started)",
                       shown.stdout)
+        # compare leaves the cut point out and says so; the finished one is compared
+        c = run(["compare", self.out, self.out, "--json"])
+        self.assertIn(c.returncode, (0, 1), c.stdout + c.stderr)
+        self.assertIn("1 shared point left out: cut short by an interrupt", c.stderr)
+        rows = json.loads(c.stdout)["rows"]
+        self.assertEqual([r["point"] for r in rows], [doc["points"][0]["id"]])
         self.resume_completes(args, 3)
 
     def test_second_ctrl_c_stops_the_worker_at_once(self):
