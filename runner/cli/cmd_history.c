@@ -44,6 +44,11 @@ int cmd_history(int argc, char **argv)
     if (h.skipped) /* it may be of this experiment: say that it was left out */
         fprintf(stderr, "warning: %zu archive%s under '%s' left out, unreadable (first %s)\n",
                 h.skipped, h.skipped == 1 ? "" : "s", dir, h.first_skip);
+    if (h.unfinished)
+        fprintf(stderr,
+                "note: %zu archive%s of '%s' left out, not complete (interrupted, over budget, "
+                "killed or still running)\n",
+                h.unfinished, h.unfinished == 1 ? "" : "s", experiment);
     if (h.n == 0) {
         fprintf(stderr, "error: no complete archive of experiment '%s' under '%s'\n", experiment,
                 dir);

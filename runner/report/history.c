@@ -66,8 +66,9 @@ int kt_history_load(kt_history *h, const char *results_dir, const char *experime
             kt_report_input_free(in);
             continue;
         }
-        int keep = strcmp(str_at(in->doc, "spec.parsed.name"), experiment) == 0 &&
-                   strcmp(str_at(in->doc, "status"), "complete") == 0;
+        int ours = strcmp(str_at(in->doc, "spec.parsed.name"), experiment) == 0;
+        int keep = ours && strcmp(str_at(in->doc, "status"), "complete") == 0;
+        h->unfinished += ours && !keep;
         if (keep)
             h->n++;
         else

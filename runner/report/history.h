@@ -9,6 +9,8 @@ typedef struct kt_history {
     size_t n;
     size_t skipped;       /* folders with a result.json that could not be read */
     char first_skip[512]; /* the first of them and why */
+    size_t unfinished;    /* the experiment's archives left out as not complete (interrupted,
+                           * over budget, killed or still running) */
 } kt_history;
 
 /* Loads every complete archive of 'experiment' directly under 'results_dir'. */

@@ -175,10 +175,18 @@ class ReportTest(unittest.TestCase):
         with open(os.path.join(out, "result.json")) as f, \
                 open(os.path.join(torn, "result.json"), "w") as g:
             g.write(f.read()[:300])
+        unfinished = os.path.join(self.tmp, "unfinished")  # of this experiment, not complete
+        os.makedirs(unfinished)
+        with open(os.path.join(out, "result.json")) as f:
+            doc = json.load(f)
+        doc["status"] = "interrupted"
+        with open(os.path.join(unfinished, "result.json"), "w") as g:
+            json.dump(doc, g)
         h = run(["history", self.tmp, "--experiment", "sim-crash"])  # its text says so too
         self.assertEqual(0, h.returncode, h.stderr)
         self.assertIn(f"warning: 1 archive under '{self.tmp}' left out, unreadable (first "
                       f"'{torn}': '{torn}/result.json' is not valid JSON)", h.stderr)
+        self.assertIn("note: 1 archive of 'sim-crash' left out, not complete", h.stderr)
         self.assertNotIn("nan", h.stdout)
         self.assertRegex(h.stdout, r"— \(not measured\) REJECT")
         with open(os.path.join(out, "result.json")) as f:
