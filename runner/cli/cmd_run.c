@@ -340,7 +340,8 @@ static int choose_folder(run_state *st)
         return lock_folder(st);
     }
     if (!kt_archive_name_ok(st->spec->name)) { /* the schema checks it too: never trust one */
-        fprintf(stderr, "error: spec name '%s' is not [a-z0-9._-]+\n", st->spec->name);
+        fprintf(stderr, "error: spec name '%s' is not [a-z0-9._-]+ (not '.' or '..')\n",
+                st->spec->name);
         return KT_EXIT_DATAERR;
     }
     if (st->opt.out_dir) {

@@ -1110,6 +1110,11 @@ int kt_spec_check_meaning(kt_spec *spec, const kt_spec_options *opts, kt_diag *d
     spec->version = 1;
     const char *name = kt_node_str(kt_node_get(c.root, "name"));
     snprintf(spec->name, sizeof(spec->name), "%s", name ? name : "");
+    if (name && (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)) /* the pattern allows them */
+        report(&c, kt_node_get(c.root, "name"), "name",
+               "'%s' cannot name the run's archive folder (results/<time>-%s-...); pick another "
+               "name",
+               name, name);
     const char *desc = kt_node_str(kt_node_get(c.root, "description"));
     spec->description = desc ? strdup(desc) : NULL;
     const char *dtype = kt_node_str(kt_node_get(c.root, "dtype"));
