@@ -64,12 +64,12 @@ static int parse(compare_options *o, int argc, char **argv)
         if (kt_opt_is(opt, "--threshold")) {
             char *end;
             o->threshold = strtod(v, &end);
-            if (*end || !(o->threshold >= 0) || o->threshold >= 1)
+            if (end == v || *end || !(o->threshold >= 0) || o->threshold >= 1) /* '' too */
                 return kt_usage_error("compare", "'--threshold' needs a fraction in [0, 1)");
         } else if (kt_opt_is(opt, "--confidence")) {
             char *end;
             o->confidence = strtod(v, &end);
-            if (*end || !(o->confidence > 0) || o->confidence >= 1)
+            if (end == v || *end || !(o->confidence > 0) || o->confidence >= 1)
                 return kt_usage_error("compare", "'--confidence' needs a number in (0, 1)");
         } else if (kt_opt_is(opt, "--json")) {
             o->json = 1;

@@ -116,6 +116,10 @@ class HelpTest(unittest.TestCase):
         p = run(["env", "--json=yes"])
         self.assertEqual(p.returncode, 64)
         self.assertIn("'--json' takes no value", p.stderr)
+        for opt in ("--threshold", "--confidence"):  # an empty number is no number, not 0
+            p = run(["compare", opt, "", "a", "b"])
+            self.assertEqual(p.returncode, 64, p.stderr)
+            self.assertIn(f"'{opt}' needs a", p.stderr)
 
 
 if __name__ == "__main__":
