@@ -68,7 +68,9 @@ static const char *plural(size_t n)
 /* 'word' (a verdict or a state) in its colour when 'color'. */
 static void put_verdict(FILE *out, const char *word, int color)
 {
-    const char *code = strcmp(word, "KEEP") == 0 ? "32" : strcmp(word, "REJECT") == 0 ? "31" : "33";
+    const char *code = strcmp(word, "KEEP") == 0                                   ? "32"
+                       : strcmp(word, "REJECT") == 0 || strcmp(word, "ERROR") == 0 ? "31"
+                                                                                   : "33";
     if (color)
         fprintf(out, "\033[1;%sm%s\033[0m", code, word);
     else
@@ -248,6 +250,8 @@ const char *kt_summary_overall(const kt_run_result *run, const kt_summary_facts 
 {
     if (strcmp(f->status, "interrupted") == 0)
         return "INTERRUPTED";
+    if (run->point_errors) /* exit 70: no verdict stands over points that could not be measured */
+        return "ERROR";
     if (f->n_not_run && run->verdict == KT_VERDICT_KEEP)
         return "INCONCLUSIVE"; /* the points not run could still reject */
     return kt_verdict_name(run->verdict);
@@ -265,6 +269,11 @@ const char *kt_summary_overall_text(char *buf, size_t len, const kt_run_result *
     if (strcmp(f->status, "interrupted") == 0)
         at = (size_t)snprintf(buf, len, "after %zu of %zu point%s; no verdict for the experiment",
                               kt_run_finished_points(run), total, plural(total));
+    else if (run->point_errors && f->shard_count <= 1)
+        at = (size_t)snprintf(buf, len,
+                              "at %d of %zu point%s the baseline or the set-up failed (the error "
+                              "lines above); no verdict for the experiment",
+                              run->point_errors, total, plural(total));
     else if (f->shard_count > 1)
         at = (size_t)snprintf(buf, len,
                               "over its %zu point%s; not the experiment's verdict ('ktrial "

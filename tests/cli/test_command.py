@@ -192,6 +192,17 @@ class CommandTrials(unittest.TestCase):
         self.assertIn("exit status 9", doc["points"][0]["error"])
         self.assertEqual(["not_measured"], self.candidate(doc, "c")[0]["reason_codes"])
         self.assertEqual(70, r.returncode, r.stdout + r.stderr)
+        # the overall line says what exit 70 means, not INCONCLUSIVE
+        overall = "overall: ERROR at 1 of 1 point the baseline or the set-up failed"
+        self.assertIn(overall, r.stdout)
+        s = kc.run(["show", out])  # exits 0 once printed; the state line gives the run's 70
+        self.assertIn(overall, s.stdout)
+        j = kc.run(["show", out, "--json"])
+        shown = json.loads(j.stdout)
+        self.assertEqual("ERROR", shown["overall"]["state"])
+        import jsonschema
+        with open(os.path.join(kc.SOURCE, "schemas", "show.schema.json")) as f:
+            jsonschema.Draft7Validator(json.load(f)).validate(shown)
 
     def test_wrong_outputs_fail_the_numerics_gate(self):
         path = self.spec(
