@@ -159,7 +159,11 @@ static double read_metrics(arm_costs *costs, const char *out, size_t n, const ch
     for (const char *line = out, *end = out + n; line < end;) {
         const char *eol = memchr(line, '\n', (size_t)(end - line));
         size_t len = eol ? (size_t)(eol - line) : (size_t)(end - line);
-        cJSON *doc = line[0] == '{' ? cJSON_ParseWithLength(line, len) : NULL;
+        size_t lead = 0; /* JSON allows blanks before the object: an indenting logger's */
+        while (lead < len && (line[lead] == ' ' || line[lead] == '\t'))
+            lead++;
+        cJSON *doc =
+            lead < len && line[lead] == '{' ? cJSON_ParseWithLength(line + lead, len - lead) : NULL;
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(doc, "metric");
         const cJSON *value = cJSON_GetObjectItemCaseSensitive(doc, "value");
         if (cJSON_IsString(name) && cJSON_IsNumber(value)) {

@@ -21,6 +21,8 @@ ENGINE = os.path.join(BUILD, "tests", "kt_fake_engine")
 
 # a NUL byte (binary output), then the metric line: found by the line's length, not hidden
 BINARY = "printf 'a\\000b\\n{\"metric\": \"tokens_per_s\", \"value\": 100}\\n'"
+# the metric line indented, as a logger may print it: JSON allows the blanks
+INDENTED = "printf '  \\t{\"metric\": \"tokens_per_s\", \"value\": 100}\\n'"
 FLOOD = ("import sys; sys.stdout.write('x' * 2000000 + '\\n'); "
          "print('{\"metric\": \"tokens_per_s\", \"value\": 100}')")
 
@@ -268,7 +270,8 @@ class CommandTrials(unittest.TestCase):
             f" {{name: mute, run: {engine()}}},"
             # 2 MB of text, then the metric line: past the 1 MiB ktrial reads, and said so
             f" {{name: flood, run: {argv(sys.executable, '-c', FLOOD)}}},"
-            f" {{name: binary, run: {argv('sh', '-c', BINARY)}}}]\n"
+            f" {{name: binary, run: {argv('sh', '-c', BINARY)}}},"
+            f" {{name: indented, run: {argv('sh', '-c', INDENTED)}}}]\n"
             "measure: {metric: tokens_per_s, better: higher, report: json-lines}\n")
         r, out = self.run_spec(path)
         doc = kc.validate_result(self, out)
@@ -281,6 +284,7 @@ class CommandTrials(unittest.TestCase):
         self.assert_rejected(doc, "flood", "metric_missing", "more than 1048576 bytes on stdout",
                              "tokens_per_s")
         self.assertAlmostEqual(1.0, self.candidate(doc, "binary")[0]["speedup"], places=6)
+        self.assertAlmostEqual(1.0, self.candidate(doc, "indented")[0]["speedup"], places=6)
         # the other metric the command printed is kept with the arm's costs
         self.assertEqual(12, doc["points"][0]["baseline"]["metrics"]["rss_estimate"]["value"])
 
