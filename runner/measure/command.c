@@ -104,6 +104,12 @@ static int check_output(crun *r, int arm, int task, int rep, const char *path,
     char quoted[4300];
     snprintf(quoted, sizeof(quoted), "output '%s'", path);
     replace(why, sizeof(why), quoted, "the output");
+    if (r->cs->compare_expect) { /* the task's expect file, not an output of an arm */
+        char named[4300];
+        snprintf(quoted, sizeof(quoted), "output '%s'", ref);
+        snprintf(named, sizeof(named), "the expect file '%s'", ref);
+        replace(why, sizeof(why), quoted, named);
+    }
     if (base_path) {
         snprintf(quoted, sizeof(quoted), "the reference '%s'", base_path);
         replace(why, sizeof(why), quoted, "the baseline's");

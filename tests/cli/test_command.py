@@ -260,6 +260,13 @@ class CommandTrials(unittest.TestCase):
         self.assert_not_rejected_but_on_time(self.candidate(doc, "same")[0])
         self.assert_rejected(doc, "differs", "output", "line 1", "token 0: 1.841471",
                              "token 0: 0.841471")
+        # a task whose expect file is missing: a point error that names the expect file
+        os.remove(expect)
+        shutil.rmtree(out)
+        r, out = self.run_spec(path)
+        self.assertEqual(70, r.returncode, r.stdout + r.stderr)
+        doc = kc.validate_result(self, out)
+        self.assertIn(f"the expect file '{expect}' is missing", doc["points"][0]["error"])
 
     def test_better_higher_uses_the_reported_throughput(self):
         def arm(v):
