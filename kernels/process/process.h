@@ -32,6 +32,10 @@ typedef struct kt_process_spec {
     double timeout_s;
     /* when it reaches 2 (a second Ctrl-C), the group is killed at once; may be NULL */
     volatile sig_atomic_t *cancel;
+    /* 1: once the command exits, what it left running in its process group is killed (a
+     * timed call is its whole group: a process left behind would run on into the next calls);
+     * 0: left alone (a setup that starts a server) */
+    int end_group;
 } kt_process_spec;
 
 typedef struct kt_process_result {
@@ -41,6 +45,8 @@ typedef struct kt_process_result {
     int timed_out;        /* 1 when ktrial killed the group after timeout_s */
     int spawn_failed;     /* 1 when the command could not be started (errno in exit_code) */
     int cancelled;        /* 1 when *cancel reached 2 and the group was killed */
+    int left_behind;      /* 1 when processes of its group ran on after it exited (killed
+                           * with end_group) */
     double wall_ns;       /* spawn to reaped, CLOCK_MONOTONIC */
     double user_s, sys_s; /* CPU time of the command (wait4's rusage) */
     double max_rss_kib;   /* its peak resident set */

@@ -225,8 +225,13 @@ int kt_process_run(kt_process_result *out, const kt_process_spec *spec)
     memset(&ru, 0, sizeof(ru));
     double deadline = spec->timeout_s > 0 ? start + spec->timeout_s * 1e9 : INFINITY;
     supervise(out, pid, out_pipe[0], err_pipe[0], start, deadline, spec->cancel, &ru, &status);
-    if (out->timed_out || out->cancelled)
-        kill(-pid, SIGKILL); /* whatever the group still holds */
+    if (out->timed_out || out->cancelled) {
+        kill(-pid, SIGKILL);         /* whatever the group still holds */
+    } else if (kill(-pid, 0) == 0) { /* the leader is reaped: these are what it left running */
+        out->left_behind = 1;
+        if (spec->end_group)
+            kill(-pid, SIGKILL);
+    }
     out->exited = WIFEXITED(status);
     out->exit_code = out->exited ? WEXITSTATUS(status) : 0;
     out->term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;

@@ -101,8 +101,13 @@ int kt_command_run_one(kt_process_result *res, crun *r, int arm, const kt_argv *
         rc = -1;
         goto done;
     }
-    kt_process_spec ps = {argv, env,           ca->env.n,
-                          cwd,  ca->timeout_s, r->hooks ? r->hooks->interrupted : NULL};
+    kt_process_spec ps = {argv,
+                          env,
+                          ca->env.n,
+                          cwd,
+                          ca->timeout_s,
+                          r->hooks ? r->hooks->interrupted : NULL,
+                          tmpl == &ca->run}; /* a call ends its group; a setup may not */
     rc = kt_process_run(res, &ps);
     if (rc < 0) {
         cr->code = KT_REASON_COMMAND_FAILED;
@@ -204,6 +209,12 @@ int kt_command_call(crun *r, int arm, int task, int rep, call_result *cr)
     double floor_kib = getrusage(RUSAGE_SELF, &self) == 0 ? (double)self.ru_maxrss : NAN;
     int rc = kt_command_run_one(&res, r, arm, &command_arm(r, arm)->run, &v, cr);
     arm_costs *c = &r->costs[arm];
+    if (res.left_behind && !c->left_behind++)
+        fprintf(stderr,
+                "warning: a call of '%s' at %s left processes running after it exited; they "
+                "were killed (a timed call is its whole process group; start servers in "
+                "setup)\n",
+                arm_name(r, arm), r->point->id);
     if (res.out) {
         c->calls++;
         c->wall_s += res.wall_ns * 1e-9;

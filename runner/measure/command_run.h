@@ -19,6 +19,7 @@ typedef struct arm_costs {
     double extra_sums[MAX_EXTRA];
     int64_t extra_counts[MAX_EXTRA];
     int kept[KT_COMMAND_MAX_TASKS]; /* the task's output was kept */
+    int64_t left_behind;            /* calls that left processes running (killed, warned once) */
 } arm_costs;
 
 typedef struct crun {

@@ -186,6 +186,20 @@ class CommandTrials(unittest.TestCase):
             self.assertIn("failing at repetition 3 as asked", f.read())
         self.assertEqual(1, r.returncode, r.stderr)
 
+    def test_processes_a_call_leaves_behind_are_killed_with_a_warning(self):
+        # a sleep of an unusual length marks this test's leftovers among the machine's processes
+        left = "sleep 31.4159"
+        path = self.spec(
+            f"baseline: {{run: {engine('--sleep-ms', '5')}}}\n"
+            f"candidates: [{{name: leaves, run: {argv('sh', '-c', left + ' & exit 0')}}}]\n",
+            trials="{warmup: 1, min_repetitions: 6, max_repetitions: 6}")
+        r, out = self.run_spec(path)
+        self.assertIn(r.returncode, (0, 1, 2), r.stdout + r.stderr)
+        self.assertEqual(1, r.stderr.count("warning: a call of 'leaves' at b1 left processes "
+                                           "running after it exited; they were killed"), r.stderr)
+        ps = subprocess.run(["pgrep", "-f", left], capture_output=True, text=True)
+        self.assertEqual("", ps.stdout)  # none of the 13 calls' sleeps runs on
+
     def test_a_failing_baseline_is_a_point_error(self):
         path = self.spec(f"baseline: {{run: {engine('--exit', '9')}}}\n"
                          f"candidates: [{{name: c, run: {engine()}}}]\n")
