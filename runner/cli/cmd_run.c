@@ -6,6 +6,7 @@
 #include "util/json.h"
 #include "spec/matrix.h"
 #include "spec/plan.h"
+#include "util/memory.h"
 #include "archive/provenance.h"
 #include "archive/result_json.h"
 #include "cli/summary.h"
@@ -776,6 +777,37 @@ static int keep_command_file(void *ctx, const char *point_id, const char *arm, c
     return rc;
 }
 
+/* A point whose worker needs more memory than this machine has left would be killed by the
+ * OOM killer minutes into its start-up (or push the host into swap, and the timings with it):
+ * refused before anything runs, unless --force. The estimate is a floor (kt_plan_point_bytes). */
+static int check_memory(const run_state *st)
+{
+    kt_plan plan;
+    if (st->spec->command || kt_plan_estimate(&plan, st->spec, st->matrix) < 0)
+        return 0; /* the spec's check estimated it already: out of memory only */
+    size_t worst = 0;
+    double need = 0;
+    for (size_t i = 0; i < st->matrix->n; i++) /* the points of this shard */
+        if ((int)(i % (size_t)st->opt.shard_count) == st->opt.shard_index - 1 &&
+            plan.point_bytes[i] > need) {
+            need = plan.point_bytes[i];
+            worst = i;
+        }
+    kt_plan_free(&plan);
+    char what[64];
+    double avail = kt_memory_available(what, sizeof(what));
+    if (!(need > avail))
+        return 0;
+    fprintf(stderr,
+            "%s: point '%s' needs at least %.2f GiB (every input set's inputs, outputs and "
+            "float64 reference), and %s here is %.2f GiB%s\n",
+            st->opt.force ? "warning" : "error", st->matrix->points[worst].id,
+            need / (1024.0 * 1024 * 1024), what, avail / (1024.0 * 1024 * 1024),
+            st->opt.force ? "; running anyway (--force)"
+                          : "; fewer input sets or a smaller point fit, --force runs it anyway");
+    return st->opt.force ? 0 : KT_EXIT_UNAVAILABLE;
+}
+
 /* One point: command specs run their commands from here (each call is its own process),
  * kernel specs in a forked worker. */
 static int run_one_point(run_state *st, kt_point_result *slot, const kt_point *pt,
@@ -1100,6 +1132,8 @@ int cmd_run(int argc, char **argv)
         rc = KT_EXIT_DATAERR;
         goto done;
     }
+    if ((rc = check_memory(&st)) != 0)
+        goto done;
     /* from here a signal stops the run between pairs and leaves it resumable */
     set_signals(on_signal, NULL, NULL);
     if ((rc = choose_folder(&st)) != 0)

@@ -11,11 +11,14 @@
 #include "spec/plan.h"
 #include "measure/command.h"
 #include "spec/spec.h"
+#include "util/memory.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
 
 static void print_plan(const kt_spec *spec, const kt_matrix *m)
 {
@@ -29,14 +32,26 @@ static void print_plan(const kt_spec *spec, const kt_matrix *m)
     }
     printf("  backend %s, %zu point%s, up to %.0f calls per point\n", spec->backend, m->n,
            m->n == 1 ? "" : "s", plan.calls_per_point);
-    printf("  %-48s %14s\n", "point", "estimate (s)");
-    for (size_t i = 0; i < m->n; i++)
-        printf("  %-48s %14.3f\n", m->points[i].id, plan.point_seconds[i]);
+    printf("  %-48s %14s %14s\n", "point", "estimate (s)", "memory (GiB)");
+    double most = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        printf("  %-48s %14.3f %14.3f\n", m->points[i].id, plan.point_seconds[i],
+               plan.point_bytes[i] / GIB);
+        most = fmax(most, plan.point_bytes[i]);
+    }
     printf("  total: estimate %.1f s = %.2f min, of which %.1f s start-up (inputs and float64 "
            "references, at rates measured on this host); every candidate is counted at "
            "max_repetitions = %d pairs per point, at most max_seconds_per_point = %g s\n",
            plan.total_seconds, plan.total_seconds / 60.0, plan.startup_seconds,
            spec->max_repetitions, spec->max_seconds_per_point);
+    char what[64];
+    double avail = kt_memory_available(what, sizeof(what));
+    if (most > 0)
+        printf("  memory: at least %.3f GiB at the largest point (every input set's inputs, "
+               "outputs and float64 reference; the arms' own buffers come on top); %s here: "
+               "%.1f GiB%s\n",
+               most / GIB, what, avail / GIB,
+               most > avail ? ", too little: run refuses it without --force" : "");
     if (isnan(spec->budget_minutes))
         printf("  budget: none (budget.max_minutes is not set)\n");
     else
@@ -109,6 +124,7 @@ static void add_plan_json(cJSON *entry, const kt_spec *spec, const kt_matrix *m)
         cJSON *pt = cJSON_CreateObject();
         cJSON_AddStringToObject(pt, "id", m->points[i].id);
         kt_json_add_real(pt, "estimate_seconds", plan.point_seconds[i]);
+        kt_json_add_real(pt, "memory_bytes", plan.point_bytes[i]);
         cJSON_AddItemToArray(points, pt);
     }
     kt_plan_free(&plan);

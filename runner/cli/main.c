@@ -95,8 +95,8 @@ static void print_overview(FILE *out)
         fprintf(out, "   %-10s %s\n", commands[i].name, commands[i].help);
     fprintf(out, "\n'ktrial help <command>' or 'ktrial <command> --help' for a command's options\n"
                  "exit codes: 0 keep/success, 1 reject/regression, 2 inconclusive, 64 usage,\n"
-                 "65 bad input, 69 backend unavailable, 70 internal failure, 74 i/o error,\n"
-                 "130 interrupted\n");
+                 "65 bad input, 69 backend or memory unavailable, 70 internal failure, 74 i/o\n"
+                 "error, 130 interrupted\n");
 }
 
 static int unknown_command(const char *name)

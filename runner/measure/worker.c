@@ -3,6 +3,7 @@
 #include "fork_pipe.h"
 #include "util/json.h"
 #include "archive/result_json.h"
+#include "util/memory.h"
 #include "cpu/pool.h"
 
 #include <errno.h>
@@ -282,17 +283,8 @@ static long oom_kills(void)
 {
     char line[512], path[640];
     long n = -1;
-    FILE *f = fopen("/proc/self/cgroup", "r");
-    if (!f)
-        return -1;
-    path[0] = '\0';
-    while (fgets(line, sizeof(line), f))
-        if (strncmp(line, "0::", 3) == 0) {
-            line[strcspn(line, "\n")] = '\0';
-            snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.events", line + 3);
-        }
-    fclose(f);
-    if (!path[0] || !(f = fopen(path, "r")))
+    FILE *f;
+    if (kt_cgroup_file(path, sizeof(path), "memory.events") < 0 || !(f = fopen(path, "r")))
         return -1;
     while (fgets(line, sizeof(line), f))
         if (sscanf(line, "oom_kill %ld", &n) == 1)

@@ -187,12 +187,26 @@ static double point_seconds(const kt_spec *spec, const kt_problem *p, double bus
     return fixed + pairs + (profiled(spec) ? profile : 0);
 }
 
+double kt_plan_point_bytes(const kt_spec *spec, const kt_problem *p)
+{
+    if (spec->command)
+        return 0;
+    double in, out, out_elems = 0;
+    kt_plan_io_bytes(p, &in, &out);
+    for (int o = 0; o < p->n_outputs; o++)
+        out_elems += (double)kt_tensor_elems(&p->tensors[p->n_inputs + o]);
+    return (double)spec->input_sets * (3.0 * in + 3.0 * out + 8.0 * out_elems);
+}
+
 int kt_plan_estimate(kt_plan *out, const kt_spec *spec, const kt_matrix *m)
 {
     memset(out, 0, sizeof(*out));
     out->point_seconds = calloc(m->n ? m->n : 1, sizeof(double));
-    if (!out->point_seconds)
+    out->point_bytes = calloc(m->n ? m->n : 1, sizeof(double));
+    if (!out->point_seconds || !out->point_bytes) {
+        kt_plan_free(out);
         return kt_error_code(KT_ENOMEM, "out of memory");
+    }
     out->n = m->n;
     out->calls_per_point = kt_plan_calls_per_point(spec);
     double busy = kt_calibration_busy();
@@ -219,6 +233,7 @@ int kt_plan_estimate(kt_plan *out, const kt_spec *spec, const kt_matrix *m)
             kt_plan_free(out);
             return err;
         }
+        out->point_bytes[i] = kt_plan_point_bytes(spec, &p);
         double startup = startup_seconds(spec, &p, &c);
         out->point_seconds[i] =
             KT_PLAN_WORKER_SECONDS + startup + point_seconds(spec, &p, busy, at);
@@ -235,5 +250,6 @@ void kt_plan_free(kt_plan *plan)
     if (!plan)
         return;
     free(plan->point_seconds);
+    free(plan->point_bytes);
     memset(plan, 0, sizeof(*plan));
 }

@@ -20,6 +20,8 @@ typedef struct kt_plan {
     double total_seconds;   /* on this host, as busy as it is now */
     double idle_seconds;    /* on this host idle: what budget.max_minutes is checked against,
                              * so that a spec's validity does not depend on the load */
+    double *point_bytes;    /* per matrix point: its worker's memory, at least (see
+                             * kt_plan_point_bytes); 0 for a command spec */
 } kt_plan;
 
 /* What one arm costs on this host, measured on the calibration point (calibrate.h) and
@@ -54,6 +56,13 @@ void kt_plan_io_bytes(const kt_problem *p, double *in, double *out);
 
 /* The CPU roofline of 'p' on an idle host: max(flops / (8e9 * threads), bytes / 8e9) + 20 us. */
 double kt_plan_roofline_seconds(const kt_spec *spec, const kt_problem *p);
+
+/* The memory one point's worker holds, at least: for every input set, the inputs three times
+ * (the host copy, the backend's, and the copy the full checks compare against), the outputs
+ * three times (host, and the two backend buffers timed calls alternate between) and their
+ * float64 reference. The arms' own buffers (prepared states, packed weights) come on top. 0
+ * for a command spec (its programs' memory is their own). */
+double kt_plan_point_bytes(const kt_spec *spec, const kt_problem *p);
 
 /* One worker per point: a fork, a backend opened, buffers allocated and freed. */
 #define KT_PLAN_WORKER_SECONDS 0.05

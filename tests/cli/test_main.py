@@ -14,7 +14,7 @@ class MainTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0)
         for name in COMMANDS:
             self.assertRegex(p.stdout, rf"\n   {name} +\S")
-        self.assertIn("69 backend unavailable", p.stdout)
+        self.assertIn("69 backend or memory unavailable", p.stdout)
         self.assertEqual(run(["help"]).stdout, p.stdout)
 
     def test_no_command_is_a_usage_error(self):

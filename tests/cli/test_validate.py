@@ -189,6 +189,27 @@ class Command(unittest.TestCase):
         self.assertIn("up to 412 calls per point", r.stdout)
         self.assertIn("budget: 10 min, within", r.stdout)
 
+    def test_plan_prices_memory_and_run_refuses_a_point_that_cannot_fit(self):
+        # about 1.5 TiB at its one point (64 input sets of a 70b layer's KV cache at 128K):
+        # more than any machine these tests run on has left
+        with tempfile.TemporaryDirectory() as tmp:
+            spec = os.path.join(tmp, "big.yaml")
+            with open(spec, "w") as f:
+                f.write("version: 1\nname: big\nop: attention_decode\nbackend: cpu\n"
+                        "dtype: fp32\nmodels: [llama-3.1-70b]\nbatch_sizes: [8]\n"
+                        "context_lengths: [131072]\ninputs: {sets: 64}\n"
+                        "baseline: {variant: dense}\ncandidates: [{name: f, variant: ffd}]\n")
+            r = ktrial("validate", "--plan", spec)
+            self.assertEqual(r.returncode, 0, r.stderr)  # a spec's validity is not the host's
+            self.assertRegex(r.stdout, r"memory: at least 1536\.\d+ GiB at the largest point")
+            self.assertIn("too little: run refuses it without --force", r.stdout)
+            out = os.path.join(tmp, "out")
+            r = ktrial("run", spec, "-o", out)
+            self.assertEqual(r.returncode, 69, r.stdout + r.stderr)
+            self.assertRegex(r.stderr, r"error: point 'llama-3\.1-70b/b8/t131072' needs at least "
+                             r"1536\.\d+ GiB .* --force runs it anyway")
+            self.assertFalse(os.path.exists(out))  # refused before anything was written
+
     def test_plan_without_budget(self):
         r = ktrial("validate", "--plan",
                    os.path.join(SOURCE, "tests/specs/good/sim-minimal.yaml"))
