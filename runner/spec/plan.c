@@ -195,6 +195,8 @@ double kt_plan_point_bytes(const kt_spec *spec, const kt_problem *p)
     kt_plan_io_bytes(p, &in, &out);
     for (int o = 0; o < p->n_outputs; o++)
         out_elems += (double)kt_tensor_elems(&p->tensors[p->n_inputs + o]);
+    if (strcmp(spec->backend, "cuda") == 0) /* the backend's copies are on the device */
+        return (double)spec->input_sets * (2.0 * in + out + 8.0 * out_elems);
     return (double)spec->input_sets * (3.0 * in + 3.0 * out + 8.0 * out_elems);
 }
 

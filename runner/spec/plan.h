@@ -60,8 +60,9 @@ double kt_plan_roofline_seconds(const kt_spec *spec, const kt_problem *p);
 /* The memory one point's worker holds, at least: for every input set, the inputs three times
  * (the host copy, the backend's, and the copy the full checks compare against), the outputs
  * three times (host, and the two backend buffers timed calls alternate between) and their
- * float64 reference. The arms' own buffers (prepared states, packed weights) come on top. 0
- * for a command spec (its programs' memory is their own). */
+ * float64 reference. The arms' own buffers (prepared states, packed weights) come on top. On
+ * cuda the backend's copies are device memory, which this does not count. 0 for a command spec
+ * (its programs' memory is their own). */
 double kt_plan_point_bytes(const kt_spec *spec, const kt_problem *p);
 
 /* One worker per point: a fork, a backend opened, buffers allocated and freed. */
