@@ -289,6 +289,29 @@ static void test_costs_per_phase(void **state)
     kt_plan_use_arm_costs(NULL);
 }
 
+/* The memory floor of a point: every input set's inputs and outputs three times (on cuda
+ * twice and once: the backend's copies are device memory) and the float64 reference. */
+static void test_point_bytes(void **state)
+{
+    (void)state;
+    kt_spec s = sim_spec(); /* 3 input sets; synthetic: y = x over b x t fp32 elements */
+    kt_point pts[1];
+    memset(pts, 0, sizeof(pts));
+    pts[0].batch_size = 4;
+    pts[0].context_length = 1000;
+    strcpy(pts[0].id, "b4/t1000");
+    kt_matrix m = {pts, 1};
+    kt_plan plan;
+    assert_int_equal(kt_plan_estimate(&plan, &s, &m), KT_OK);
+    double elems = 4000, in = 4 * elems, out = 4 * elems;
+    assert_float_equal(plan.point_bytes[0], 3 * (3 * in + 3 * out + 8 * elems), 1e-9);
+    kt_plan_free(&plan);
+    strcpy(s.backend, "cuda");
+    kt_problem p;
+    assert_int_equal(s.op->shape(&p, &pts[0], s.dtype, s.input_params), KT_OK);
+    assert_float_equal(kt_plan_point_bytes(&s, &p), 3 * (2 * in + out + 8 * elems), 1e-9);
+}
+
 static void test_unshapeable_point(void **state)
 {
     (void)state;
@@ -304,9 +327,10 @@ static void test_unshapeable_point(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_calls_per_point),  cmocka_unit_test(test_call_models),
-        cmocka_unit_test(test_estimate_and_cap), cmocka_unit_test(test_measured_costs),
-        cmocka_unit_test(test_costs_per_phase),  cmocka_unit_test(test_unshapeable_point),
+        cmocka_unit_test(test_calls_per_point),   cmocka_unit_test(test_call_models),
+        cmocka_unit_test(test_estimate_and_cap),  cmocka_unit_test(test_measured_costs),
+        cmocka_unit_test(test_costs_per_phase),   cmocka_unit_test(test_point_bytes),
+        cmocka_unit_test(test_unshapeable_point),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
