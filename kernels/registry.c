@@ -212,6 +212,23 @@ const char *kt_variant_phase_refusal(const kt_variant *v, const kt_param_value *
     return NULL;
 }
 
+/* Variants whose kernels handle only some shapes of their op, and the function that says so. */
+static const struct {
+    const kt_variant *variant;
+    int (*check)(const kt_problem *p);
+} shape_limits[] = {
+    {&kt_variant_cpu_attention_dense, kt_attn_check_problem},
+    {&kt_variant_cpu_attention_ffd, kt_attn_check_problem},
+};
+
+int kt_variant_check_problem(const kt_variant *v, const kt_problem *p)
+{
+    for (int i = 0; i < COUNT(shape_limits); i++)
+        if (shape_limits[i].variant == v)
+            return shape_limits[i].check(p);
+    return KT_OK;
+}
+
 static const kt_missing_variant missing[] = {
 #ifndef KT_HAVE_ONEDNN
     {"gemm", "onednn", "cpu",
