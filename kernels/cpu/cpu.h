@@ -20,6 +20,9 @@ int kt_attn_check_problem(const kt_problem *p);
 /* Why the CPU 'layer' variant with 'params' cannot run 'phase' (attention 'ffd' on a prefill
  * chunk), or NULL; '*param' gets the index of the 'attention' param. */
 const char *kt_dl_cpu_phase_refusal(const kt_param_value *params, kt_phase phase, int *param);
+/* KT_OK when the CPU 'layer' variant with 'params' can run problem 'p', else why: with fusion
+ * none a decode step's attention stage has the attention variants' shape limits. */
+int kt_dl_cpu_check_problem(const kt_param_value *params, const kt_problem *p);
 #ifdef KT_HAVE_ONEDNN
 extern const kt_variant kt_variant_cpu_gemm_onednn;
 #endif

@@ -993,9 +993,12 @@ static int arms_can_run(const kt_spec *spec, const kt_problem *p, char *why, siz
     for (size_t i = 0; i <= spec->n_candidates; i++) {
         const kt_arm *arm = i == 0 ? &spec->baseline : &spec->candidates[i - 1];
         kt_error_clear();
-        if (!arm->variant || kt_variant_check_problem(arm->variant, p) == KT_OK)
+        if (!arm->variant || kt_variant_check_problem(arm->variant, arm->params, p) == KT_OK)
             continue;
-        snprintf(why, len, "variant '%s' (%s) cannot run it: %s", arm->variant->name, arm->name,
+        char who[KT_NAME_MAX + 16] = "baseline";
+        if (i > 0)
+            snprintf(who, sizeof(who), "candidate '%s'", arm->name);
+        snprintf(why, len, "variant '%s' (%s) cannot run it: %s", arm->variant->name, who,
                  kt_error_last());
         return 0;
     }
