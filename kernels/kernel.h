@@ -144,6 +144,12 @@ const char *kt_variant_library(const kt_variant *v);
 const char *kt_variant_phase_refusal(const kt_variant *v, const kt_param_value *params,
                                      kt_phase phase, int *param);
 
+/* Whether variant 'v' with 'params' can run problem 'p': KT_OK, or an error saying why (a shape
+ * its kernels do not handle, such as an attention head_dim that is not a multiple of 8). Lets
+ * validation refuse at the model what prepare would refuse at run time. */
+int kt_variant_check_problem(const kt_variant *v, const kt_param_value *params,
+                             const kt_problem *p);
+
 int kt_missing_variant_count(void);
 const kt_missing_variant *kt_missing_variant_at(int i);
 

@@ -212,6 +212,30 @@ const char *kt_variant_phase_refusal(const kt_variant *v, const kt_param_value *
     return NULL;
 }
 
+static int cpu_attention_check(const kt_param_value *params, const kt_problem *p)
+{
+    (void)params;
+    return kt_attn_check_problem(p);
+}
+
+/* Variants whose kernels handle only some shapes of their op, and the function that says so. */
+static const struct {
+    const kt_variant *variant;
+    int (*check)(const kt_param_value *params, const kt_problem *p);
+} shape_limits[] = {
+    {&kt_variant_cpu_attention_dense, cpu_attention_check},
+    {&kt_variant_cpu_attention_ffd, cpu_attention_check},
+    {&kt_variant_cpu_decoder_layer, kt_dl_cpu_check_problem},
+};
+
+int kt_variant_check_problem(const kt_variant *v, const kt_param_value *params, const kt_problem *p)
+{
+    for (int i = 0; i < COUNT(shape_limits); i++)
+        if (shape_limits[i].variant == v)
+            return shape_limits[i].check(params, p);
+    return KT_OK;
+}
+
 static const kt_missing_variant missing[] = {
 #ifndef KT_HAVE_ONEDNN
     {"gemm", "onednn", "cpu",

@@ -340,10 +340,6 @@ void kt_attn_work_run(kt_attn_work *w, const kt_call *call, kt_attn_task_fn fn, 
 /* The task part of kt_attn_work_run alone (the caller merges with kt_attn_merge). */
 void kt_attn_work_tasks(kt_attn_work *w, const kt_call *call, kt_attn_task_fn fn, void *ctx);
 
-/* Checks the shape constraints the CPU attention kernels share: head_dim a multiple of 8 and
- * at most KT_ATTN_MAX_HEAD_DIM (KT_EUNSUPPORTED), heads a multiple of kv_heads (KT_EINVAL). */
-int kt_attn_check_problem(const kt_problem *p);
-
 /* Coefficients of the Cephes exp2f polynomial on [-0.5, 0.5] (highest degree first, then 1),
  * shared by the AVX2 and AVX-512 exp2 so both paths compute the same softmax. */
 #define KT_EXP2_C5 1.535336188319500e-4f

@@ -13,9 +13,16 @@ extern const kt_variant kt_variant_cpu_swiglu_fused;
 extern const kt_variant kt_variant_cpu_attention_dense;
 extern const kt_variant kt_variant_cpu_attention_ffd;
 extern const kt_variant kt_variant_cpu_decoder_layer;
+/* Checks the shape constraints the CPU attention kernels share: head_dim a multiple of 8 and
+ * at most KT_ATTN_MAX_HEAD_DIM (KT_EUNSUPPORTED), heads a multiple of kv_heads (KT_EINVAL).
+ * Prepare calls it, and the registry for validation (kt_variant_check_problem). */
+int kt_attn_check_problem(const kt_problem *p);
 /* Why the CPU 'layer' variant with 'params' cannot run 'phase' (attention 'ffd' on a prefill
  * chunk), or NULL; '*param' gets the index of the 'attention' param. */
 const char *kt_dl_cpu_phase_refusal(const kt_param_value *params, kt_phase phase, int *param);
+/* KT_OK when the CPU 'layer' variant with 'params' can run problem 'p', else why: with fusion
+ * none a decode step's attention stage has the attention variants' shape limits. */
+int kt_dl_cpu_check_problem(const kt_param_value *params, const kt_problem *p);
 #ifdef KT_HAVE_ONEDNN
 extern const kt_variant kt_variant_cpu_gemm_onednn;
 #endif

@@ -5,6 +5,7 @@
 #include "decoder_cpu.h"
 #include "ffd_quant.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,6 +74,18 @@ const char *kt_dl_cpu_phase_refusal(const kt_param_value *params, kt_phase phase
         return NULL;
     return "attention 'ffd' is a decode kernel (one query per sequence); a prefill chunk "
            "attends with the layer's causal dense kernel (attention 'dense')";
+}
+
+int kt_dl_cpu_check_problem(const kt_param_value *params, const kt_problem *p)
+{
+    kt_dl_dims m;
+    kt_dl_dims_of(&m, p);
+    if (params[P_FUSION].num != KT_DLF_NONE || m.prefill || kt_attn_check_problem(p) == KT_OK)
+        return KT_OK;
+    char why[256];
+    snprintf(why, sizeof(why), "%s", kt_error_last());
+    return kt_error_code(KT_EUNSUPPORTED, "decoder_layer: attention stage '%s': %s",
+                         params[P_ATTENTION].num == 0 ? "dense" : "ffd", why);
 }
 
 /* The own kernels run only the layer's own stages: stage choices must stay at their defaults. */

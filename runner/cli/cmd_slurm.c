@@ -111,24 +111,47 @@ static void absolute(char *out, size_t len, const char *path)
         snprintf(out, len, "%s/%s", cwd, path);
 }
 
-static void common_header(FILE *f, const slurm_options *o, const char *job, const char *log)
+/* 's' as one argument of an #SBATCH line. sbatch splits those lines at blanks, ends them at an
+ * unescaped '#' and reads quotes and backslashes as escapes, so each of those gets a backslash; in
+ * a file name (--output) '%' starts a pattern ('%a': the task), so there it is doubled. */
+static void put_sbatch_value(FILE *f, const char *s, int file_name)
+{
+    for (; *s; s++) {
+        if (*s == '%' && file_name)
+            fputc('%', f);
+        else if (strchr(" \t\\\"'#", *s))
+            fputc('\\', f);
+        fputc(*s, f);
+    }
+}
+
+/* 'log' is the log's name under RUN/logs/, Slurm's patterns in it left as they are. */
+static void common_header(FILE *f, const slurm_options *o, const char *job, const char *run_dir,
+                          const char *log)
 {
     fprintf(f, "#!/bin/bash\n");
     fprintf(f, "#SBATCH --job-name=%s\n", job);
-    fprintf(f, "#SBATCH --output=%s\n", log);
-    if (o->partition)
-        fprintf(f, "#SBATCH --partition=%s\n", o->partition);
-    if (o->time_limit)
-        fprintf(f, "#SBATCH --time=%s\n", o->time_limit);
+    fprintf(f, "#SBATCH --output=");
+    put_sbatch_value(f, run_dir, 1);
+    fprintf(f, "/logs/%s\n", log);
+    if (o->partition) {
+        fprintf(f, "#SBATCH --partition=");
+        put_sbatch_value(f, o->partition, 0);
+        fputc('\n', f);
+    }
+    if (o->time_limit) {
+        fprintf(f, "#SBATCH --time=");
+        put_sbatch_value(f, o->time_limit, 0);
+        fputc('\n', f);
+    }
 }
 
 static void write_shards_script(FILE *f, const slurm_options *o, const kt_spec *spec,
                                 const char *run_dir, const char *spec_abs, const char *exe)
 {
-    char job[128], log[PATH_MAX + 32];
+    char job[128];
     snprintf(job, sizeof(job), "ktrial-%s", spec->name);
-    snprintf(log, sizeof(log), "%s/logs/shard-%%a.out", run_dir);
-    common_header(f, o, job, log);
+    common_header(f, o, job, run_dir, "shard-%a.out");
     fprintf(f, "#SBATCH --array=1-%d\n", o->shards);
     if (o->gpus_per_task > 0)
         fprintf(f, "#SBATCH --gres=gpu:%d\n", o->gpus_per_task);
@@ -150,10 +173,9 @@ static void write_shards_script(FILE *f, const slurm_options *o, const kt_spec *
 static void write_merge_script(FILE *f, const slurm_options *o, const kt_spec *spec,
                                const char *run_dir, const char *exe)
 {
-    char job[128], log[PATH_MAX + 32], path[PATH_MAX + 32];
+    char job[128], path[PATH_MAX + 32];
     snprintf(job, sizeof(job), "ktrial-%s-merge", spec->name);
-    snprintf(log, sizeof(log), "%s/logs/merge.out", run_dir);
-    common_header(f, o, job, log);
+    common_header(f, o, job, run_dir, "merge.out");
     fprintf(f, "# Written by 'ktrial slurm': runs once every shard task succeeded\n"
                "# (submitted with --dependency=afterok:<array job>); exits with the verdict.\n"
                "set -euo pipefail\nexec ");
@@ -304,6 +326,15 @@ int cmd_slurm(int argc, char **argv)
         strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
         snprintf(rel, sizeof(rel), "results/%s-%s-slurm", stamp, spec->name);
         absolute(run_dir, sizeof(run_dir), rel);
+    }
+    const char *lines[] = {run_dir, o.partition, o.time_limit};
+    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+        if (lines[i] && strpbrk(lines[i], "\n\r")) {
+            fprintf(stderr, "error: '%s' has a line break, which an #SBATCH line cannot hold\n",
+                    lines[i]);
+            kt_spec_free(spec);
+            return KT_EXIT_USAGE;
+        }
     }
     absolute(spec_abs, sizeof(spec_abs), o.spec_path);
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);

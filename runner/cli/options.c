@@ -94,6 +94,10 @@ int kt_opt_next(kt_opt_parser *p, const kt_option **opt, const char **value)
     *opt = o;
     if (o->arg)
         *value = eq ? eq + 1 : p->argv[p->i++];
+    if (o->arg && !**value) { /* '--junit ""' would fail only after the whole run */
+        kt_usage_error(p->command, "'%s' needs a value (%s), not an empty string", o->name, o->arg);
+        return -1;
+    }
     return 1;
 }
 

@@ -965,37 +965,65 @@ typedef struct shape_problem {
 
 #define MAX_SHAPE_REPORTS 5
 
-/* Every point must be a problem the op can shape. Each distinct reason is reported once per
- * model, at that model's entry (at 'op:' when the op reads no model), with the first point it
- * stops and how many more it stops: an odd head_dim is one message at the model, not one per
- * batch size and context at the top of the file. */
+/* Counts a point that cannot run under its model's reason, keeping the first MAX_SHAPE_REPORTS
+ * distinct (model, reason) pairs. */
+static void note_shape_problem(shape_problem *found, size_t *n_found, size_t *unlisted,
+                               const kt_point *point, const char *message)
+{
+    size_t k = 0;
+    while (k < *n_found && !(strcmp(found[k].model, point->model.name) == 0 &&
+                             strcmp(found[k].message, message) == 0))
+        k++;
+    if (k < *n_found) {
+        found[k].points++;
+    } else if (*n_found < MAX_SHAPE_REPORTS) {
+        shape_problem *f = &found[(*n_found)++];
+        snprintf(f->model, sizeof(f->model), "%s", point->model.name);
+        snprintf(f->point, sizeof(f->point), "%s", point->id);
+        snprintf(f->message, sizeof(f->message), "%s", message);
+        f->points = 1;
+    } else {
+        (*unlisted)++;
+    }
+}
+
+/* Whether every arm's variant can run problem 'p'; if not, why, for the first that cannot. */
+static int arms_can_run(const kt_spec *spec, const kt_problem *p, char *why, size_t len)
+{
+    for (size_t i = 0; i <= spec->n_candidates; i++) {
+        const kt_arm *arm = i == 0 ? &spec->baseline : &spec->candidates[i - 1];
+        kt_error_clear();
+        if (!arm->variant || kt_variant_check_problem(arm->variant, arm->params, p) == KT_OK)
+            continue;
+        char who[KT_NAME_MAX + 16] = "baseline";
+        if (i > 0)
+            snprintf(who, sizeof(who), "candidate '%s'", arm->name);
+        snprintf(why, len, "variant '%s' (%s) cannot run it: %s", arm->variant->name, who,
+                 kt_error_last());
+        return 0;
+    }
+    return 1;
+}
+
+/* Every point must be a problem the op can shape, and every arm's variant run. Each distinct
+ * reason is reported once per model, at that model's entry (at 'op:' when the op reads no
+ * model), with the first point it stops and how many more it stops: an odd head_dim is one
+ * message at the model, not one per batch size and context at the top of the file. */
 static int check_shapes(mctx *c, const kt_matrix *m)
 {
     const kt_spec *spec = c->spec;
     shape_problem found[MAX_SHAPE_REPORTS];
     size_t n_found = 0, unlisted = 0, bad = 0;
+    char why[512];
     for (size_t i = 0; i < m->n; i++) {
         kt_problem p;
         kt_error_clear();
-        if (spec->op->shape(&p, &m->points[i], spec->dtype, spec->input_params) == KT_OK)
+        if (spec->op->shape(&p, &m->points[i], spec->dtype, spec->input_params) != KT_OK)
+            snprintf(why, sizeof(why), "%s", kt_error_last());
+        else if (arms_can_run(spec, &p, why, sizeof(why)))
             continue;
         bad++;
-        const char *model = m->points[i].model.name;
-        size_t k = 0;
-        while (k < n_found && !(strcmp(found[k].model, model) == 0 &&
-                                strcmp(found[k].message, kt_error_last()) == 0))
-            k++;
-        if (k < n_found) {
-            found[k].points++;
-        } else if (n_found < MAX_SHAPE_REPORTS) {
-            shape_problem *f = &found[n_found++];
-            snprintf(f->model, sizeof(f->model), "%s", model);
-            snprintf(f->point, sizeof(f->point), "%s", m->points[i].id);
-            snprintf(f->message, sizeof(f->message), "%s", kt_error_last());
-            f->points = 1;
-        } else {
-            unlisted++;
-        }
+        note_shape_problem(found, &n_found, &unlisted, &m->points[i], why);
     }
     for (size_t k = 0; k < n_found; k++) {
         size_t index = 0;

@@ -121,6 +121,20 @@ class HelpTest(unittest.TestCase):
             self.assertEqual(p.returncode, 64, p.stderr)
             self.assertIn(f"'{opt}' needs a", p.stderr)
 
+    def test_an_empty_value_is_refused_before_anything_runs(self):
+        # '--junit ""' used to run the whole experiment, then fail writing '' (exit 74)
+        spec = sim_spec(os.path.join(self.tmp, "e.yaml"), name="empty-value",
+                        trials={"min_repetitions": 5, "max_repetitions": 10})
+        out = os.path.join(self.tmp, "out")
+        for args in (["run", spec, "-o", out, "--junit", ""], ["run", spec, "-o", out, "--markdown="],
+                     ["run", spec, "--resume", ""], ["kernels", "--plugin="],
+                     ["history", "--experiment", ""], ["merge", out, "-o", ""]):
+            p = run(args)
+            self.assertEqual(p.returncode, 64, args)
+            self.assertIn("needs a value", p.stderr)
+            self.assertIn("not an empty string", p.stderr)
+            self.assertFalse(os.path.exists(out), args)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -190,6 +190,42 @@ class MergeTest(unittest.TestCase):
         self.assertEqual(p.returncode, 64)
         self.assertIn("a shard would be empty", p.stderr)
 
+    def test_slurm_escapes_an_awkward_run_folder(self):
+        # sbatch splits an #SBATCH line at blanks and ends it at a '#'; '%' starts a pattern
+        job = os.path.join(self.tmp, "my runs#1", "100%x")
+        p = run(["slurm", self.spec("all"), "--shards", "2", "--partition", "gpu a", "--dry-run",
+                 "-o", job])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        outputs = [sbatch_argument(line[len("#SBATCH "):])
+                   for line in p.stdout.splitlines() if line.startswith("#SBATCH --output=")]
+        pattern = job.replace("%", "%%")
+        self.assertEqual(outputs, ["--output=" + pattern + "/logs/shard-%a.out",
+                                   "--output=" + pattern + "/logs/merge.out"])
+        self.assertIn("#SBATCH --partition=gpu\\ a", p.stdout)
+        p = run(["slurm", self.spec("all"), "--dry-run", "-o", self.tmp + "/a\nb"])
+        self.assertEqual(p.returncode, 64)
+        self.assertIn("line break", p.stderr)
+
+
+def sbatch_argument(line):
+    """The first argument of an #SBATCH line as sbatch reads it (_get_argument in Slurm's
+    src/sbatch/opt.c): blanks split, backslash escapes, quotes group, an unescaped '#' ends."""
+    out, quote, i = "", None, 0
+    while i < len(line) and (quote or not line[i].isspace()):
+        c = line[i]
+        if c == "\\":
+            i += 1
+            c = line[i]
+        elif quote and c == quote or not quote and c in "\"'":
+            quote = None if quote else c
+            i += 1
+            continue
+        elif not quote and c == "#":
+            break
+        out += c
+        i += 1
+    return out
+
 
 if __name__ == "__main__":
     unittest.main()
