@@ -127,6 +127,39 @@ static void add_origin(cJSON *o, int plugin)
     kt_json_add_str_or_null(o, "plugin", plugin >= 0 ? kt_plugin_path(plugin) : NULL);
 }
 
+/* The spec keys of the matrix axes 'op' uses, in point-id order; returns how many. */
+static int axis_keys(const kt_op *op, const char *keys[5])
+{
+    static const struct {
+        unsigned axis;
+        const char *key;
+    } axes[] = {{KT_AXIS_MODEL, "models"},
+                {KT_AXIS_PHASE, "phases"},
+                {KT_AXIS_ROLE, "roles"},
+                {KT_AXIS_BATCH, "batch_sizes"},
+                {KT_AXIS_CONTEXT, "context_lengths"}};
+    int n = 0;
+    for (size_t i = 0; i < sizeof(axes) / sizeof(axes[0]); i++)
+        if (op->axes & axes[i].axis)
+            keys[n++] = axes[i].key;
+    return n;
+}
+
+/* "  axes: models, phases, ..." with the context's reach where the op has phases. */
+static void print_axes(const kt_op *op)
+{
+    const char *keys[5];
+    int n = axis_keys(op, keys);
+    printf("  axes:");
+    for (int i = 0; i < n; i++)
+        printf("%s %s", i ? "," : "", keys[i]);
+    if ((op->axes & KT_AXIS_PHASE) && (op->axes & KT_AXIS_CONTEXT))
+        printf(" (context_lengths %s)", op->axes & KT_AXIS_DECODE_CONTEXT
+                                            ? "at decode too: a KV cache"
+                                            : "at prefill only: decode rows are the batch");
+    printf("\n");
+}
+
 /* What the text listing shows, as one JSON document: backends, and per op its input params,
  * its variants with their params, and the variants this build left out. */
 static cJSON *kernels_json(const char *only, const int *plugins, int n_plugins)
@@ -181,6 +214,12 @@ static cJSON *kernels_json(const char *only, const int *plugins, int n_plugins)
         cJSON_AddStringToObject(o, "name", op->name);
         cJSON_AddStringToObject(o, "doc", op->doc);
         add_origin(o, kt_op_plugin(op));
+        cJSON *axes = cJSON_AddArrayToObject(o, "axes");
+        const char *keys[5];
+        for (int i = 0, n = axis_keys(op, keys); i < n; i++)
+            cJSON_AddItemToArray(axes, cJSON_CreateString(keys[i]));
+        cJSON_AddBoolToObject(o, "decode_context",
+                              !(op->axes & KT_AXIS_PHASE) || (op->axes & KT_AXIS_DECODE_CONTEXT));
         cJSON_AddItemToObject(o, "input_params", params_json(op->input_params, op->n_input_params));
         cJSON_AddItemToObject(o, "variants", variants);
         cJSON_AddItemToObject(o, "not_built", missing);
@@ -269,6 +308,7 @@ int cmd_kernels(int argc, char **argv)
                 int from = kt_op_plugin(op);
                 printf("\nop %s: %s%s%s%s\n", op->name, op->doc, from >= 0 ? " (from " : "",
                        from >= 0 ? kt_plugin_path(from) : "", from >= 0 ? ")" : "");
+                print_axes(op);
                 for (int i = 0; i < op->n_input_params; i++) {
                     if (i == 0)
                         printf("  input params (inputs.params):\n");

@@ -199,6 +199,17 @@ class OutputTest(unittest.TestCase):
         ops = {o["name"]: o for o in doc["ops"]}
         self.assertIn("gemm", ops)
         self.assertTrue(any(v["backend"] == "cpu" for v in ops["gemm"]["variants"]))
+        # each op's matrix axes, as the spec keys that span them
+        self.assertEqual(ops["gemm"]["axes"],
+                         ["models", "phases", "roles", "batch_sizes", "context_lengths"])
+        self.assertFalse(ops["gemm"]["decode_context"])  # a decode GEMM's rows are the batch
+        self.assertEqual(ops["attention_decode"]["axes"],
+                         ["models", "batch_sizes", "context_lengths"])
+        self.assertTrue(ops["decoder_layer"]["decode_context"])
+        text = run(["kernels"]).stdout
+        self.assertIn("op gemm: ", text)
+        self.assertIn("  axes: models, phases, roles, batch_sizes, context_lengths (context_lengths "
+                      "at prefill only", text)
         p = run(["models", "--json"])
         self.assertEqual(p.returncode, 0, p.stderr)
         doc = json.loads(p.stdout)
