@@ -782,18 +782,20 @@ static int keep_command_file(void *ctx, const char *point_id, const char *arm, c
  * refused before anything runs, unless --force. The estimate is a floor (kt_plan_point_bytes). */
 static int check_memory(const run_state *st)
 {
-    kt_plan plan;
-    if (st->spec->command || kt_plan_estimate(&plan, st->spec, st->matrix) < 0)
-        return 0; /* the spec's check estimated it already: out of memory only */
+    const kt_spec *spec = st->spec;
     size_t worst = 0;
     double need = 0;
-    for (size_t i = 0; i < st->matrix->n; i++) /* the points of this shard */
-        if ((int)(i % (size_t)st->opt.shard_count) == st->opt.shard_index - 1 &&
-            plan.point_bytes[i] > need) {
-            need = plan.point_bytes[i];
+    for (size_t i = 0; i < st->matrix->n && !spec->command; i++) { /* the points of this shard */
+        kt_problem p;
+        if ((int)(i % (size_t)st->opt.shard_count) != st->opt.shard_index - 1 ||
+            spec->op->shape(&p, &st->matrix->points[i], spec->dtype, spec->input_params) != KT_OK)
+            continue; /* validation shaped every point already */
+        double bytes = kt_plan_point_bytes(spec, &p);
+        if (bytes > need) {
+            need = bytes;
             worst = i;
         }
-    kt_plan_free(&plan);
+    }
     char what[64];
     double avail = kt_memory_available(what, sizeof(what));
     if (!(need > avail))
