@@ -6,6 +6,7 @@
 #include "archive/archive.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "kernel.h"
 #include "spec/matrix.h"
 #include "spec/spec.h"
 
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +25,7 @@ extern char **environ;
 
 typedef struct slurm_options {
     const char *spec_path, *partition, *time_limit, *out_dir, *ktrial;
+    const char *backend; /* what the jobs pass as --backend: set where the spec says auto */
     int shards, gpus_per_task, cpus_per_task;
     int submit, dry_run;
 } slurm_options;
@@ -35,6 +38,50 @@ static int parse_count(int *out, const char *s, int min)
         return -1;
     *out = (int)v;
     return 0;
+}
+
+/* Slurm's time limit forms (sbatch --time): "minutes", "minutes:seconds",
+ * "hours:minutes:seconds", "days-hours", "days-hours:minutes", "days-hours:minutes:seconds", or
+ * "UNLIMITED"/"INFINITE". */
+static int valid_time_limit(const char *s)
+{
+    if (strcmp(s, "UNLIMITED") == 0 || strcmp(s, "INFINITE") == 0)
+        return 1;
+    int fields = 0;
+    const char *p = s;
+    if (strchr(s, '-')) {
+        size_t n = strspn(p, "0123456789");
+        if (n == 0 || p[n] != '-')
+            return 0;
+        p += n + 1;
+    }
+    for (;;) {
+        size_t n = strspn(p, "0123456789");
+        if (n == 0)
+            return 0;
+        fields++;
+        p += n;
+        if (*p == '\0')
+            break;
+        if (*p++ != ':')
+            return 0;
+    }
+    return fields <= 3;
+}
+
+/* A partition name as slurm.conf can declare it, or a comma-separated list of them. */
+static int valid_partition(const char *s)
+{
+    for (const char *p = s;; p++) {
+        size_t n = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-");
+        if (n == 0)
+            return 0;
+        p += n;
+        if (*p == '\0')
+            return 1;
+        if (*p != ',')
+            return 0;
+    }
 }
 
 static int parse_args(slurm_options *o, int argc, char **argv)
@@ -80,6 +127,16 @@ static int parse_args(slurm_options *o, int argc, char **argv)
         return kt_usage_error("slurm", "no spec given");
     if (o->submit && o->dry_run)
         return kt_usage_error("slurm", "--submit and --dry-run exclude each other");
+    if (o->partition && !valid_partition(o->partition))
+        return kt_usage_error("slurm",
+                              "'--partition %s' is not a partition name ([A-Za-z0-9._-], "
+                              "several separated by commas)",
+                              o->partition);
+    if (o->time_limit && !valid_time_limit(o->time_limit))
+        return kt_usage_error("slurm",
+                              "'--time %s' is not a Slurm time limit (minutes, M:S, H:M:S, D-H, "
+                              "D-H:M, D-H:M:S or UNLIMITED)",
+                              o->time_limit);
     return 0;
 }
 
@@ -109,6 +166,37 @@ static void absolute(char *out, size_t len, const char *path)
         snprintf(out, len, "%s", path);
     else
         snprintf(out, len, "%s/%s", cwd, path);
+}
+
+/* 'name' as the jobs will run it: a name with a '/' made absolute, a bare name looked up in PATH
+ * as a shell would. A program not found here is written as given, with a warning: a cluster's
+ * compute nodes may have what its login node lacks. */
+static void resolve_program(char *out, size_t len, const char *name)
+{
+    if (strchr(name, '/')) {
+        absolute(out, len, name);
+        if (access(out, X_OK) != 0)
+            fprintf(stderr, "warning: --ktrial '%s' is not an executable file here (%s)\n", out,
+                    strerror(errno));
+        return;
+    }
+    const char *path = getenv("PATH");
+    for (const char *dir = path; dir && *dir;) {
+        size_t n = strcspn(dir, ":");
+        char candidate[PATH_MAX];
+        snprintf(candidate, sizeof(candidate), "%.*s/%s", (int)(n ? n : 1), n ? dir : ".", name);
+        struct stat st;
+        if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) && access(candidate, X_OK) == 0) {
+            absolute(out, len, candidate);
+            return;
+        }
+        dir += n + (dir[n] == ':');
+    }
+    snprintf(out, len, "%s", name);
+    fprintf(stderr,
+            "warning: --ktrial '%s' is not in PATH here; the jobs run it by that name, "
+            "looked up in PATH on the compute node\n",
+            name);
 }
 
 /* 's' as one argument of an #SBATCH line. sbatch splits those lines at blanks, ends them at an
@@ -165,6 +253,8 @@ static void write_shards_script(FILE *f, const slurm_options *o, const kt_spec *
     put_quoted(f, exe);
     fprintf(f, " run ");
     put_quoted(f, spec_abs);
+    if (o->backend)
+        fprintf(f, " --backend %s", o->backend);
     fprintf(f, " --shard auto -o ");
     put_quoted(f, run_dir);
     fprintf(f, "\"/shard-${SLURM_ARRAY_TASK_ID}\"\n");
@@ -312,8 +402,22 @@ int cmd_slurm(int argc, char **argv)
         kt_spec_free(spec);
         return KT_EXIT_USAGE;
     }
-    if (o.gpus_per_task < 0)
+    if (strcmp(spec->backend_requested, "auto") == 0) {
+        /* Each task resolving auto on its own node could measure some shards on the cpu
+         * backend and others on cuda; the jobs get one backend, chosen here. */
+        int cuda = kt_backend_find("cuda") && o.gpus_per_task != 0;
+        o.backend = cuda ? "cuda" : "cpu";
+        if (o.gpus_per_task < 0)
+            o.gpus_per_task = cuda;
+        fprintf(stderr,
+                "notice: backend auto: the jobs run --backend %s with %d GPU%s per task (%s)\n",
+                o.backend, o.gpus_per_task, o.gpus_per_task == 1 ? "" : "s",
+                cuda                      ? "--gpus-per-task 0 for the cpu backend"
+                : kt_backend_find("cuda") ? "asked for by --gpus-per-task 0"
+                                          : "this ktrial was built without CUDA");
+    } else if (o.gpus_per_task < 0) {
         o.gpus_per_task = strcmp(spec->backend, "cuda") == 0 ? 1 : 0;
+    }
 
     char run_dir[PATH_MAX], spec_abs[PATH_MAX], exe[PATH_MAX];
     if (o.out_dir) {
@@ -340,7 +444,7 @@ int cmd_slurm(int argc, char **argv)
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     exe[n > 0 ? n : 0] = '\0';
     if (o.ktrial)
-        absolute(exe, sizeof(exe), o.ktrial);
+        resolve_program(exe, sizeof(exe), o.ktrial);
     script_ctx ctx = {&o, spec, run_dir, spec_abs, exe};
 
     if (o.dry_run) {

@@ -11,7 +11,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from ktrial_cli import run, sim_spec, validate_result  # noqa: E402
+from ktrial_cli import KTRIAL, run, sim_spec, validate_result  # noqa: E402
 
 CANDIDATES = {"fast": {"median_us": 90, "spread": 0.05},
               "same": {"median_us": 100, "spread": 0.05},
@@ -193,7 +193,7 @@ class MergeTest(unittest.TestCase):
     def test_slurm_escapes_an_awkward_run_folder(self):
         # sbatch splits an #SBATCH line at blanks and ends it at a '#'; '%' starts a pattern
         job = os.path.join(self.tmp, "my runs#1", "100%x")
-        p = run(["slurm", self.spec("all"), "--shards", "2", "--partition", "gpu a", "--dry-run",
+        p = run(["slurm", self.spec("all"), "--shards", "2", "--partition", "gpu", "--dry-run",
                  "-o", job])
         self.assertEqual(p.returncode, 0, p.stderr)
         outputs = [sbatch_argument(line[len("#SBATCH "):])
@@ -201,10 +201,61 @@ class MergeTest(unittest.TestCase):
         pattern = job.replace("%", "%%")
         self.assertEqual(outputs, ["--output=" + pattern + "/logs/shard-%a.out",
                                    "--output=" + pattern + "/logs/merge.out"])
-        self.assertIn("#SBATCH --partition=gpu\\ a", p.stdout)
+        self.assertIn("#SBATCH --partition=gpu\n", p.stdout)
         p = run(["slurm", self.spec("all"), "--dry-run", "-o", self.tmp + "/a\nb"])
         self.assertEqual(p.returncode, 64)
         self.assertIn("line break", p.stderr)
+
+    def test_slurm_checks_partition_and_time_limit(self):
+        spec = self.spec("all")
+        for t in ("30", "30:00", "02:00:00", "1-12", "1-12:30", "1-12:30:00", "UNLIMITED"):
+            p = run(["slurm", spec, "--time", t, "--dry-run"])
+            self.assertEqual(p.returncode, 0, t + ": " + p.stderr)
+            self.assertIn("#SBATCH --time=" + t + "\n", p.stdout)
+        for t in ("1:2:3:4", "2h", "1-", "-1", ":30", "1-2:3:4:5", "1.5"):
+            p = run(["slurm", spec, "--time", t, "--dry-run"])
+            self.assertEqual(p.returncode, 64, t)
+            self.assertIn("not a Slurm time limit", p.stderr)
+        p = run(["slurm", spec, "--partition", "gpu,debug-2", "--dry-run"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for part in ("gpu a", "gpu#1", "gpu,", ",gpu", "gpu;rm"):
+            p = run(["slurm", spec, "--partition", part, "--dry-run"])
+            self.assertEqual(p.returncode, 64, part)
+            self.assertIn("not a partition name", p.stderr)
+
+    def test_slurm_pins_backend_auto_and_finds_ktrial_in_path(self):
+        spec = sim_spec(os.path.join(self.tmp, "auto.yaml"), name="auto-six",
+                        candidates=CANDIDATES, batch_sizes=(1, 2), context_lengths=(64,))
+        with open(spec) as f:
+            text = f.read()
+        with open(spec, "w") as f:
+            f.write(text.replace("backend: sim", "backend: auto"))
+        kernels = json.loads(run(["kernels", "--json"]).stdout)
+        cuda_built = any(b["name"] == "cuda" for b in kernels["backends"])
+        # each task resolving auto on its own node could mix backends across shards
+        p = run(["slurm", spec, "--shards", "2", "--dry-run"])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        want = "cuda" if cuda_built else "cpu"
+        self.assertIn(f" run '{spec}' --backend {want} --shard auto", p.stdout)
+        self.assertEqual("#SBATCH --gres=gpu:1" in p.stdout, cuda_built)
+        self.assertIn(f"notice: backend auto: the jobs run --backend {want}", p.stderr)
+        p = run(["slurm", spec, "--shards", "2", "--gpus-per-task", "0", "--dry-run"])
+        self.assertIn(" --backend cpu --shard auto", p.stdout)
+        self.assertNotIn("--gres", p.stdout)
+        # a spec naming its backend is run as written
+        p = run(["slurm", self.spec("all"), "--dry-run"])
+        self.assertNotIn("--backend", p.stdout)
+
+        exe = os.path.realpath(KTRIAL)
+        env = dict(os.environ, PATH=os.path.dirname(exe) + ":/usr/bin:/bin")
+        p = run(["slurm", spec, "--ktrial", os.path.basename(exe), "--dry-run"], env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(f"exec '{exe}' run ", p.stdout)  # not the current folder's 'ktrial'
+        env["PATH"] = "/usr/bin:/bin"
+        p = run(["slurm", spec, "--ktrial", "ktrial-not-here", "--dry-run"], env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("exec 'ktrial-not-here' run ", p.stdout)
+        self.assertIn("not in PATH here", p.stderr)
 
 
 def sbatch_argument(line):
