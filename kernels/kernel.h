@@ -144,6 +144,12 @@ const char *kt_variant_library(const kt_variant *v);
 const char *kt_variant_phase_refusal(const kt_variant *v, const kt_param_value *params,
                                      kt_phase phase, int *param);
 
+/* Whether variant 'v' can run with 'params' together, whatever the point: KT_OK, or an error
+ * saying why (a combination its kernels refuse, such as FFD's int8 scan with a block that is not
+ * a multiple of 16), with '*param' the index of the param to blame. Lets validation refuse at
+ * the param's line what prepare would refuse at run time. */
+int kt_variant_check_params(const kt_variant *v, const kt_param_value *params, int *param);
+
 /* Whether variant 'v' with 'params' can run problem 'p': KT_OK, or an error saying why (a shape
  * its kernels do not handle, such as an attention head_dim that is not a multiple of 8). Lets
  * validation refuse at the model what prepare would refuse at run time. */

@@ -212,6 +212,24 @@ const char *kt_variant_phase_refusal(const kt_variant *v, const kt_param_value *
     return NULL;
 }
 
+/* Variants with params that rule each other out, and the function that says why. */
+static const struct {
+    const kt_variant *variant;
+    int (*check)(const kt_param_value *params, int *param);
+} param_limits[] = {
+    {&kt_variant_cpu_attention_ffd, kt_ffd_cpu_check_params},
+    {&kt_variant_cpu_decoder_layer, kt_dl_cpu_check_params},
+};
+
+int kt_variant_check_params(const kt_variant *v, const kt_param_value *params, int *param)
+{
+    *param = -1;
+    for (int i = 0; i < COUNT(param_limits); i++)
+        if (param_limits[i].variant == v)
+            return param_limits[i].check(params, param);
+    return KT_OK;
+}
+
 static int cpu_attention_check(const kt_param_value *params, const kt_problem *p)
 {
     (void)params;
@@ -224,7 +242,7 @@ static const struct {
     int (*check)(const kt_param_value *params, const kt_problem *p);
 } shape_limits[] = {
     {&kt_variant_cpu_attention_dense, cpu_attention_check},
-    {&kt_variant_cpu_attention_ffd, cpu_attention_check},
+    {&kt_variant_cpu_attention_ffd, kt_ffd_cpu_check_problem},
     {&kt_variant_cpu_decoder_layer, kt_dl_cpu_check_problem},
 };
 

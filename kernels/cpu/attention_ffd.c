@@ -710,6 +710,29 @@ static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t 
 
 static void ffd_release(void *state, kt_backend *backend);
 
+int kt_ffd_cpu_check_params(const kt_param_value *params, int *param)
+{
+    *param = P_BLOCK;
+    if (params[P_SCAN].num == SCAN_INT8 && (int64_t)params[P_BLOCK].num % 16 != 0)
+        return kt_error_code(KT_EUNSUPPORTED,
+                             "scan 'int8' needs a block that is a multiple of 16 (block %lld)",
+                             (long long)params[P_BLOCK].num);
+    return KT_OK;
+}
+
+int kt_ffd_cpu_check_problem(const kt_param_value *params, const kt_problem *p)
+{
+    int err = kt_attn_check_problem(p);
+    if (err < 0)
+        return err;
+    if (params[P_SCAN].num == SCAN_INT8 && p->head_dim % 16 != 0)
+        return kt_error_code(KT_EUNSUPPORTED,
+                             "scan 'int8' needs a head_dim that is a multiple of 16 (head_dim "
+                             "%lld); scan auto falls back to the float scan",
+                             (long long)p->head_dim);
+    return KT_OK;
+}
+
 /* Sets *int8 from the 'scan' param: int8 selection where the CPU has VNNI and the shape
  * allows (auto also requires that the attention runs its AVX-512 paths), float otherwise;
  * KT_EUNSUPPORTED when int8 is asked where it cannot run. */

@@ -89,14 +89,16 @@ int kt_dl_cpu_check_problem(const kt_param_value *params, const kt_problem *p)
 }
 
 /* The own kernels run only the layer's own stages: stage choices must stay at their defaults. */
-static int check_own(const kt_call *call)
+int kt_dl_cpu_check_params(const kt_param_value *params, int *param)
 {
-    for (int i = P_ATTENTION; i < P_COUNT; i++) {
-        if (i == P_ATTN_SPLIT || call->params[i].num == layer_params[i].def)
+    *param = -1;
+    for (int i = P_ATTENTION; params[P_FUSION].num != KT_DLF_NONE && i < P_COUNT; i++) {
+        if (i == P_ATTN_SPLIT || params[i].num == layer_params[i].def)
             continue;
         char f[16];
+        *param = i;
         kt_param_choice_name(f, sizeof(f), layer_params[P_FUSION].choices,
-                             (int)call->params[P_FUSION].num);
+                             (int)params[P_FUSION].num);
         return kt_error_code(KT_EINVAL,
                              "decoder_layer: fusion '%s' runs the layer's own kernels; "
                              "'%s' applies with fusion none",
@@ -213,7 +215,8 @@ static int layer_prepare(void **out, const kt_call *call)
     st->fusion = (int)call->params[P_FUSION].num;
     st->split = (int64_t)call->params[P_ATTN_SPLIT].num;
     st->timer_ns = timer_cost_ns();
-    int err = st->fusion == KT_DLF_NONE ? KT_OK : check_own(call);
+    int blame;
+    int err = kt_dl_cpu_check_params(call->params, &blame);
     if (err < 0)
         return err;
     st->work_bytes = kt_dl_off_work(m, m->l) * kt_dtype_size(st->dt);
@@ -226,7 +229,6 @@ static int layer_prepare(void **out, const kt_call *call)
         return err;
     if (st->fusion != KT_DLF_NONE)
         return KT_OK;
-    int blame;
     const char *why = kt_dl_cpu_phase_refusal(
         call->params, m->prefill ? KT_PHASE_PREFILL : KT_PHASE_DECODE, &blame);
     if (why)

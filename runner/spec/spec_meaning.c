@@ -822,39 +822,53 @@ static void check_arms(mctx *c)
     }
 }
 
-/* Refuses, at the blamed param (or the arm), an arm whose variant cannot run a phase the spec
- * lists ('arm' declared at 'node', reported under 'path'). */
-static void check_arm_phases(mctx *c, const kt_node *node, const char *path, const kt_arm *arm)
+/* The node of param 'blame' of 'arm' (declared at 'node'), or 'node' itself; 'sub' gets its path
+ * under 'path'. */
+static const kt_node *blamed_param(const kt_node *node, const char *path, const kt_arm *arm,
+                                   int blame, char *sub, size_t len)
+{
+    snprintf(sub, len, "%s", path);
+    if (blame < 0 || blame >= arm->variant->n_params)
+        return node;
+    const char *name = arm->variant->params[blame].name;
+    const kt_node *pn = kt_node_get(kt_node_get(node, "params"), name);
+    snprintf(sub, len, "%s.params.%s", path, name);
+    return pn ? pn : node;
+}
+
+/* Refuses, at the blamed param (or the arm), an arm whose variant cannot run with its params
+ * together, or cannot run a phase the spec lists ('arm' declared at 'node', reported under
+ * 'path'). */
+static void check_arm_limits(mctx *c, const kt_node *node, const char *path, const kt_arm *arm)
 {
     const kt_spec *spec = c->spec;
-    for (size_t i = 0; arm->variant && i < spec->n_phases; i++) {
-        int blame = -1;
+    char sub[128];
+    int blame = -1;
+    if (!arm->variant)
+        return;
+    kt_error_clear();
+    if (kt_variant_check_params(arm->variant, arm->params, &blame) != KT_OK) {
+        const kt_node *at = blamed_param(node, path, arm, blame, sub, sizeof(sub));
+        report(c, at, sub, "%s", kt_error_last());
+        return;
+    }
+    for (size_t i = 0; spec->op && (spec->op->axes & KT_AXIS_PHASE) && i < spec->n_phases; i++) {
         const char *why =
             kt_variant_phase_refusal(arm->variant, arm->params, spec->phases[i], &blame);
         if (!why)
             continue;
-        char sub[128];
-        const kt_node *at = node;
-        snprintf(sub, sizeof(sub), "%s", path);
-        if (blame >= 0 && blame < arm->variant->n_params) {
-            const char *name = arm->variant->params[blame].name;
-            const kt_node *pn = kt_node_get(kt_node_get(node, "params"), name);
-            at = pn ? pn : node;
-            snprintf(sub, sizeof(sub), "%s.params.%s", path, name);
-        }
+        const kt_node *at = blamed_param(node, path, arm, blame, sub, sizeof(sub));
         report(c, at, sub, "%s; phases lists '%s'", why, kt_phase_name(spec->phases[i]));
         return;
     }
 }
 
-static void check_phases(mctx *c)
+static void check_arm_limits_all(mctx *c)
 {
     kt_spec *spec = c->spec;
-    if (!spec->op || !(spec->op->axes & KT_AXIS_PHASE))
-        return;
     const kt_node *baseline = kt_node_get(c->root, "baseline");
     if (baseline)
-        check_arm_phases(c, baseline, "baseline", &spec->baseline);
+        check_arm_limits(c, baseline, "baseline", &spec->baseline);
     const kt_node *list = kt_node_get(c->root, "candidates");
     for (size_t i = 0; list && list->kind == KT_NODE_SEQ && i < list->n; i++) {
         const char *name = kt_node_str(kt_node_get(list->items[i], "name"));
@@ -862,7 +876,7 @@ static void check_phases(mctx *c)
         snprintf(path, sizeof(path), "candidates[%zu]", i);
         for (size_t j = 0; name && j < spec->n_candidates; j++)
             if (strcmp(spec->candidates[j].name, name) == 0)
-                check_arm_phases(c, list->items[i], path, &spec->candidates[j]);
+                check_arm_limits(c, list->items[i], path, &spec->candidates[j]);
     }
 }
 
@@ -1168,7 +1182,7 @@ int kt_spec_check_meaning(kt_spec *spec, const kt_spec_options *opts, kt_diag *d
     }
     check_inputs(&c);
     check_arms(&c);
-    check_phases(&c);
+    check_arm_limits_all(&c);
     check_command(&c);
     check_trials(&c);
     check_thresholds(&c);
