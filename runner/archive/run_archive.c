@@ -238,3 +238,15 @@ int kt_run_result_from_json(kt_run_result *run, const cJSON *doc)
         }
     return 0;
 }
+
+int kt_run_archive_load_spec(kt_spec **out, const char *dir, const cJSON *doc, kt_diag *diag)
+{
+    char path[PATH_MAX], backend[32];
+    snprintf(path, sizeof(path), "%s/spec.yaml", dir);
+    const cJSON *b = kt_json_at_path(doc, "spec.parsed.backend");
+    snprintf(backend, sizeof(backend), "%s", cJSON_IsString(b) ? b->valuestring : "");
+    kt_spec_options so = {backend[0] ? backend : NULL, 1};
+    if (kt_spec_load(out, path, &so, diag) < 0 || !(*out)->matrix)
+        return kt_error_set("cannot read the run's spec '%s'", path);
+    return 0;
+}

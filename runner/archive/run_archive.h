@@ -25,6 +25,11 @@ typedef int (*kt_point_filter)(const kt_point_result *p, void *ctx);
 int kt_run_archive_load_points(kt_point_result **out, size_t *n, const char *dir,
                                kt_point_filter keep, void *ctx);
 
+/* Loads the spec.yaml archived in 'dir' as the run parsed it: with the backend the run resolved
+ * (from its result.json 'doc'), and without the budget check (the run has started). Problems go
+ * to 'diag'. */
+int kt_run_archive_load_spec(kt_spec **out, const char *dir, const cJSON *doc, kt_diag *diag);
+
 /* Result files are read with a size cap and a cap on their JSON values (counted before
  * parsing), so a hostile file costs bounded memory: ktrial's own results stay far below. */
 #define KT_RESULT_MAX_BYTES  ((size_t)256 << 20)

@@ -189,17 +189,13 @@ static void check_hosts(const merge_state *m)
 /* The shard's spec.yaml, parsed as the run parsed it (its resolved backend, no budget). */
 static int load_spec(kt_spec **out, const merge_state *m)
 {
-    char path[PATH_MAX], backend[32];
-    snprintf(path, sizeof(path), "%s/spec.yaml", m->shards[0].dir);
-    snprintf(backend, sizeof(backend), "%s", text_at(m->shards[0].doc, "spec.parsed.backend"));
-    kt_spec_options so = {backend[0] ? backend : NULL, 1};
     kt_diag diag;
     kt_diag_init(&diag);
-    int rc = kt_spec_load(out, path, &so, &diag);
+    int rc = kt_run_archive_load_spec(out, m->shards[0].dir, m->shards[0].doc, &diag);
     kt_diag_print(&diag, stderr);
     kt_diag_free(&diag);
-    if (rc < 0 || !(*out)->matrix) {
-        fprintf(stderr, "error: cannot read the shards' spec '%s'\n", path);
+    if (rc < 0) {
+        fprintf(stderr, "error: %s\n", kt_error_last());
         return KT_EXIT_DATAERR;
     }
     return 0;

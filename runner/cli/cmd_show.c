@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/show_json.h"
+#include "spec/matrix.h"
 #include "util/json.h"
 #include "archive/result_json.h"
 #include "cli/summary.h"
@@ -95,9 +96,47 @@ static void print_provenance(const cJSON *doc)
            kt_json_get_str(run, "end_utc", b, sizeof(b))[0] ? b : "(unfinished)");
 }
 
-/* A run that did not finish: says so, and how to go on. Returns the exit code. */
+/* The points a run still 'running' in result.json finished (result.json is written whole at
+ * the start and the end only; the points in between are the lines of points.jsonl, which
+ * --resume reuses), put into 'run' with the candidates' verdicts over them; f->n_not_run gets the
+ * points of its matrix (or shard) not finished. Nothing finished, or a spec that no longer
+ * loads, leaves 'run' without points. */
+static size_t load_unfinished(kt_run_result *run, kt_summary_facts *f, const char *dir,
+                              const cJSON *doc)
+{
+    kt_point_result *pts = NULL;
+    size_t n_pts = 0;
+    kt_spec *spec = NULL;
+    kt_diag diag;
+    kt_diag_init(&diag);
+    if (kt_run_archive_load_points(&pts, &n_pts, dir, NULL, NULL) < 0 || n_pts == 0 ||
+        kt_run_archive_load_spec(&spec, dir, doc, &diag) < 0) {
+        kt_error_clear(); /* nothing finished yet, or nothing to aggregate by */
+        for (size_t i = 0; i < n_pts; i++)
+            kt_point_result_free(&pts[i]);
+        free(pts);
+    } else {
+        kt_run_result_free(run);
+        memset(run, 0, sizeof(*run));
+        run->points = pts;
+        run->n_points = n_pts;
+        kt_run_aggregate(run, spec);
+        size_t share = 0;
+        int shards = f->shard_count > 1 ? f->shard_count : 1;
+        for (size_t i = (size_t)(f->shard_count > 1 ? f->shard_index - 1 : 0); i < spec->matrix->n;
+             i += (size_t)shards)
+            share++;
+        f->n_not_run = share > n_pts ? share - n_pts : 0;
+    }
+    kt_diag_free(&diag);
+    kt_spec_free(spec);
+    return n_pts;
+}
+
+/* A run that did not finish: says so, and how to go on ('n_pts': the points.jsonl lines of a
+ * run still 'running'). Returns the exit code. */
 static int incomplete(const char *status, const char *path, const kt_run_result *run,
-                      const cJSON *doc)
+                      const cJSON *doc, size_t n_pts)
 {
     char spec[256];
     kt_json_get_str(cJSON_GetObjectItemCaseSensitive(doc, "spec"), "path", spec, sizeof(spec));
@@ -112,15 +151,6 @@ static int incomplete(const char *status, const char *path, const kt_run_result 
                spec, path);
         return KT_EXIT_INCONCLUSIVE;
     }
-    /* result.json is written whole at the start and the end only; the points finished in
-     * between are the lines of points.jsonl, which --resume reuses */
-    kt_point_result *pts = NULL;
-    size_t n_pts = 0;
-    if (kt_run_archive_load_points(&pts, &n_pts, path, NULL, NULL) < 0)
-        kt_error_clear(); /* none yet */
-    for (size_t i = 0; i < n_pts; i++)
-        kt_point_result_free(&pts[i]);
-    free(pts);
     if (strcmp(status, "running") == 0 && kt_archive_lock_held(path))
         printf("incomplete run: still running (a ktrial run holds the folder's lock); %zu "
                "point%s finished so far (points.jsonl); no decision yet\n",
@@ -177,12 +207,6 @@ int cmd_show(int argc, char **argv)
     read_facts(&rf, doc);
     int decided = strcmp(status, "complete") == 0 || strcmp(status, "interrupted") == 0 ||
                   strcmp(status, "over_budget") == 0;
-    if (!decided && !json) {
-        print_state(&rf);
-        print_provenance(doc);
-        rc = incomplete(status, dir, &run, doc);
-        goto done;
-    }
     char baseline[64] = "baseline", aggregate[16] = "all";
     const cJSON *parsed =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "spec"), "parsed");
@@ -204,6 +228,18 @@ int cmd_show(int argc, char **argv)
     f.shard_index = rf.shard_index;
     f.shard_count = rf.shard_count;
     f.n_not_run = rf.not_run;
+    size_t n_pts = strcmp(status, "running") == 0 ? load_unfinished(&run, &f, dir, doc) : 0;
+    if (!decided && !json) {
+        if (run.n_points) {
+            f.color = kt_summary_want_color(stdout);
+            kt_print_summary(stdout, &run, &f);
+            printf("\n");
+        }
+        print_state(&rf);
+        print_provenance(doc);
+        rc = incomplete(status, dir, &run, doc, n_pts);
+        goto done;
+    }
     if (json) {
         rc = kt_show_json(stdout, dir, &run, &f, rf.exit_code, decided);
         goto done;
@@ -227,7 +263,7 @@ int cmd_show(int argc, char **argv)
         }
     }
     if (strcmp(status, "interrupted") == 0 && rc == KT_EXIT_KEEP)
-        rc = incomplete(status, dir, &run, doc);
+        rc = incomplete(status, dir, &run, doc, n_pts);
 done:
     kt_run_result_free(&run);
     cJSON_Delete(doc);

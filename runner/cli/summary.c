@@ -207,10 +207,19 @@ static void print_noise(FILE *out, const kt_point_result *p, const kt_candidate_
                 p->timer_tick_ns, 100 * p->timer_tick_ns / fastest);
 }
 
+/* Whether the run stopped before its end: interrupted, or still 'running' in result.json (a
+ * run in progress, or one killed; 'show' prints the points it finished). */
+static int stopped(const kt_summary_facts *f)
+{
+    return strcmp(f->status, "interrupted") == 0 || strcmp(f->status, "running") == 0;
+}
+
 /* Rows of the points this run never started, so the table shows the whole run. */
 static void not_run_rows(FILE *out, const kt_summary_facts *f, int pw, int cw)
 {
-    const char *why = strcmp(f->status, "interrupted") == 0 ? "interrupted" : "budget";
+    const char *why = strcmp(f->status, "interrupted") == 0 ? "interrupted"
+                      : strcmp(f->status, "running") == 0   ? "not started"
+                                                            : "budget";
     for (size_t i = 0; f->not_run_ids && i < f->n_not_run; i++) {
         const char *none[N_CELLS];
         for (int k = 0; k < N_CELLS; k++)
@@ -250,6 +259,8 @@ const char *kt_summary_overall(const kt_run_result *run, const kt_summary_facts 
 {
     if (strcmp(f->status, "interrupted") == 0)
         return "INTERRUPTED";
+    if (strcmp(f->status, "running") == 0)
+        return "UNFINISHED";
     if (run->point_errors) /* exit 70: no verdict stands over points that could not be measured */
         return "ERROR";
     if (f->n_not_run && run->verdict == KT_VERDICT_KEEP)
@@ -262,11 +273,10 @@ const char *kt_summary_overall_text(char *buf, size_t len, const kt_run_result *
 {
     size_t measured = run->n_points, total = run->n_points + f->n_not_run, at = 0;
     /* a shard's own verdict, which the text says is not the experiment's */
-    const char *word = f->shard_count > 1 && strcmp(f->status, "interrupted") != 0
-                           ? kt_verdict_name(run->verdict)
-                           : kt_summary_overall(run, f);
+    const char *word = f->shard_count > 1 && !stopped(f) ? kt_verdict_name(run->verdict)
+                                                         : kt_summary_overall(run, f);
     buf[0] = '\0';
-    if (strcmp(f->status, "interrupted") == 0)
+    if (stopped(f))
         at = (size_t)snprintf(buf, len, "after %zu of %zu point%s; no verdict for the experiment",
                               kt_run_finished_points(run), total, plural(total));
     else if (run->point_errors && f->shard_count <= 1)
@@ -302,7 +312,7 @@ static void overall_line(FILE *out, const kt_run_result *run, const kt_summary_f
     char text[256];
     const char *word = kt_summary_overall_text(text, sizeof(text), run, f);
     fputs("overall: ", out);
-    if (f->shard_count > 1 && strcmp(f->status, "interrupted") != 0)
+    if (f->shard_count > 1 && !stopped(f))
         fprintf(out, "shard %d/%d only, ", f->shard_index, f->shard_count);
     put_verdict(out, word, f->color);
     fprintf(out, " %s\n", text);

@@ -13,7 +13,7 @@ typedef struct kt_summary_facts {
     const char *aggregate; /* "all" | "geomean" */
     double min_speedup;
     double confidence;  /* the run's, for p (adj.) and the legend */
-    const char *status; /* result.json's: "complete", "interrupted", "over_budget" */
+    const char *status; /* result.json's: "complete", "interrupted", "over_budget", "running" */
     int quick;          /* --quick capped repetitions at quick_max_repetitions */
     int quick_max_repetitions;
     int shard_index, shard_count;   /* 1/1 for a whole run */
@@ -30,7 +30,8 @@ void kt_summary_facts_init(kt_summary_facts *f, const char *baseline_name, const
  * set and not "dumb". */
 int kt_summary_want_color(FILE *out);
 
-/* The word of the overall line: INTERRUPTED for an interrupted run, else the verdict over the
+/* The word of the overall line: INTERRUPTED for an interrupted run, UNFINISHED for one whose
+ * result.json still says running (in progress, or killed), else the verdict over the
  * measured points, INCONCLUSIVE rather than KEEP while some points were not run. A shard's
  * is its own, not the experiment's ('whole' facts tell them apart). */
 const char *kt_summary_overall(const kt_run_result *run, const kt_summary_facts *facts);

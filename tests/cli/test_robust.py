@@ -230,6 +230,32 @@ class ArchiveTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertEqual(run(["show", self.out]).returncode, 0)
 
+    def test_a_killed_run_shows_the_points_it_finished(self):
+        p = start(["run", self.spec, "-o", self.out])
+        path = os.path.join(self.out, "points.jsonl")
+        self.assertTrue(wait_for(lambda: os.path.exists(path) and self.points_lines()))
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        finished = self.points_lines()
+        self.assertLess(len(finished), 3)  # killed in its second point at the latest
+        s = run(["show", self.out])
+        self.assertEqual(s.returncode, 70, s.stdout + s.stderr)
+        table = s.stdout.split("\nstate:")[0]
+        for pid in finished:  # each finished point's row, with its verdict
+            self.assertRegex(table, rf"(?m)^{pid} +cand .*(KEEP|REJECT|INCONCLUSIVE)$")
+        self.assertIn(f"overall: UNFINISHED after {len(finished)} of 3 points; no verdict", table)
+        self.assertIn("--resume", s.stdout)
+        j = run(["show", self.out, "--json"])
+        doc = json.loads(j.stdout)
+        import jsonschema
+        with open(os.path.join(os.path.dirname(__file__), "..", "..", "schemas",
+                               "show.schema.json")) as f:
+            jsonschema.validate(doc, json.load(f))
+        self.assertEqual([pt["id"] for pt in doc["points"]], finished)
+        self.assertEqual(doc["overall"]["points_measured"], len(finished))
+        self.assertEqual(doc["overall"]["points_not_run"], 3 - len(finished))
+        self.assertIsNone(doc["overall"]["state"])  # no decision: the run did not end
+
     def test_a_second_run_on_the_same_folder_is_refused(self):
         self.spec = slow_spec(os.path.join(self.tmp, "slower.yaml"), sleep_us=200000)
         p = start(["run", self.spec, "-o", self.out])
