@@ -2,6 +2,7 @@
 #include "archive/run_archive.h"
 #include "archive/archive.h"
 #include "archive/samples_csv.h"
+#include "spec/matrix.h"
 #include "util/json.h"
 
 #include <limits.h>
@@ -249,4 +250,39 @@ int kt_run_archive_load_spec(kt_spec **out, const char *dir, const cJSON *doc, k
     if (kt_spec_load(out, path, &so, diag) < 0 || !(*out)->matrix)
         return kt_error_set("cannot read the run's spec '%s'", path);
     return 0;
+}
+
+size_t kt_run_archive_load_unfinished(kt_run_result *run, size_t *not_run, const char *dir,
+                                      const cJSON *doc)
+{
+    kt_point_result *pts = NULL;
+    size_t n_pts = 0;
+    kt_spec *spec = NULL;
+    kt_diag diag;
+    kt_diag_init(&diag);
+    if (kt_run_archive_load_points(&pts, &n_pts, dir, NULL, NULL) < 0 || n_pts == 0 ||
+        kt_run_archive_load_spec(&spec, dir, doc, &diag) < 0) {
+        kt_error_clear(); /* nothing finished yet, or nothing to aggregate by */
+        for (size_t i = 0; i < n_pts; i++)
+            kt_point_result_free(&pts[i]);
+        free(pts);
+    } else {
+        kt_run_result_free(run);
+        memset(run, 0, sizeof(*run));
+        run->points = pts;
+        run->n_points = n_pts;
+        kt_run_aggregate(run, spec);
+        int index = 1, count = 1;
+        const cJSON *shard = kt_json_at_path(doc, "provenance.run.shard");
+        if (!cJSON_IsString(shard) || sscanf(shard->valuestring, "%d/%d", &index, &count) != 2 ||
+            index < 1 || count < 1)
+            index = count = 1;
+        size_t share = 0;
+        for (size_t i = (size_t)index - 1; i < spec->matrix->n; i += (size_t)count)
+            share++;
+        *not_run = share > n_pts ? share - n_pts : 0;
+    }
+    kt_diag_free(&diag);
+    kt_spec_free(spec);
+    return n_pts;
 }

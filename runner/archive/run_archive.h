@@ -30,6 +30,15 @@ int kt_run_archive_load_points(kt_point_result **out, size_t *n, const char *dir
  * to 'diag'. */
 int kt_run_archive_load_spec(kt_spec **out, const char *dir, const cJSON *doc, kt_diag *diag);
 
+/* For a result 'doc' whose status is still "running" (a run in progress, or one killed: result.json
+ * is written whole at the start and the end only), the points it finished, from points.jsonl,
+ * put into 'run' with the candidates' verdicts over them (kt_run_aggregate by the archived
+ * spec); '*not_run' gets the points of its matrix (or its shard's share) not finished. Returns
+ * the number of points read; 'run' and '*not_run' are left as they were when none was or the
+ * archived spec does not load. */
+size_t kt_run_archive_load_unfinished(kt_run_result *run, size_t *not_run, const char *dir,
+                                      const cJSON *doc);
+
 /* Result files are read with a size cap and a cap on their JSON values (counted before
  * parsing), so a hostile file costs bounded memory: ktrial's own results stay far below. */
 #define KT_RESULT_MAX_BYTES  ((size_t)256 << 20)

@@ -6,7 +6,6 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/show_json.h"
-#include "spec/matrix.h"
 #include "util/json.h"
 #include "archive/result_json.h"
 #include "cli/summary.h"
@@ -94,43 +93,6 @@ static void print_provenance(const cJSON *doc)
            kt_json_get_str(info, "name", b, sizeof(b)));
     printf("run:     %s to %s\n", kt_json_get_str(run, "start_utc", a, sizeof(a)),
            kt_json_get_str(run, "end_utc", b, sizeof(b))[0] ? b : "(unfinished)");
-}
-
-/* The points a run still 'running' in result.json finished (result.json is written whole at
- * the start and the end only; the points in between are the lines of points.jsonl, which
- * --resume reuses), put into 'run' with the candidates' verdicts over them; f->n_not_run gets the
- * points of its matrix (or shard) not finished. Nothing finished, or a spec that no longer
- * loads, leaves 'run' without points. */
-static size_t load_unfinished(kt_run_result *run, kt_summary_facts *f, const char *dir,
-                              const cJSON *doc)
-{
-    kt_point_result *pts = NULL;
-    size_t n_pts = 0;
-    kt_spec *spec = NULL;
-    kt_diag diag;
-    kt_diag_init(&diag);
-    if (kt_run_archive_load_points(&pts, &n_pts, dir, NULL, NULL) < 0 || n_pts == 0 ||
-        kt_run_archive_load_spec(&spec, dir, doc, &diag) < 0) {
-        kt_error_clear(); /* nothing finished yet, or nothing to aggregate by */
-        for (size_t i = 0; i < n_pts; i++)
-            kt_point_result_free(&pts[i]);
-        free(pts);
-    } else {
-        kt_run_result_free(run);
-        memset(run, 0, sizeof(*run));
-        run->points = pts;
-        run->n_points = n_pts;
-        kt_run_aggregate(run, spec);
-        size_t share = 0;
-        int shards = f->shard_count > 1 ? f->shard_count : 1;
-        for (size_t i = (size_t)(f->shard_count > 1 ? f->shard_index - 1 : 0); i < spec->matrix->n;
-             i += (size_t)shards)
-            share++;
-        f->n_not_run = share > n_pts ? share - n_pts : 0;
-    }
-    kt_diag_free(&diag);
-    kt_spec_free(spec);
-    return n_pts;
 }
 
 /* A run that did not finish: says so, and how to go on ('n_pts': the points.jsonl lines of a
@@ -228,7 +190,9 @@ int cmd_show(int argc, char **argv)
     f.shard_index = rf.shard_index;
     f.shard_count = rf.shard_count;
     f.n_not_run = rf.not_run;
-    size_t n_pts = strcmp(status, "running") == 0 ? load_unfinished(&run, &f, dir, doc) : 0;
+    size_t n_pts = 0;
+    if (strcmp(status, "running") == 0)
+        n_pts = kt_run_archive_load_unfinished(&run, &f.n_not_run, dir, doc);
     if (!decided && !json) {
         if (run.n_points) {
             f.color = kt_summary_want_color(stdout);

@@ -24,6 +24,9 @@ int kt_report_load(kt_report_input *in, const char *path)
     if (kt_run_archive_load_result(&in->doc, path) < 0 ||
         kt_run_result_from_json(&in->run, in->doc) < 0)
         return -1;
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(in->doc, "status");
+    if (cJSON_IsString(status) && strcmp(status->valuestring, "running") == 0)
+        kt_run_archive_load_unfinished(&in->run, &in->unfinished_not_run, in->dir, in->doc);
     const cJSON *trials = kt_json_at_path(in->doc, "spec.parsed.trials");
     in->min_reps = (int)kt_json_get_real(trials, "min_repetitions", 10);
     in->max_reps = (int)kt_json_get_real(trials, "max_repetitions", 200);

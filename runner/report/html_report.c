@@ -154,6 +154,8 @@ static void verdict_table(FILE *f, const kt_report_input *in, size_t n)
         kt_summary_facts facts;
         char text[256];
         kt_summary_facts_from_doc(&facts, in[a].doc);
+        if (strcmp(facts.status, "running") == 0)
+            facts.n_not_run = in[a].unfinished_not_run;
         const char *word = kt_summary_overall_text(text, sizeof(text), &in[a].run, &facts);
         fprintf(f, "<tr class='overall-row'><td><b>overall</b></td>");
         verdict_cell(f, word);

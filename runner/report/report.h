@@ -15,6 +15,7 @@ typedef struct kt_report_input {
     kt_run_result run; /* its points and verdicts */
     int min_reps, max_reps;
     double min_speedup;
+    size_t unfinished_not_run; /* a run still 'running': its points not finished */
 } kt_report_input;
 
 /* Loads an archive from its folder or its result.json. Returns 0 or -1 with the message set. */

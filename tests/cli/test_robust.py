@@ -255,6 +255,13 @@ class ArchiveTest(unittest.TestCase):
         self.assertEqual(doc["overall"]["points_measured"], len(finished))
         self.assertEqual(doc["overall"]["points_not_run"], 3 - len(finished))
         self.assertIsNone(doc["overall"]["state"])  # no decision: the run did not end
+        html = os.path.join(self.tmp, "report.html")
+        self.assertEqual(run(["report", self.out, "-o", html]).returncode, 0)
+        with open(html) as f:
+            page = f.read()
+        self.assertIn(f"after {len(finished)} of 3 points; no verdict", page)
+        for pid in finished:
+            self.assertIn(f">{pid}<", page)
 
     def test_a_second_run_on_the_same_folder_is_refused(self):
         self.spec = slow_spec(os.path.join(self.tmp, "slower.yaml"), sleep_us=200000)
