@@ -5,6 +5,7 @@
  * oneOf/anyOf branches are tried into scratch diagnostics; when none matches, the branch
  * whose type fits the node is the one whose errors the user sees. */
 #include "spec/schema.h"
+#include "spec/yaml_tree.h"
 #include "util/suggest.h"
 
 #include <math.h>
@@ -397,10 +398,13 @@ static void check_enum(ctx *c, const cJSON *s, const kt_node *n, kt_diag *d)
     }
     show_value(got, sizeof(got), n);
     const char *hint = json_type(n) == J_STRING ? kt_suggest(n->value, names, n_names) : NULL;
-    if (hint)
-        report(c, d, n, "expected one of %s, got %s; did you mean '%s'?", want, got, hint);
-    else
+    char mean[160];
+    if (hint) {
+        kt_yaml_did_you_mean(mean, sizeof(mean), hint);
+        report(c, d, n, "expected one of %s, got %s%s", want, got, mean);
+    } else {
         report(c, d, n, "expected one of %s, got %s", want, got);
+    }
 }
 
 static void check_number(ctx *c, const cJSON *s, const kt_node *n, kt_diag *d)

@@ -59,7 +59,7 @@ static const char *did_you_mean(char *buf, size_t len, const char *word, const c
 {
     const char *guess = kt_suggest(word, names, n);
     if (guess)
-        snprintf(buf, len, "; did you mean '%s'?", guess);
+        kt_yaml_did_you_mean(buf, len, guess);
     else
         buf[0] = '\0';
     return buf;

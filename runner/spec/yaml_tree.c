@@ -375,6 +375,17 @@ static int is_yaml11_bool(const char *s)
     return 0;
 }
 
+void kt_yaml_did_you_mean(char *buf, size_t len, const char *guess)
+{
+    if (is_yaml11_bool(guess))
+        snprintf(buf, len,
+                 "; did you mean \"%s\" (in quotes: unquoted, YAML 1.1 reads %s as a "
+                 "boolean)?",
+                 guess, guess);
+    else
+        snprintf(buf, len, "; did you mean '%s'?", guess);
+}
+
 static int on_scalar(loader *ld, const yaml_event_t *ev)
 {
     const char *tag = (const char *)ev->data.scalar.tag;

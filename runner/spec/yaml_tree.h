@@ -74,4 +74,8 @@ const char *kt_node_str(const kt_node *node);
  * cJSON_Delete. NULL when out of memory. */
 cJSON *kt_node_to_json(const kt_node *node);
 
+/* "; did you mean 'x'?" for a suggested scalar 'guess'; a word that YAML 1.1 reads as a boolean
+ * (off, on, yes, no, y, n), which the loader refuses unquoted, is suggested in quotes. */
+void kt_yaml_did_you_mean(char *buf, size_t len, const char *guess);
+
 #endif
