@@ -645,6 +645,26 @@ static void check_array(ctx *c, const cJSON *s, const kt_node *n, kt_diag *d)
         check_unique(c, n, d);
 }
 
+/* The schema of the first patternProperties entry whose pattern matches 'key', or NULL. */
+static const cJSON *pattern_property(ctx *c, const cJSON *patterns, const char *key)
+{
+    for (const cJSON *p = cJSON_IsObject(patterns) ? patterns->child : NULL; p; p = p->next) {
+        char *ere = ecma_to_ere(p->string);
+        regex_t re;
+        if (!ere || regcomp(&re, ere, REG_EXTENDED | REG_NOSUB) != 0) {
+            schema_error(c, "unsupported pattern '%s'", p->string);
+            free(ere);
+            continue;
+        }
+        int match = regexec(&re, key, 0, NULL, 0) == 0;
+        regfree(&re);
+        free(ere);
+        if (match)
+            return p;
+    }
+    return NULL;
+}
+
 static void check_object(ctx *c, const cJSON *s, const kt_node *n, kt_diag *d)
 {
     const cJSON *req = kw(s, "required"), *props = kw(s, "properties");
@@ -657,6 +677,8 @@ static void check_object(ctx *c, const cJSON *s, const kt_node *n, kt_diag *d)
         if (key->kind != KT_NODE_SCALAR)
             continue;
         const cJSON *sub = props ? kw(props, key->value) : NULL;
+        if (!sub)
+            sub = pattern_property(c, kw(s, "patternProperties"), key->value);
         if (!sub && cJSON_IsFalse(extra)) {
             const char *names[128];
             size_t n_names = 0;
