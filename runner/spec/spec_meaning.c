@@ -1077,6 +1077,15 @@ static void check_design(mctx *c, const kt_spec *spec)
 }
 
 /* Expands the matrix once, keeping it in 'spec', and checks its shapes and the budget. */
+/* The points' shapes of a spec with errors elsewhere (no plan: that calls the arms). */
+static void check_shapes_only(mctx *c, const kt_spec *spec)
+{
+    kt_matrix m = {0};
+    if (kt_matrix_expand(&m, spec, c->diag) == 0)
+        check_shapes(c, &m);
+    kt_matrix_free(&m);
+}
+
 static void check_plan(mctx *c, kt_spec *spec)
 {
     kt_matrix m = {0};
@@ -1182,12 +1191,17 @@ int kt_spec_check_meaning(kt_spec *spec, const kt_spec_options *opts, kt_diag *d
     }
     check_inputs(&c);
     check_arms(&c);
+    /* what the points' shapes depend on (op, models, axes, arms and their params) is checked;
+     * the errors from here on do not hide the shape problems */
+    size_t shapeable = diag->n_errors;
     check_arm_limits_all(&c);
     check_command(&c);
     check_trials(&c);
     check_thresholds(&c);
     if (diag->n_errors == errors_before)
         check_plan(&c, spec);
+    else if (shapeable == errors_before)
+        check_shapes_only(&c, spec);
 done:
     kt_catalog_free(&c.catalog);
     return diag->n_errors == errors_before ? 0 : -1;
