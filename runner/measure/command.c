@@ -370,7 +370,7 @@ done:
     return rc;
 }
 
-double kt_command_calibrate(const kt_spec *spec, const kt_point *point, int arm)
+double kt_command_calibrate(const kt_spec *spec, const kt_point *point, int arm, double *failed_s)
 {
     kt_point_result out;
     crun *r = calloc(1, sizeof(*r));
@@ -381,19 +381,23 @@ double kt_command_calibrate(const kt_spec *spec, const kt_point *point, int arm)
     r->cs = spec->command;
     r->point = point;
     r->out = &out;
+    *failed_s = 0;
     if (start(r, &out, spec, point) == 0) {
         call_result cr;
         memset(&cr, 0, sizeof(cr)); /* a failing setup makes no call */
-        double t = NAN;
+        double t0 = now_s(), t = NAN;
         int ok = setup_or_teardown(r, arm, 0) == 0 &&
                  (t = now_s(), kt_command_call(r, arm, 0, 0, &cr) == 0);
-        if (ok)
+        if (ok) {
             seconds = now_s() - t;
-        else /* else the plan only says how many failed, and prices this arm's calls at 0 */
+        } else { /* a failing arm stops at its first failure: the plan prices that, once */
+            *failed_s = now_s() - t0;
             fprintf(stderr,
-                    "warning: the calibration call of '%s' at %s failed (its calls are "
-                    "priced as free): %s\n",
-                    arm_name(r, arm), point->id, cr.why[0] ? cr.why : "its setup failed");
+                    "warning: the calibration call of '%s' at %s failed after %.3g s (priced as "
+                    "one such failure per point): %s\n",
+                    arm_name(r, arm), point->id, *failed_s,
+                    cr.why[0] ? cr.why : "its setup failed");
+        }
         unlink(cr.output);
         setup_or_teardown(r, arm, 1);
         rmdir(r->workdir);
@@ -407,8 +411,11 @@ int kt_command_calibrate_spec(const kt_spec *spec, const kt_point *point)
 {
     int measured = 0;
     for (size_t arm = 0; spec->command && arm <= spec->n_candidates; arm++) {
-        double s = kt_command_calibrate(spec, point, (int)arm);
+        double failed_s;
+        double s = kt_command_calibrate(spec, point, (int)arm, &failed_s);
         spec->command->call_seconds[arm] = isnan(s) ? 0 : s;
+        spec->command->call_failed[arm] = isnan(s);
+        spec->command->fail_seconds[arm] = isnan(s) ? failed_s : 0;
         measured += !isnan(s);
     }
     return measured;

@@ -33,8 +33,9 @@ int kt_command_run_point(kt_point_result *out, const kt_spec *spec, const kt_poi
                          const kt_command_hooks *hooks);
 
 /* The seconds of one call of 'arm' (0 the baseline, k+1 candidate k) at 'point' on the first
- * task, for plans: one real call, its output discarded. NAN when it fails. */
-double kt_command_calibrate(const kt_spec *spec, const kt_point *point, int arm);
+ * task, for plans: one real call, its output discarded. NAN when it fails, with '*failed_s' the
+ * seconds its setup and call took to fail. */
+double kt_command_calibrate(const kt_spec *spec, const kt_point *point, int arm, double *failed_s);
 
 /* Calibrates spec->command->call_seconds (what the plan reads) with one call per arm at
  * 'point' on the first task. Returns the number of arms whose call succeeded. */

@@ -54,6 +54,11 @@ typedef struct kt_command_spec {
     /* seconds of one call of each arm (0 baseline, k+1 candidate k), measured by one
      * calibration call (kt_command_calibrate_spec); 0 until then */
     double call_seconds[1 + KT_LIMIT_CANDIDATES];
+    /* an arm whose calibration call (or its setup) failed, and the seconds that failure took:
+     * a failing arm stops at its first failure, so a point pays that once (a failed baseline
+     * fails the point) */
+    int call_failed[1 + KT_LIMIT_CANDIDATES];
+    double fail_seconds[1 + KT_LIMIT_CANDIDATES];
 } kt_command_spec;
 
 /* Reads the command parts of the document 'root' of the spec at 'spec_path'; reports every

@@ -170,9 +170,16 @@ static arm_seconds arm_at(const kt_spec *spec, const kt_arm *arm, const kt_probl
 static double point_seconds(const kt_spec *spec, const kt_problem *p, double busy,
                             const kt_arm_cost *const *costs)
 {
+    const kt_command_spec *cs = spec->command;
+    if (cs && cs->call_failed[0]) /* a failing baseline fails the point at once */
+        return cs->fail_seconds[0];
     arm_seconds base = arm_at(spec, &spec->baseline, p, busy, costs[0]);
     double fixed = checked_sets(spec) * base.touch, round = 0, profile = 0;
     for (size_t k = 0; k <= spec->n_candidates; k++) {
+        if (k > 0 && cs && cs->call_failed[k]) { /* it stops at its first failure */
+            fixed += cs->fail_seconds[k];
+            continue;
+        }
         arm_seconds a = k == 0 ? base : arm_at(spec, &spec->candidates[k - 1], p, busy, costs[k]);
         fixed +=
             checked_sets(spec) * (a.correct + (spec->numerics.bitwise_repeatable ? a.again : 0));

@@ -437,14 +437,25 @@ class CommandTrials(unittest.TestCase):
         # and nothing a command trial never runs: no correctness step per input set, no
         # profiling pass (they made this plan 36 calls, 80% over)
         self.assertIn("up to 20 calls per point", r.stdout)
-        # an arm whose call fails is priced as free: the plan says which and why
+        # an arm whose call fails stops at its first failure: the plan prices that failure once
+        # a point, and says which arm failed and why
         path = self.spec(f"baseline: {{run: {engine()}}}\n"
                          "candidates: [{name: gone, run: [\"/no/such/engine\"]}]\n", name="gone")
         r = kc.run(["validate", "--plan", path])
         self.assertEqual(0, r.returncode, r.stderr)
         self.assertIn("1 of 2 succeeded", r.stdout)
-        self.assertIn("warning: the calibration call of 'gone' at b1 failed (its calls are priced "
-                      "as free): command could not start: No such file or directory", r.stderr)
+        self.assertRegex(r.stderr, r"warning: the calibration call of 'gone' at b1 failed after "
+                         r"[0-9.e-]+ s \(priced as one such failure per point\): command could "
+                         r"not start: No such file or directory")
+        # a hang costs its timeout at every point (it was priced as free)
+        path = self.spec(f"batch_sizes: [1, 2]\nbaseline: {{run: {engine()}}}\n"
+                         f"candidates: [{{name: hangs, run: {engine('--hang')}, timeout_s: 1}}]\n",
+                         name="hangs")
+        r = kc.run(["validate", "--plan", path])
+        self.assertEqual(0, r.returncode, r.stderr)
+        self.assertIn("failed after 1", r.stderr)
+        total = float(r.stdout.split("total: estimate ")[1].split(" s")[0])
+        self.assertGreaterEqual(total, 2 * 1.0)
 
     def test_show_lists_the_tasks_whose_outputs_differ_most(self):
         # each task's name is the candidate's perturbation of its output
