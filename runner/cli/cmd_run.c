@@ -19,6 +19,7 @@
 #include "util/version.h"
 #include "measure/worker.h"
 #include "measure/command.h"
+#include "decide/sequential.h"
 #include "archive/command_archive.h"
 #include "report/report.h"
 
@@ -870,6 +871,27 @@ static int keep_command_file(void *ctx, const char *point_id, const char *arm, c
     return rc;
 }
 
+/* --quick caps every point at KT_QUICK_MAX_REPETITIONS pairs. The spec's check refused a
+ * design that can never decide at its own max_repetitions; under the cap one may never decide
+ * either (a high confidence split over many points needs more pairs for a finite interval), and
+ * every point would then end without a verdict: refuse it before anything runs. */
+static int check_quick(const run_state *st)
+{
+    int max = KT_QUICK_MAX_REPETITIONS, min = st->spec->min_repetitions;
+    kt_design d;
+    if (!st->opt.quick || st->spec->max_repetitions <= max)
+        return 0;
+    if (kt_design_plan(&d, min < max ? min : max, max, kt_design_point_alpha(st->spec),
+                       KT_SPEND_DEFAULT) == 0)
+        return 0;
+    fprintf(stderr, "error: --quick caps a point at %d pairs: %s%s; run without --quick\n", max,
+            kt_error_last(),
+            st->spec->aggregate == KT_AGGREGATE_ALL && st->matrix->n > 1
+                ? " (the confidence is split across the matrix points under aggregate: all)"
+                : "");
+    return KT_EXIT_DATAERR;
+}
+
 /* A point whose worker needs more memory than this machine has left would be killed by the
  * OOM killer minutes into its start-up (or push the host into swap, and the timings with it):
  * refused before anything runs, unless --force. The estimate is a floor (kt_plan_point_bytes). */
@@ -1234,7 +1256,7 @@ int cmd_run(int argc, char **argv)
         rc = KT_EXIT_DATAERR;
         goto done;
     }
-    if ((rc = check_memory(&st)) != 0)
+    if ((rc = check_quick(&st)) != 0 || (rc = check_memory(&st)) != 0)
         goto done;
     /* from here a signal stops the run between pairs and leaves it resumable */
     set_signals(on_signal, NULL, NULL);
