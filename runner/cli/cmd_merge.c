@@ -151,6 +151,22 @@ static void check_identity(merge_state *m)
         plugin_hashes(pb, sizeof(pb), s->doc);
         if (strcmp(pa, pb) != 0)
             mismatch(m, "the plugins (sha256)", first, s, pa, pb);
+        /* how they were run, which --force does not override: capped and uncapped points,
+         * or points of two backends, are not one experiment's */
+        int qa = kt_json_get_bool(kt_json_at_path(first->doc, "provenance.run"), "quick", 0);
+        int qb = kt_json_get_bool(kt_json_at_path(s->doc, "provenance.run"), "quick", 0);
+        if (qa != qb) {
+            fprintf(stderr, "error: '%s' was run %s --quick, '%s' %s\n", first->dir,
+                    qa ? "with" : "without", s->dir, qb ? "with it" : "without it");
+            m->problems++;
+        }
+        const char *ba = text_at(first->doc, "provenance.device.backend");
+        const char *bb = text_at(s->doc, "provenance.device.backend");
+        if (strcmp(ba, bb) != 0) {
+            fprintf(stderr, "error: '%s' was measured on backend '%s', '%s' on '%s'\n", first->dir,
+                    ba, s->dir, bb);
+            m->problems++;
+        }
         if (s->count != first->count) {
             fprintf(stderr, "error: '%s' is shard %d/%d but '%s' is shard %d/%d\n", first->dir,
                     first->index, first->count, s->dir, s->index, s->count);
@@ -169,8 +185,7 @@ static void check_identity(merge_state *m)
  * measured on different machines mixes the machines' differences into it. */
 static void check_hosts(const merge_state *m)
 {
-    static const char *const keys[] = {"provenance.host.cpu_model", "provenance.device.backend",
-                                       "provenance.device.info.name"};
+    static const char *const keys[] = {"provenance.host.cpu_model", "provenance.device.info.name"};
     for (int i = 1; i < m->n; i++)
         for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
             const char *a = text_at(m->shards[0].doc, keys[k]);
@@ -404,6 +419,9 @@ int cmd_merge(int argc, char **argv)
         kt_summary_facts f;
         kt_summary_facts_init(&f, spec->baseline.name, kt_aggregate_name(spec->aggregate),
                               spec->min_speedup, spec->confidence);
+        const cJSON *as_run = kt_json_at_path(m.shards[0].doc, "provenance.run");
+        f.quick = kt_json_get_bool(as_run, "quick", 0); /* every shard's, as checked */
+        f.quick_max_repetitions = (int)kt_json_get_real(as_run, "quick_max_repetitions", 20);
         f.color = kt_summary_want_color(stdout);
         kt_print_summary(stdout, &run, &f);
         printf("merged %d shard%s, %zu points: %s\n", m.n, m.n == 1 ? "" : "s", run.n_points,

@@ -19,6 +19,7 @@
 #include "util/version.h"
 #include "measure/worker.h"
 #include "measure/command.h"
+#include "decide/sequential.h"
 #include "archive/command_archive.h"
 #include "report/report.h"
 
@@ -72,6 +73,7 @@ typedef struct run_state {
     double elapsed_s;       /* of the points loop */
     int over_budget;        /* budget.max_minutes passed: no new point was started */
     size_t not_run;
+    int resumed_other_code; /* --resume --force across another commit or work tree */
 } run_state;
 
 static volatile sig_atomic_t got_signal;
@@ -395,6 +397,79 @@ static kt_samples_ids samples_ids(const run_state *st)
     return ids;
 }
 
+/* What an archive was run as, which no resume may change: its shard, --quick and backend. A
+ * shard's archive resumed as the whole matrix (or as another shard) would keep points that
+ * 'ktrial merge' then counts twice; --quick's points would stand beside uncapped ones; and
+ * points of another backend would enter one verdict with this one's. --force does not
+ * override these: they are not a changed spec or commit but another run. */
+static int check_resume_run(const run_state *st, const cJSON *prov)
+{
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(prov, "run");
+    char shard[32], now[32], backend[32], flags[64];
+    kt_json_get_str(run, "shard", shard, sizeof(shard));
+    snprintf(now, sizeof(now), "%d/%d", st->opt.shard_index, st->opt.shard_count);
+    if (!shard[0])
+        snprintf(shard, sizeof(shard), "1/1");
+    int quick = kt_json_get_bool(run, "quick", 0), bad = 0;
+    if (strcmp(shard, now) != 0) {
+        fprintf(stderr, "error: '%s' holds shard %s%s, this run would be shard %s%s\n", st->dir,
+                shard, strcmp(shard, "1/1") ? "" : " (the whole matrix)", now,
+                strcmp(now, "1/1") ? "" : " (the whole matrix)");
+        bad = 1;
+    }
+    if (quick != st->opt.quick) {
+        fprintf(stderr, "error: '%s' was run %s --quick; resume it the same way\n", st->dir,
+                quick ? "with" : "without");
+        bad = 1;
+    }
+    kt_json_get_str(cJSON_GetObjectItemCaseSensitive(prov, "device"), "backend", backend,
+                    sizeof(backend));
+    if (backend[0] && strcmp(backend, st->spec->backend) != 0) {
+        fprintf(stderr, "error: '%s' was measured on backend '%s', this run would use '%s'\n",
+                st->dir, backend, st->spec->backend);
+        bad = 1;
+    }
+    if (!bad)
+        return 0;
+    if (strcmp(shard, "1/1") != 0 || quick) {
+        char cont[600];
+        int n =
+            snprintf(cont, sizeof(cont), "ktrial run %s --resume %s", st->opt.spec_path, st->dir);
+        int si = 1, sc = 1;
+        if (sscanf(shard, "%d/%d", &si, &sc) != 2)
+            si = sc = 1;
+        if (n > 0 && (size_t)n < sizeof(cont))
+            fprintf(stderr, "hint: continue it with: %s%s\n", cont,
+                    kt_resume_flags(flags, sizeof(flags), si, sc, quick));
+    }
+    return KT_EXIT_DATAERR;
+}
+
+/* Whether the work tree differs from the one the run was started with, at the same commit:
+ * its dirty state, or the patch (git.diff's blob id). Says how in 'why'. */
+static int work_tree_changed(char *why, size_t len, const run_state *st, const cJSON *git)
+{
+    char blob[48];
+    kt_json_get_str(git, "diff_blob_id", blob, sizeof(blob));
+    int was_dirty = kt_json_get_bool(git, "dirty", 0);
+    int dirty = st->git.available && st->git.dirty;
+    const char *now = dirty ? st->git.diff_blob_id : "";
+    if (was_dirty == dirty && strcmp(blob, now) == 0)
+        return 0;
+    if (!was_dirty)
+        snprintf(why, len, "the run was started on a clean work tree, which now has changes");
+    else if (!dirty)
+        snprintf(why, len,
+                 "the run was started with local changes (git.diff), the work tree "
+                 "is now clean");
+    else
+        snprintf(why, len,
+                 "the work tree's changes differ from the run's (git.diff blob %.12s, "
+                 "now %.12s)",
+                 blob, now);
+    return 1;
+}
+
 /* --resume: the same spec bytes and the same code, unless --force. */
 static int check_resume(run_state *st)
 {
@@ -421,7 +496,13 @@ static int check_resume(run_state *st)
     if (bad)
         fprintf(stderr, "%s: %s\n", st->opt.force ? "warning" : "error", changed);
     cJSON_Delete(plugins_now);
+    int rc = check_resume_run(st, prov);
+    char tree[160] = "";
+    int tree_changed = st->git.available && strcmp(commit, st->git.commit) == 0 &&
+                       work_tree_changed(tree, sizeof(tree), st, git);
     cJSON_Delete(doc);
+    if (rc)
+        return rc;
     if (strcmp(sha, st->spec_sha) != 0) {
         fprintf(stderr,
                 "%s: the spec differs from the one '%s' was started with (sha256 %.12s, "
@@ -435,6 +516,19 @@ static int check_resume(run_state *st)
                 st->opt.force ? "warning" : "error", now[0] ? now : "(no git)",
                 commit[0] ? commit : "(no git)");
         bad = 1;
+        st->resumed_other_code = 1;
+    }
+    if (tree_changed) {
+        char real[PATH_MAX];
+        fprintf(stderr, "%s: %s\n", st->opt.force ? "warning" : "error", tree);
+        if (realpath(st->dir, real) && st->git.workdir &&
+            strncmp(real, st->git.workdir, strlen(st->git.workdir)) == 0)
+            fprintf(stderr,
+                    "hint: '%s' lies inside the work tree: unless git ignores it, the "
+                    "run's own files are such changes (add it to .gitignore)\n",
+                    st->dir);
+        bad = 1;
+        st->resumed_other_code = 1;
     }
     if (bad && !st->opt.force) {
         fprintf(stderr, "hint: use --force to resume anyway\n");
@@ -777,6 +871,27 @@ static int keep_command_file(void *ctx, const char *point_id, const char *arm, c
     return rc;
 }
 
+/* --quick caps every point at KT_QUICK_MAX_REPETITIONS pairs. The spec's check refused a
+ * design that can never decide at its own max_repetitions; under the cap one may never decide
+ * either (a high confidence split over many points needs more pairs for a finite interval), and
+ * every point would then end without a verdict: refuse it before anything runs. */
+static int check_quick(const run_state *st)
+{
+    int max = KT_QUICK_MAX_REPETITIONS, min = st->spec->min_repetitions;
+    kt_design d;
+    if (!st->opt.quick || st->spec->max_repetitions <= max)
+        return 0;
+    if (kt_design_plan(&d, min < max ? min : max, max, kt_design_point_alpha(st->spec),
+                       KT_SPEND_DEFAULT) == 0)
+        return 0;
+    fprintf(stderr, "error: --quick caps a point at %d pairs: %s%s; run without --quick\n", max,
+            kt_error_last(),
+            st->spec->aggregate == KT_AGGREGATE_ALL && st->matrix->n > 1
+                ? " (the confidence is split across the matrix points under aggregate: all)"
+                : "");
+    return KT_EXIT_DATAERR;
+}
+
 /* A point whose worker needs more memory than this machine has left would be killed by the
  * OOM killer minutes into its start-up (or push the host into swap, and the timings with it):
  * refused before anything runs, unless --force. The estimate is a floor (kt_plan_point_bytes). */
@@ -890,8 +1005,11 @@ static int run_points(run_state *st)
         if (strcmp(slot->stop_reason, "killed") == 0) {
             /* not the candidates' fault, and not measured: kept in result.json, not in
              * points.jsonl, so --resume measures it again */
-            rc = kt_error_set("point '%s': %s; continue with --resume %s", pt->id, slot->error,
-                              st->dir);
+            char flags[64];
+            rc = kt_error_set("point '%s': %s; continue with --resume %s%s", pt->id, slot->error,
+                              st->dir,
+                              kt_resume_flags(flags, sizeof(flags), st->opt.shard_index,
+                                              st->opt.shard_count, st->opt.quick));
             break;
         }
         if (strcmp(slot->stop_reason, "interrupted") == 0) {
@@ -999,6 +1117,8 @@ static int finish(run_state *st)
     int changed = 0;
     if (st->git.available)
         kt_git_state_recheck(&changed, &st->git);
+    if (st->resumed_other_code) /* the points kept were measured on other code than this */
+        st->git.changed_during_run = changed = 1;
     if (changed)
         fprintf(stderr, "warning: the git state changed during the run (recorded as "
                         "changed_during_run)\n");
@@ -1039,18 +1159,20 @@ static int finish(run_state *st)
         printf("archive: %s\n", st->dir);
         print_time(st);
     }
+    char flags[64];
+    kt_resume_flags(flags, sizeof(flags), st->opt.shard_index, st->opt.shard_count, st->opt.quick);
     if (st->interrupted) {
         size_t archived = kt_run_finished_points(&st->run);
         fprintf(stderr,
                 "interrupted: %zu of %zu points archived; continue with: ktrial run %s "
-                "--resume %s\n",
-                archived, st->n_todo, st->opt.spec_path, st->dir);
+                "--resume %s%s\n",
+                archived, st->n_todo, st->opt.spec_path, st->dir, flags);
         return KT_EXIT_INTERRUPTED;
     }
     if (st->over_budget)
         fprintf(stderr,
-                "over budget: %zu point%s not run; continue with: ktrial run %s --resume %s\n",
-                st->not_run, st->not_run == 1 ? "" : "s", st->opt.spec_path, st->dir);
+                "over budget: %zu point%s not run; continue with: ktrial run %s --resume %s%s\n",
+                st->not_run, st->not_run == 1 ? "" : "s", st->opt.spec_path, st->dir, flags);
     return run_exit_code(st);
 }
 
@@ -1134,7 +1256,7 @@ int cmd_run(int argc, char **argv)
         rc = KT_EXIT_DATAERR;
         goto done;
     }
-    if ((rc = check_memory(&st)) != 0)
+    if ((rc = check_quick(&st)) != 0 || (rc = check_memory(&st)) != 0)
         goto done;
     /* from here a signal stops the run between pairs and leaves it resumable */
     set_signals(on_signal, NULL, NULL);

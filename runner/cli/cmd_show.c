@@ -95,22 +95,35 @@ static void print_provenance(const cJSON *doc)
            kt_json_get_str(run, "end_utc", b, sizeof(b))[0] ? b : "(unfinished)");
 }
 
+/* The options the run's resume must repeat, as it was run: " --shard I/N --quick", or "". */
+static const char *resume_flags(char *buf, size_t len, const cJSON *doc)
+{
+    const cJSON *run = kt_json_at_path(doc, "provenance.run");
+    char shard[32];
+    int si = 1, sc = 1;
+    kt_json_get_str(run, "shard", shard, sizeof(shard));
+    if (sscanf(shard, "%d/%d", &si, &sc) != 2)
+        si = sc = 1;
+    return kt_resume_flags(buf, len, si, sc, kt_json_get_bool(run, "quick", 0));
+}
+
 /* A run that did not finish: says so, and how to go on ('n_pts': the points.jsonl lines of a
  * run still 'running'). Returns the exit code. */
 static int incomplete(const char *status, const char *path, const kt_run_result *run,
                       const cJSON *doc, size_t n_pts)
 {
-    char spec[256];
+    char spec[256], flags[64];
     kt_json_get_str(cJSON_GetObjectItemCaseSensitive(doc, "spec"), "path", spec, sizeof(spec));
+    resume_flags(flags, sizeof(flags), doc);
     if (strcmp(status, "interrupted") == 0) {
         size_t done = kt_run_finished_points(run), cut = run->n_points - done;
         size_t not_run =
             (size_t)kt_json_get_real(cJSON_GetObjectItemCaseSensitive(doc, "timing"), "not_run", 0);
         printf("incomplete run: interrupted after %zu of %zu point%s (%zu cut short, %zu not "
                "started); the verdicts above cover the finished ones only\ncontinue it with: "
-               "ktrial run %s --resume %s\n",
+               "ktrial run %s --resume %s%s\n",
                done, run->n_points + not_run, run->n_points + not_run == 1 ? "" : "s", cut, not_run,
-               spec, path);
+               spec, path, flags);
         return KT_EXIT_INCONCLUSIVE;
     }
     if (strcmp(status, "running") == 0 && kt_archive_lock_held(path))
@@ -120,8 +133,8 @@ static int incomplete(const char *status, const char *path, const kt_run_result 
     else if (strcmp(status, "running") == 0)
         printf("incomplete run: it stopped before finishing (killed, or the machine went "
                "down) after %zu finished point%s, kept in points.jsonl; no decision\n"
-               "continue it with (the finished points are reused): ktrial run %s --resume %s\n",
-               n_pts, n_pts == 1 ? "" : "s", spec, path);
+               "continue it with (the finished points are reused): ktrial run %s --resume %s%s\n",
+               n_pts, n_pts == 1 ? "" : "s", spec, path, flags);
     else
         printf("incomplete run: status '%s'; no decision\n", status);
     return KT_EXIT_SOFTWARE;

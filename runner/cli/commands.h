@@ -2,6 +2,8 @@
 #ifndef KT_COMMANDS_H
 #define KT_COMMANDS_H
 
+#include <stddef.h>
+
 /* Exit codes (sysexits.h numbering for the errors); documented in README.md. */
 enum {
     KT_EXIT_KEEP = 0,         /* every candidate kept, or success */
@@ -18,6 +20,9 @@ enum {
 struct kt_run_result;
 /* The exit code of a finished run: 70 when a point could not be measured, else by verdict. */
 int kt_run_exit_code(const struct kt_run_result *run);
+/* The options a resume of a run must repeat, as it was run: " --shard I/N --quick" (each only
+ * where it applies), or "". Returns 'buf'. */
+const char *kt_resume_flags(char *buf, size_t len, int shard_index, int shard_count, int quick);
 
 typedef struct kt_command {
     const char *name;

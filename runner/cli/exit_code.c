@@ -1,6 +1,9 @@
-/* exit_code.c - a finished run's exit code; exit codes live in the CLI layer only. */
+/* exit_code.c - a finished run's exit code (exit codes live in the CLI layer only), and the
+ * options a resume of it repeats. */
 #include "cli/commands.h"
 #include "decide/aggregate.h"
+
+#include <stdio.h>
 
 int kt_run_exit_code(const kt_run_result *run)
 {
@@ -14,4 +17,15 @@ int kt_run_exit_code(const kt_run_result *run)
     default:
         return KT_EXIT_INCONCLUSIVE;
     }
+}
+
+const char *kt_resume_flags(char *buf, size_t len, int shard_index, int shard_count, int quick)
+{
+    int n = 0;
+    buf[0] = '\0';
+    if (shard_count > 1)
+        n = snprintf(buf, len, " --shard %d/%d", shard_index, shard_count);
+    if (quick && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " --quick");
+    return buf;
 }

@@ -125,7 +125,7 @@ static void header(FILE *out, int pw, int cw, const kt_summary_facts *f)
     fputs("verdict\n", out);
     fprintf(out,
             "(medians per call over the pairs; 'base' is %s; speedup = base/cand time, "
-            "Hodges-Lehmann, %.0f%% CI; p: signed-rank (with the placements' spread), adjusted "
+            "Hodges-Lehmann, %g%% CI; p: signed-rank (with the placements' spread), adjusted "
             "for the looks and points; noisy: disturbed pairs; %s: not measured)\n",
             f->baseline_name, 100 * f->confidence, kt_cell_none);
 }

@@ -103,6 +103,37 @@ double kt_arm_worst_rel_l2(const kt_arm_result *a)
 /* The figures of result.json that compare the candidate's outputs and memory with the
  * baseline's: NAN where either side has none (no output compared, no bytes counted), never
  * a 0 that reads as a perfect result. Returns the baseline's error as the ratio uses it. */
+static int side_of(double x, double limit)
+{
+    return (x > limit) - (x < limit);
+}
+
+const char *kt_format_apart(char *buf, size_t len, double value, double limit, int digits,
+                            int fixed)
+{
+    for (int d = digits; d <= 17; d++) {
+        snprintf(buf, len, fixed ? "%.*f" : "%.*g", d, value);
+        if (!isfinite(value) || side_of(strtod(buf, NULL), limit) == side_of(value, limit))
+            break;
+    }
+    return buf;
+}
+
+const char *kt_format_limit(char *buf, size_t len, double limit, int digits, int fixed)
+{
+    if (fixed) {
+        snprintf(buf, len, "%.*f", digits, limit);
+        if (strtod(buf, NULL) == limit)
+            return buf;
+    }
+    for (int d = 1; d <= 17; d++) {
+        snprintf(buf, len, "%.*g", d, limit);
+        if (!isfinite(limit) || strtod(buf, NULL) == limit)
+            break;
+    }
+    return buf;
+}
+
 static double quality_figures(kt_candidate_result *c, const kt_arm_result *base,
                               const kt_spec *spec)
 {
@@ -139,29 +170,36 @@ static int check_setup_and_energy(kt_candidate_result *c, const kt_arm_result *b
     int broken = 0;
     double own = a->bytes - a->variant_bytes;
     c->setup_memory_fraction = own > 0 ? a->variant_bytes / own : NAN;
+    char v[32], l[32];
     if (!isnan(spec->max_setup_seconds) && a->prepare_ns * 1e-9 > spec->max_setup_seconds) {
         kt_candidate_add_reason(
             c, KT_REASON_SETUP,
-            "setup (prepare) took %.3g s, above thresholds.setup.max_seconds %.3g at %s",
-            a->prepare_ns * 1e-9, spec->max_setup_seconds, id);
+            "setup (prepare) took %s s, above thresholds.setup.max_seconds %s at %s",
+            kt_format_apart(v, sizeof(v), a->prepare_ns * 1e-9, spec->max_setup_seconds, 3, 0),
+            kt_format_limit(l, sizeof(l), spec->max_setup_seconds, 0, 0), id);
         broken++;
     }
     if (!isnan(spec->max_setup_memory_ratio) &&
         c->setup_memory_fraction > spec->max_setup_memory_ratio) {
         kt_candidate_add_reason(
             c, KT_REASON_SETUP,
-            "setup memory %.0f bytes is %.3g of the problem's inputs and outputs, above "
-            "thresholds.setup.max_memory_ratio %.3g at %s",
-            a->variant_bytes, c->setup_memory_fraction, spec->max_setup_memory_ratio, id);
+            "setup memory %.0f bytes is %s of the problem's inputs and outputs, above "
+            "thresholds.setup.max_memory_ratio %s at %s",
+            a->variant_bytes,
+            kt_format_apart(v, sizeof(v), c->setup_memory_fraction, spec->max_setup_memory_ratio, 3,
+                            0),
+            kt_format_limit(l, sizeof(l), spec->max_setup_memory_ratio, 0, 0), id);
         broken++;
     }
     double eb = energy_per_call(base), ec = energy_per_call(a);
     c->energy_ratio = eb > 0 && !isnan(ec) ? ec / eb : NAN;
     if (!isnan(spec->max_energy_ratio) && c->energy_ratio > spec->max_energy_ratio) {
-        kt_candidate_add_reason(c, KT_REASON_ENERGY,
-                                "energy %.3g J per call is %.3gx the baseline's, above "
-                                "thresholds.energy.max_ratio %.3g at %s",
-                                ec, c->energy_ratio, spec->max_energy_ratio, id);
+        kt_candidate_add_reason(
+            c, KT_REASON_ENERGY,
+            "energy %.3g J per call is %sx the baseline's, above thresholds.energy.max_ratio %s "
+            "at %s",
+            ec, kt_format_apart(v, sizeof(v), c->energy_ratio, spec->max_energy_ratio, 3, 0),
+            kt_format_limit(l, sizeof(l), spec->max_energy_ratio, 0, 0), id);
         broken++;
     }
     return broken;
@@ -206,34 +244,41 @@ static int check_limits(kt_candidate_result *c, const kt_arm_result *base, const
     const kt_numerics_limits *lim = &spec->numerics;
     const kt_arm_result *a = &c->arm;
     int broken = 0;
+    char v[32], l[32];
     for (int s = 0; s < a->n_sets; s++) {
         const kt_numerics *n = &a->numerics[s];
         if (!isnan(lim->max_rel_l2) && n->rel_l2 > lim->max_rel_l2) {
             kt_candidate_add_reason(c, KT_REASON_REL_L2,
-                                    "rel_l2 %.3g above max_rel_l2 %.3g on input set %d at %s",
-                                    n->rel_l2, lim->max_rel_l2, s, id);
+                                    "rel_l2 %s above max_rel_l2 %s on input set %d at %s",
+                                    kt_format_apart(v, sizeof(v), n->rel_l2, lim->max_rel_l2, 3, 0),
+                                    kt_format_limit(l, sizeof(l), lim->max_rel_l2, 0, 0), s, id);
             broken++;
         }
         if (!isnan(lim->min_cosine) && n->cosine < lim->min_cosine) {
             kt_candidate_add_reason(c, KT_REASON_COSINE,
-                                    "cosine %.6f below min_cosine %.6f on input set %d at %s",
-                                    n->cosine, lim->min_cosine, s, id);
+                                    "cosine %s below min_cosine %s on input set %d at %s",
+                                    kt_format_apart(v, sizeof(v), n->cosine, lim->min_cosine, 6, 1),
+                                    kt_format_limit(l, sizeof(l), lim->min_cosine, 6, 1), s, id);
             broken++;
         }
         if (!isnan(lim->max_abs) && n->max_abs > lim->max_abs) {
             kt_candidate_add_reason(c, KT_REASON_MAX_ABS,
-                                    "max_abs %.3g above max_abs %.3g on input set %d at %s",
-                                    n->max_abs, lim->max_abs, s, id);
+                                    "max_abs %s above max_abs %s on input set %d at %s",
+                                    kt_format_apart(v, sizeof(v), n->max_abs, lim->max_abs, 3, 0),
+                                    kt_format_limit(l, sizeof(l), lim->max_abs, 0, 0), s, id);
             broken++;
         }
     }
     double base_err = quality_figures(c, base, spec);
     if (!isnan(lim->max_error_vs_baseline) && c->error_ratio > lim->max_error_vs_baseline) {
+        /* the denominator is the baseline's error floored at the unit roundoff: say which */
         kt_candidate_add_reason(
             c, KT_REASON_ERROR_VS_BASELINE,
-            "rel_l2 %.3g is %.3gx the baseline's %.3g, above max_error_vs_baseline %.3g "
-            "at %s",
-            c->worst_rel_l2, c->error_ratio, base_err, lim->max_error_vs_baseline, id);
+            "rel_l2 %.3g is %sx %s %.3g, above max_error_vs_baseline %s at %s", c->worst_rel_l2,
+            kt_format_apart(v, sizeof(v), c->error_ratio, lim->max_error_vs_baseline, 3, 0),
+            base_err > kt_arm_worst_rel_l2(base) ? "the storage type's unit roundoff"
+                                                 : "the baseline's",
+            base_err, kt_format_limit(l, sizeof(l), lim->max_error_vs_baseline, 0, 0), id);
         broken++;
     }
     if (lim->bitwise_repeatable && a->repeatable == 0) {
@@ -246,8 +291,9 @@ static int check_limits(kt_candidate_result *c, const kt_arm_result *base, const
     if (!isnan(spec->max_memory_ratio) && c->memory_ratio > spec->max_memory_ratio) {
         kt_candidate_add_reason(
             c, KT_REASON_MEMORY,
-            "memory %.0f bytes is %.3gx the baseline's %.0f, above max_ratio %.3g at %s", a->bytes,
-            c->memory_ratio, base->bytes, spec->max_memory_ratio, id);
+            "memory %.0f bytes is %sx the baseline's %.0f, above max_ratio %s at %s", a->bytes,
+            kt_format_apart(v, sizeof(v), c->memory_ratio, spec->max_memory_ratio, 3, 0),
+            base->bytes, kt_format_limit(l, sizeof(l), spec->max_memory_ratio, 0, 0), id);
         broken++;
     }
     broken += check_setup_and_energy(c, base, spec, id);
@@ -554,15 +600,19 @@ void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline
      * can sit exactly on the target, and counting that as KEEP biases A/A towards KEEP.
      * The strict comparison is conservative with ties (docs/statistics.md). */
     int fast = n >= 1 && c->ci_low > target;
+    char end[32], lim[32];
+    kt_format_limit(lim, sizeof(lim), target, 0, 0);
     if (slow)
-        kt_candidate_add_reason(c, KT_REASON_SLOWER, "speedup %.3f [%.3f, %.3f] below %.3g at %s",
-                                c->speedup, c->ci_low, c->ci_high, target, id);
+        kt_candidate_add_reason(
+            c, KT_REASON_SLOWER, "speedup %.3f [%.3f, %s] below %s at %s", c->speedup, c->ci_low,
+            kt_format_apart(end, sizeof(end), c->ci_high, target, 3, 1), lim, id);
     if (broken || slow) {
         c->verdict = KT_VERDICT_REJECT;
     } else if (fast) {
         c->verdict = KT_VERDICT_KEEP;
-        kt_candidate_add_reason(c, KT_REASON_FASTER, "speedup %.3f [%.3f, %.3f] above %.3g at %s",
-                                c->speedup, c->ci_low, c->ci_high, target, id);
+        kt_candidate_add_reason(
+            c, KT_REASON_FASTER, "speedup %.3f [%s, %.3f] above %s at %s", c->speedup,
+            kt_format_apart(end, sizeof(end), c->ci_low, target, 3, 1), c->ci_high, lim, id);
     } else {
         c->verdict = KT_VERDICT_INCONCLUSIVE;
         if (withheld)

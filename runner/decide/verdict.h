@@ -3,6 +3,8 @@
 #ifndef KT_VERDICT_H
 #define KT_VERDICT_H
 
+#include <stddef.h>
+
 typedef enum { KT_VERDICT_KEEP = 0, KT_VERDICT_REJECT, KT_VERDICT_INCONCLUSIVE } kt_verdict;
 
 const char *kt_verdict_name(kt_verdict v);
@@ -22,7 +24,7 @@ typedef enum kt_reason_code {
     KT_REASON_NOT_REPEATABLE = 7,    /* bitwise_repeatable broken */
     KT_REASON_MEMORY = 8,            /* above thresholds.memory.max_ratio */
     KT_REASON_SLOWER = 9,            /* the speedup interval lies below min_speedup */
-    KT_REASON_FASTER = 10,           /* the speedup interval lies at or above min_speedup */
+    KT_REASON_FASTER = 10,           /* the speedup interval lies strictly above min_speedup */
     KT_REASON_UNDECIDED = 11,        /* the interval includes min_speedup */
     KT_REASON_NO_PAIRS = 12,         /* nothing was timed */
     KT_REASON_SETUP = 13,            /* above thresholds.setup */
@@ -44,5 +46,14 @@ kt_reason_code kt_reason_code_parse(const char *name);
 /* True for the reasons that reject on quality (numerics, memory, failure), as opposed to
  * speed: a geomean verdict never averages these away. */
 int kt_reason_is_quality(kt_reason_code code);
+
+/* 'value' for a reason that compares it with 'limit': 'digits' significant digits (or, when
+ * 'fixed', decimals), and more where those would print it on the other side of the limit or
+ * on it, so that no reason reads "rel_l2 0.01 above max_rel_l2 0.01". Returns 'buf'. */
+const char *kt_format_apart(char *buf, size_t len, double value, double limit, int digits,
+                            int fixed);
+/* A limit as the spec gave it: %.*f with 'digits' decimals when 'fixed' and that reads back
+ * as 'limit', else the shortest %g that does. Returns 'buf'. */
+const char *kt_format_limit(char *buf, size_t len, double limit, int digits, int fixed);
 
 #endif

@@ -4,6 +4,8 @@
 #include "archive/archive.h"
 #include "archive/run_archive.h"
 #include "cli/commands.h"
+#include "cli/summary.h"
+#include "cli/summary_cells.h"
 #include "report/report.h"
 #include "report/svg.h"
 #include "util/json.h"
@@ -145,9 +147,18 @@ void kt_report_markdown(FILE *f, const kt_report_input *in)
 {
     const kt_run_result *run = &in->run;
     const cJSON *n = kt_json_at_path(in->doc, "spec.parsed.name");
-    fprintf(f, "### ktrial: %s — **%s**\n\n", cJSON_IsString(n) ? n->valuestring : "?",
-            kt_verdict_name(run->verdict));
-    fputs("| point | candidate | verdict | speedup (HL) [CI] | p | worst rel_l2 |\n"
+    /* the summary's overall line: a shard, an interrupted run, one with points that failed or
+     * were not run says so, never a verdict it does not have */
+    kt_summary_facts facts;
+    char text[256], pv[16];
+    kt_summary_facts_from_doc(&facts, in->doc);
+    const char *word = kt_summary_overall_text(text, sizeof(text), run, &facts);
+    fprintf(f, "### ktrial: %s — ", cJSON_IsString(n) ? n->valuestring : "?");
+    if (facts.shard_count > 1 && strcmp(facts.status, "interrupted") != 0)
+        fprintf(f, "shard %d/%d only, ", facts.shard_index, facts.shard_count);
+    fprintf(f, "**%s** ", word);
+    md(f, text);
+    fputs("\n\n| point | candidate | verdict | speedup (HL) [CI] | p (adj.) | worst rel_l2 |\n"
           "|---|---|---|---|---|---|\n",
           f);
     for (size_t i = 0; i < run->n_points; i++) {
@@ -159,11 +170,20 @@ void kt_report_markdown(FILE *f, const kt_report_input *in)
             fputs(" | ", f);
             md(f, c->arm.name);
             fprintf(f, " | %s | ", p->error[0] ? "ERROR" : kt_verdict_name(c->verdict));
-            if (isfinite(c->speedup))
-                fprintf(f, "%.3f [%.3f, %.3f] | %.3g | %.3g |\n", c->speedup, c->ci_low, c->ci_high,
-                        c->shift.p_value, c->worst_rel_l2);
+            /* as the summary: — wherever nothing was measured, never 0.000 [0.000, 0.000] */
+            if (c->n_pairs > 0 && isfinite(c->speedup))
+                fprintf(f, "%.3f [%.3f, %.3f] | ", c->speedup, c->ci_low, c->ci_high);
             else
-                fputs("— | — | — |\n", f);
+                fprintf(f, "%s | ", kt_cell_none);
+            fprintf(f, "%s | ",
+                    kt_cell_p(pv, sizeof(pv),
+                              c->n_pairs > 0 ? kt_p_adjusted(c->shift.p_value, facts.confidence,
+                                                             c->confidence_used)
+                                             : NAN));
+            if (isfinite(c->worst_rel_l2) && !c->arm.failed && !p->error[0])
+                fprintf(f, "%.3g |\n", c->worst_rel_l2);
+            else
+                fprintf(f, "%s |\n", kt_cell_none);
         }
     }
     fputs("\n", f);
@@ -174,7 +194,9 @@ void kt_report_markdown(FILE *f, const kt_report_input *in)
         md(f, run->cands[k].reason);
         fputs("\n", f);
     }
-    fprintf(f, "\nmin_speedup %.3g; archive `", in->min_speedup);
+    fputs("\np (adj.): the signed-rank p scaled to the run's alpha, as the terminal summary "
+          "prints it; archive `",
+          f);
     md(f, in->dir);
     fputs("`\n", f);
 }

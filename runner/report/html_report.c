@@ -601,7 +601,7 @@ void kt_report_html(FILE *f, const kt_report_input *in, size_t n)
     fprintf(f, "</h1>\n<p class='muted'>%zu archive%s.", n, n == 1 ? "" : "s");
     fputs(" Speedup = baseline time / candidate time, from paired calls: the Hodges-Lehmann "
           "estimate of the per-pair log ratio, with its distribution-free confidence interval. "
-          "KEEP needs the whole interval at or above min_speedup. p (adj.): the two-sided "
+          "KEEP needs the whole interval strictly above min_speedup. p (adj.): the two-sided "
           "signed-rank p (with the placements' spread), scaled to the run's own alpha as the "
           "terminal summary prints it.</p>\n",
           f);

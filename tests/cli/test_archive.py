@@ -150,6 +150,59 @@ class ArchiveTest(unittest.TestCase):
         self.assertIn("spec differs", p.stderr)
         self.assertEqual(run(["run", spec, "--resume", out, "--force"], cwd=self.tmp).returncode, 0)
 
+    def test_resume_refuses_a_changed_work_tree(self):
+        # the same commit, but the kernel edited since the run started: the points kept and
+        # the points to come would be measured on different code
+        repo = self.make_repo()
+        out = os.path.join("results", "r")
+        self.assertEqual(run(["run", "spec.yaml", "-o", out], cwd=repo, env=self.env).returncode, 0)
+        with open(os.path.join(repo, "kernel.c"), "a") as f:
+            f.write("/* tuned */\n")
+        p = run(["run", "spec.yaml", "--resume", out], cwd=repo, env=self.env)
+        self.assertEqual(p.returncode, 65, p.stderr)
+        self.assertIn("started on a clean work tree, which now has changes", p.stderr)
+        p = run(["run", "spec.yaml", "--resume", out, "--force"], cwd=repo, env=self.env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        git = validate_result(self, os.path.join(repo, out))["provenance"]["git"]
+        self.assertTrue(git["changed_during_run"])  # forced across it: recorded, not hidden
+
+    def test_resume_keeps_the_shard_quick_and_backend(self):
+        spec = sim_spec(os.path.join(self.tmp, "spec.yaml"), batch_sizes=(1, 2))
+        shard = os.path.join(self.tmp, "shard")
+        self.assertEqual(run(["run", spec, "-o", shard, "--shard", "1/2"]).returncode, 0)
+        for args, says in (([], "holds shard 1/2, this run would be shard 1/1 (the whole matrix)"),
+                           (["--shard", "2/2"], "holds shard 1/2, this run would be shard 2/2"),
+                           (["--shard", "1/2", "--quick"], "was run without --quick")):
+            p = run(["run", spec, "--resume", shard, "--force"] + args)
+            self.assertEqual(p.returncode, 65, p.stderr)
+            self.assertIn(says, p.stderr)
+        self.assertIn(f"continue it with: ktrial run {spec} --resume {shard} --shard 1/2",
+                      p.stderr)
+        self.assertEqual(run(["run", spec, "--resume", shard, "--shard", "1/2"]).returncode, 0)
+        self.assertEqual(len(load_result(shard)["points"]), 1)  # still the shard's one point
+        # show's way on for an interrupted shard repeats the shard too
+        doc = load_result(shard)
+        doc["status"] = "interrupted"
+        with open(os.path.join(shard, "result.json"), "w") as f:
+            json.dump(doc, f)
+        s = run(["show", shard])
+        self.assertIn(f"--resume {shard} --shard 1/2\n", s.stdout)
+
+        quick = os.path.join(self.tmp, "quick")
+        self.assertEqual(run(["run", spec, "-o", quick, "--quick"]).returncode, 0)
+        p = run(["run", spec, "--resume", quick])
+        self.assertEqual(p.returncode, 65, p.stderr)
+        self.assertIn("was run with --quick", p.stderr)
+        self.assertEqual(run(["run", spec, "--resume", quick, "--quick"]).returncode, 0)
+        # an archive measured on another backend (as a cpu run of an auto spec would be)
+        doc = load_result(quick)
+        doc["provenance"]["device"]["backend"] = "cpu"
+        with open(os.path.join(quick, "result.json"), "w") as f:
+            json.dump(doc, f)
+        p = run(["run", spec, "--resume", quick, "--quick", "--force"])
+        self.assertEqual(p.returncode, 65, p.stderr)
+        self.assertIn("was measured on backend 'cpu', this run would use 'sim'", p.stderr)
+
     def test_existing_run_folder_is_not_overwritten(self):
         spec = sim_spec(os.path.join(self.tmp, "spec.yaml"))
         out = os.path.join(self.tmp, "out")

@@ -10,6 +10,7 @@ nested property, `a[]` for the items of an array, `a.*` for the values of a map)
 through a $ref to another documented definition get their own section."""
 import glob
 import json
+import math
 import os
 import re
 import unittest
@@ -200,6 +201,28 @@ class ReferenceTest(unittest.TestCase):
         self.assertEqual(set(have["#"]), {"a", "a.z", "c"})
         self.assertEqual(set(want["#/definitions/d"]), set(have["#/definitions/d"]))
         self.assertEqual(have["#/definitions/d"]["e"]["default"], render(3))
+
+
+class LookScheduleTest(unittest.TestCase):
+    """The default design's looks as README.md and docs/statistics.md list them are the ones
+    their rule gives (and tests/unit/test_sequential.c pins the code to): after every pair from
+    7 to 14, then the ceil of the running product 14 x 1.2^k, then 200."""
+
+    def test_listed_looks_follow_the_rule(self):
+        looks, x = list(range(7, 15)), 14 * 1.2
+        while math.ceil(x) < 200:
+            looks.append(math.ceil(x))
+            x *= 1.2
+        looks.append(200)
+        want = ", ".join(str(n) for n in [7, 8]) + ", ..., " + ", ".join(
+            str(n) for n in looks[7:])
+        for name in ("README.md", os.path.join("docs", "statistics.md")):
+            with open(os.path.join(SOURCE, name)) as f:
+                text = " ".join(f.read().split())
+            m = re.search(r"7, 8, \.\.\., 14, [0-9, ]*200: 23 looks", text)
+            self.assertIsNotNone(m, name)
+            self.assertEqual(m.group(0), want + ": 23 looks", name)
+        self.assertEqual(len(looks), 23)
 
 
 class LinkTest(unittest.TestCase):

@@ -147,6 +147,30 @@ class MergeTest(unittest.TestCase):
         self.assertEqual(run(["merge", dirs[0]]).returncode, 64)
         self.assertEqual(run(["merge", "-o", out("m7")]).returncode, 64)
 
+    def test_shards_run_differently_are_refused_even_with_force(self):
+        # a --quick shard (at most 20 pairs a point) beside a full one, or shards of two
+        # backends, are not one experiment: --force, for a changed spec or code, does not help
+        spec = sim_spec(os.path.join(self.tmp, "two.yaml"), name="sim-two", batch_sizes=(1, 2))
+        quick, full, quick2 = (os.path.join(self.tmp, n) for n in ("q1", "f2", "q2"))
+        self.assertEqual(run(["run", spec, "-o", quick, "--shard", "1/2", "--quick"]).returncode, 0)
+        self.assertEqual(run(["run", spec, "-o", full, "--shard", "2/2"]).returncode, 0)
+        p = run(["merge", quick, full, "-o", os.path.join(self.tmp, "m"), "--force"])
+        self.assertEqual(p.returncode, 65, p.stderr)
+        self.assertIn(f"error: '{quick}' was run with --quick, '{full}' without it", p.stderr)
+        self.assertEqual(run(["run", spec, "-o", quick2, "--shard", "2/2", "--quick"]).returncode,
+                         0)
+        p = run(["merge", quick, quick2, "-o", os.path.join(self.tmp, "mq")])
+        self.assertIn(p.returncode, (0, 1, 2), p.stderr)
+        self.assertIn("; --quick: at most 20 pairs per point)", p.stdout)  # the merged summary
+        with open(os.path.join(quick2, "result.json")) as f:
+            doc = json.load(f)
+        doc["provenance"]["device"]["backend"] = "cpu"
+        with open(os.path.join(quick2, "result.json"), "w") as f:
+            json.dump(doc, f)
+        p = run(["merge", quick, quick2, "-o", os.path.join(self.tmp, "mb"), "--force"])
+        self.assertEqual(p.returncode, 65, p.stderr)
+        self.assertIn(f"was measured on backend 'sim', '{quick2}' on 'cpu'", p.stderr)
+
     def test_shard_auto_reads_the_slurm_array(self):
         spec = self.spec("all")
         env = dict(os.environ, SLURM_ARRAY_TASK_ID="12", SLURM_ARRAY_TASK_MIN="11",

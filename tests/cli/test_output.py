@@ -73,6 +73,11 @@ class OutputTest(unittest.TestCase):
         row = next(line for line in lines if line.startswith("t64") or "/t64" in line)
         self.assertRegex(row, r"\d+\.\d+ us +\d+\.\d+ us +1\.\d{3} \[1\.\d{3}, 1\.\d{3}\]")
         self.assertRegex(row, r" 0/\d+ ")  # noisy pairs of the pairs
+        self.assertIn("Hodges-Lehmann, 95% CI;", lines[1])
+        # the legend gives the confidence as set: 0.975 is not "98%", 0.9999 not "100%"
+        _, p = self.run_sim("labels-975", batch_sizes=(1,), context_lengths=(64,),
+                            thresholds={"latency": {"confidence": 0.975}})
+        self.assertIn("Hodges-Lehmann, 97.5% CI;", p.stdout.splitlines()[1])
 
     def test_unmeasured_cells_show_a_dash_never_zero_or_nan(self):
         # the baseline crashes: nothing at that point was measured

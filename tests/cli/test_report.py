@@ -198,6 +198,44 @@ class ReportTest(unittest.TestCase):
         html = self.check_self_contained(os.path.join(out, "report.html"))
         self.assertRegex(overall(html), r"INTERRUPTED\s+after 1 of 1 point; no verdict")
 
+    def test_markdown_says_what_the_run_decided(self):
+        # the pull-request comment's heading is the summary's overall line: a shard, a run
+        # whose baseline failed or one interrupted never reads as a verdict for the experiment;
+        # a row with nothing measured shows —, and p is the summary's p (adj.)
+        spec = sim_spec(os.path.join(self.tmp, "md.yaml"), name="sim-md", batch_sizes=(1, 2),
+                        candidates={"fast": {"median_us": 50, "spread": 0.05}})
+        md = os.path.join(self.tmp, "shard.md")
+        out = os.path.join(self.tmp, "shard")
+        p = run(["run", spec, "-o", out, "--shard", "1/2", "--markdown", md])
+        self.assertEqual(0, p.returncode, p.stderr)
+        with open(md) as f:
+            text = f.read()
+        self.assertIn("### ktrial: sim-md — shard 1/2 only, **KEEP** over its 1 point; not the "
+                      "experiment's verdict", text)
+        shown = re.search(r"(?m)^b1/t64 +fast .* (\S+) +\S+ +\S+ +\S+ GB/s +KEEP$", p.stdout)
+        self.assertIsNotNone(shown, p.stdout)
+        self.assertIn(f"| b1/t64 | fast | KEEP | ", text)
+        self.assertRegex(text, rf"\| {re.escape(shown.group(1))} \| 0 \|\n")
+
+        broken = sim_spec(os.path.join(self.tmp, "broken.yaml"), name="sim-md",
+                          baseline={"median_us": 100, "fail": "error"})
+        md = os.path.join(self.tmp, "broken.md")
+        p = run(["run", broken, "-o", os.path.join(self.tmp, "broken"), "--markdown", md])
+        self.assertEqual(70, p.returncode, p.stderr)
+        with open(md) as f:
+            text = f.read()
+        self.assertIn("### ktrial: sim-md — **ERROR** at 1 of 1 point the baseline", text)
+        self.assertIn("| b1/t64 | cand | ERROR | — | — | — |", text)
+
+        doc = json.load(open(os.path.join(out, "result.json")))
+        doc["status"] = "interrupted"
+        with open(os.path.join(out, "result.json"), "w") as f:
+            json.dump(doc, f)
+        md = os.path.join(self.tmp, "cut.md")
+        run(["show", out, "--markdown", md])
+        with open(md) as f:
+            self.assertIn("— **INTERRUPTED** after 1 of 1 point; no verdict", f.read())
+
     def test_report_of_the_quickstart(self):
         out = os.path.join(self.tmp, "quick")
         p = run(["run", os.path.join(SOURCE, "experiments", "quickstart.yaml"), "-o", out,

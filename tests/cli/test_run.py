@@ -227,6 +227,20 @@ class RunVerdictTest(unittest.TestCase):
         self.assertEqual(doc["points"][0]["candidates"][0]["n_pairs"], 20)
         self.assertIn("--quick", p.stdout)
 
+    def test_quick_refuses_a_design_that_cannot_decide_in_its_cap(self):
+        # 0.9999 split over 64 points needs 21 pairs for a finite interval: fine at 200 pairs,
+        # never within --quick's 20, where every point used to end as an error (exit 70,
+        # "the baseline or the set-up failed") after the whole matrix had run
+        spec = sim_spec(os.path.join(self.tmp, "spec.yaml"), batch_sizes=range(1, 9),
+                        context_lengths=range(1, 9),
+                        thresholds={"latency": {"confidence": 0.9999}})
+        self.assertEqual(run(["validate", spec]).returncode, 0)
+        out = os.path.join(self.tmp, "q")
+        p = run(["run", spec, "-o", out, "--quick"])
+        self.assertEqual(p.returncode, 65, p.stderr)
+        self.assertIn("error: --quick caps a point at 20 pairs: no look can decide", p.stderr)
+        self.assertFalse(os.path.exists(out))  # refused before anything ran
+
     def test_orders_and_aggregate_geomean(self):
         for order in ("alternate", "grouped"):
             with self.subTest(order=order):

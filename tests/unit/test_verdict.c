@@ -307,6 +307,33 @@ static void test_numerics_limits_per_set(void **state)
     assert_int_equal(cand.verdict, KT_VERDICT_KEEP);
 }
 
+/* A value printed in a reason lies on the same side of the printed limit as the value does:
+ * no "rel_l2 0.01 above max_rel_l2 0.01" or "[0.951, 1.000] below 1". */
+static void test_reasons_tell_the_value_from_the_limit(void **state)
+{
+    (void)state;
+    char buf[32];
+    assert_string_equal(kt_format_apart(buf, sizeof(buf), 0.002, 0.001, 3, 0), "0.002");
+    assert_string_equal(kt_format_apart(buf, sizeof(buf), 0.99996, 1.0, 3, 1), "0.99996");
+    assert_string_equal(kt_format_apart(buf, sizeof(buf), 1.0004, 1.0, 3, 1), "1.0004");
+    assert_string_equal(kt_format_apart(buf, sizeof(buf), 1.2, 1.0, 3, 1), "1.200");
+    assert_string_equal(kt_format_limit(buf, sizeof(buf), 0.0123456, 0, 0), "0.0123456");
+    assert_string_equal(kt_format_limit(buf, sizeof(buf), 0.999, 6, 1), "0.999000");
+    set_pairs(10, 100000, 80000);
+    spec.numerics.max_rel_l2 = 0.01;
+    spec.numerics.min_cosine = 0.999;
+    spec.max_memory_ratio = 1.5;
+    cand.arm.numerics[1].rel_l2 = 0.010000000269481817; /* as a sim run measured it */
+    cand.arm.numerics[1].cosine = 0.99899999;
+    cand.arm.bytes = 1501;
+    evaluate();
+    assert_int_equal(cand.verdict, KT_VERDICT_REJECT);
+    assert_true(has_reason("rel_l2 0.0100000003 above max_rel_l2 0.01 on input set 1", NULL));
+    assert_true(has_reason("cosine 0.99899999 below min_cosine 0.999000 on input set 1", NULL));
+    assert_true(
+        has_reason("memory 1501 bytes is 1.501x the baseline's 1000, above max_ratio 1.5", NULL));
+}
+
 /* The baseline's error is floored at the storage type's unit roundoff before the ratio. */
 static void test_error_vs_baseline_floor(void **state)
 {
@@ -326,6 +353,8 @@ static void test_error_vs_baseline_floor(void **state)
         evaluate();
         assert_int_equal(cand.verdict, KT_VERDICT_REJECT);
         assert_true(has_reason("above max_error_vs_baseline 4 at b4/t1024", NULL));
+        /* the exact baseline's 0 is not what the ratio divides by: the reason names the floor */
+        assert_true(has_reason("x the storage type's unit roundoff", NULL));
         /* a baseline above the floor is used as it is (its worst set) */
         base.numerics[1].rel_l2 = 2 * u;
         evaluate();
@@ -411,6 +440,7 @@ int main(void)
         cmocka_unit_test_setup(test_min_speedup_boundary, reset),
         cmocka_unit_test_setup(test_too_few_pairs, reset),
         cmocka_unit_test_setup(test_numerics_limits_per_set, reset),
+        cmocka_unit_test_setup(test_reasons_tell_the_value_from_the_limit, reset),
         cmocka_unit_test_setup(test_error_vs_baseline_floor, reset),
         cmocka_unit_test_setup(test_bitwise_repeatable, reset),
         cmocka_unit_test_setup(test_memory_ratio, reset),
