@@ -25,6 +25,7 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
@@ -336,8 +337,12 @@ static int choose_folder(run_state *st)
     if (st->opt.resume_dir) {
         snprintf(st->dir, sizeof(st->dir), "%s", st->opt.resume_dir);
         struct stat sb;
-        if (stat(st->dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-            fprintf(stderr, "error: cannot resume '%s': not a run folder\n", st->dir);
+        int missing = stat(st->dir, &sb) != 0;
+        if (missing || !S_ISDIR(sb.st_mode)) {
+            fprintf(stderr, "error: cannot resume '%s': %s\n", st->dir,
+                    !missing          ? "not a folder"
+                    : errno == ENOENT ? "no such folder"
+                                      : strerror(errno));
             return KT_EXIT_DATAERR;
         }
         return lock_folder(st);
@@ -497,6 +502,14 @@ static int check_resume(run_state *st)
         fprintf(stderr, "%s: %s\n", st->opt.force ? "warning" : "error", changed);
     cJSON_Delete(plugins_now);
     int rc = check_resume_run(st, prov);
+    char name[KT_NAME_MAX];
+    kt_json_get_str(kt_json_at_path(spec, "parsed"), "name", name, sizeof(name));
+    if (name[0] && strcmp(name, st->spec->name) != 0) {
+        /* not a changed spec but another experiment: --force does not override it */
+        fprintf(stderr, "error: '%s' holds experiment '%s', the spec is experiment '%s'\n", st->dir,
+                name, st->spec->name);
+        rc = KT_EXIT_DATAERR;
+    }
     char tree[160] = "";
     int tree_changed = st->git.available && strcmp(commit, st->git.commit) == 0 &&
                        work_tree_changed(tree, sizeof(tree), st, git);

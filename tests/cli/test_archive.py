@@ -203,6 +203,25 @@ class ArchiveTest(unittest.TestCase):
         self.assertEqual(p.returncode, 65, p.stderr)
         self.assertIn("was measured on backend 'cpu', this run would use 'sim'", p.stderr)
 
+    def test_resume_refuses_another_experiment_and_a_missing_folder(self):
+        spec = sim_spec(os.path.join(self.tmp, "spec.yaml"), name="first")
+        out = os.path.join(self.tmp, "out")
+        self.assertEqual(run(["run", spec, "-o", out]).returncode, 0)
+        before = load_result(out)
+        other = sim_spec(os.path.join(self.tmp, "other.yaml"), name="second")
+        # another experiment, not a changed spec: --force does not reuse the folder
+        p = run(["run", other, "--resume", out, "--force"])
+        self.assertEqual(p.returncode, 65, p.stderr)
+        self.assertIn(f"'{out}' holds experiment 'first', the spec is experiment 'second'",
+                      p.stderr)
+        self.assertEqual(load_result(out)["points"], before["points"])  # nothing dropped
+        p = run(["run", spec, "--resume", os.path.join(self.tmp, "nowhere")])
+        self.assertEqual(p.returncode, 65, p.stderr)
+        self.assertIn("no such folder", p.stderr)
+        p = run(["run", spec, "--resume", spec])
+        self.assertEqual(p.returncode, 65, p.stderr)
+        self.assertIn("not a folder", p.stderr)
+
     def test_existing_run_folder_is_not_overwritten(self):
         spec = sim_spec(os.path.join(self.tmp, "spec.yaml"))
         out = os.path.join(self.tmp, "out")
