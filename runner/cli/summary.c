@@ -281,8 +281,8 @@ const char *kt_summary_overall_text(char *buf, size_t len, const kt_run_result *
                               kt_run_finished_points(run), total, plural(total));
     else if (run->point_errors && f->shard_count <= 1)
         at = (size_t)snprintf(buf, len,
-                              "at %d of %zu point%s the baseline or the set-up failed (the error "
-                              "lines above); no verdict for the experiment",
+                              "at %d of %zu point%s the baseline or the set-up failed (each "
+                              "reason is given with its point); no verdict for the experiment",
                               run->point_errors, total, plural(total));
     else if (f->shard_count > 1)
         at = (size_t)snprintf(buf, len,

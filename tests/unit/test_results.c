@@ -589,7 +589,8 @@ static void test_print_summary(void **state)
     assert_non_null(strstr(text, "candidate beta       REJECT")); /* names padded to 9 */
     /* a point whose baseline failed: the run exits 70, and its overall line says why */
     assert_non_null(strstr(text, "overall: ERROR at 1 of 2 points the baseline or the set-up "
-                                 "failed (the error lines above); no verdict for the experiment "
+                                 "failed (each reason is given with its point); no verdict for the "
+                                 "experiment "
                                  "(min_speedup 1.05, aggregate all)\n"));
     assert_non_null(strstr(text, "warning: 1 point shows an order effect"));
     /* the point with no pairs: — in every measured cell, never 0 ns or nan */
