@@ -100,9 +100,7 @@ double kt_arm_worst_rel_l2(const kt_arm_result *a)
     return worst;
 }
 
-/* The figures of result.json that compare the candidate's outputs and memory with the
- * baseline's: NAN where either side has none (no output compared, no bytes counted), never
- * a 0 that reads as a perfect result. Returns the baseline's error as the ratio uses it. */
+/* -1, 0 or 1 as 'x' is below, at or above 'limit'. */
 static int side_of(double x, double limit)
 {
     return (x > limit) - (x < limit);
@@ -134,6 +132,9 @@ const char *kt_format_limit(char *buf, size_t len, double limit, int digits, int
     return buf;
 }
 
+/* The figures of result.json that compare the candidate's outputs and memory with the
+ * baseline's: NAN where either side has none (no output compared, no bytes counted), never
+ * a 0 that reads as a perfect result. Returns the baseline's error as the ratio uses it. */
 static double quality_figures(kt_candidate_result *c, const kt_arm_result *base,
                               const kt_spec *spec)
 {
