@@ -215,12 +215,14 @@ int kt_plugin_load(const char *path)
     int known = kt_plugin_table_find(&st);
     if (known >= 0)
         return known;
-    int err = check_elf(path);
-    if (err < 0 || (err = probe(path)) < 0)
-        return err;
+    /* the probe and the load open the same file: a name without a '/' given to dlopen
+     * would be looked up in the library path instead */
     char real[PATH_MAX];
     if (!realpath(path, real))
         return kt_error_code(KT_EIO, "cannot resolve the path: %s", strerror(errno));
+    int err = check_elf(real);
+    if (err < 0 || (err = probe(real)) < 0)
+        return err;
     kt_plugin_host *h = calloc(1, sizeof(*h));
     if (!h)
         return kt_error_code(KT_ENOMEM, "out of memory");

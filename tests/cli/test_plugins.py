@@ -219,6 +219,20 @@ class BadPlugins(Base):
         self.assertEqual(r.returncode, 65)
         self.assertIn("variant 'norun' has a NULL run", r.stderr)
 
+    def test_a_bare_file_name_is_probed_as_the_file_it_names(self):
+        """'--plugin libp.so' is the file in the working folder, in the probe as in the load,
+        not whatever the library path holds under that name."""
+        here, elsewhere = os.path.join(self.tmp, "here"), os.path.join(self.tmp, "elsewhere")
+        os.makedirs(here)
+        os.makedirs(elsewhere)
+        shutil.copy(test_plugin("segv_init"), os.path.join(here, "libp.so"))
+        shutil.copy(os.path.join(EXAMPLES, "libkt_gemm_blocked.so"),
+                    os.path.join(elsewhere, "libp.so"))
+        env = dict(os.environ, LD_LIBRARY_PATH=elsewhere)
+        r = run(["kernels", "--plugin", "libp.so"], cwd=here, env=env)
+        self.assertEqual(r.returncode, 65, r.stderr)  # not ktrial itself killed by SIGSEGV
+        self.assertIn("libp.so: crashed in kt_plugin_init with signal 11", r.stderr)
+
 
 class RunTime(Base):
     def test_crashing_and_misbehaving_candidates_are_rejected_alone(self):
