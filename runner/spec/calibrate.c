@@ -188,8 +188,12 @@ static int map_inputs(void **in, const kt_problem *p)
 static int measure(kt_calibration *out, const kt_op *op, kt_dtype dtype, kt_distribution dist)
 {
     kt_point pt = kt_calibration_point();
+    /* the op's defaults: shape and generate read input params (plugin.h passes them always) */
+    kt_param_value params[KT_MAX_PARAMS];
+    memset(params, 0, sizeof(params));
+    kt_param_defaults(params, op->input_params, op->n_input_params);
     kt_problem p;
-    if (op->shape(&p, &pt, dtype, NULL) < 0)
+    if (op->shape(&p, &pt, dtype, params) < 0)
         return -1;
     void *in[KT_MAX_TENSORS] = {0};
     double *ref[KT_MAX_TENSORS] = {0};
@@ -201,10 +205,6 @@ static int measure(kt_calibration *out, const kt_op *op, kt_dtype dtype, kt_dist
         ref[o] = malloc((size_t)kt_tensor_elems(&p.tensors[p.n_inputs + o]) * sizeof(double));
         rc = ref[o] ? 0 : -1;
     }
-    kt_param_value params[KT_MAX_PARAMS];
-    memset(params, 0, sizeof(params));
-    for (int i = 0; i < op->n_input_params; i++)
-        params[i].num = op->input_params[i].def;
     double gen = 1e30, refs = 1e30;
     for (int rep = 0; rep < 3 && rc == 0; rep++) {
         if ((rc = map_inputs(in, &p)) < 0)

@@ -3,6 +3,7 @@ header, two builds of one plugin A/B-tested, a plugin op, every bad-plugin case 
 message and exit code, crashes in run and in kt_plugin_init, 'kernels --plugin', and resume
 and compare refusing a changed plugin."""
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -391,6 +392,28 @@ class RunTime(Base):
         r = run(["validate", spec])
         self.assertEqual(r.returncode, 65)
         self.assertIn("op 'rmsnorm' is neither built in nor added by a listed plugin", r.stderr)
+
+    def test_a_plugin_op_shape_always_gets_its_input_params(self):
+        """The plan measures an op's generator and reference rates on a calibration point;
+        that shape call gets the op's default input params like every other, not NULL."""
+        spec = self.spec([test_plugin("op_inputs")], {"variant": "plain"},
+                         [{"name": "again", "variant": "plain"}], op="rowscale", extra=[])
+        with open(spec) as f:  # the op's only axis is the batch size
+            text = "".join(line for line in f if not line.startswith(
+                ("models:", "context_lengths:", "phases:")))
+        text = text.replace("dtype: fp32", "dtype: fp16").replace(
+            "sets: 2}", "sets: 2, params: {width: 31, offset: -2.0, absolute: true, sign: minus}}")
+        with open(spec, "w") as f:
+            f.write(text)
+        calibration = os.path.join(self.tmp, "calibration.json")
+        env = dict(os.environ, KT_CALIBRATION_FILE=calibration)
+        out = os.path.join(self.tmp, "out")
+        r = run(["run", spec, "-o", out, "--no-profile"], env=env)
+        self.assertIn(r.returncode, (0, 1, 2), r.stderr)
+        (point,) = validate_result(self, out)["points"]
+        self.assertEqual(point["flops"], 3 * 31)  # batch 3, width 31 from inputs.params
+        with open(calibration) as f:
+            self.assertIn("rowscale/fp16/llm", json.load(f))  # measured, not the fallback
 
     def test_kernels_lists_a_plugins_variants_and_params(self):
         r = run(["kernels", "--plugin", os.path.join(EXAMPLES, "libkt_gemm_blocked.so"),
