@@ -31,6 +31,11 @@
 extern "C" {
 #endif
 
+/* The last message, or when the failing function set none (a plugin that returned a code
+ * without kt_error_set) a sentence naming 'code': "returned -4 (KT_EINVAL) without a
+ * message". For reports of a kernel's failure, where an empty reason helps nobody. */
+const char *kt_error_or_code(int code);
+
 /* ---- backends ----------------------------------------------------------- */
 
 #define KT_INFO_MAX 32

@@ -156,23 +156,24 @@ static void prepare_and_check(point_run *r, int arm)
         step(r, arm, "prepare");
         double t0 = now_s();
         kt_error_clear();
-        if (v->prepare(&r->state[arm][s], &call) < 0) {
-            fail_arm(res, "prepare failed: %s (input set %d)", kt_error_last(), s);
+        int err = v->prepare(&r->state[arm][s], &call);
+        if (err < 0) {
+            fail_arm(res, "prepare failed: %s (input set %d)", kt_error_or_code(err), s);
             break;
         }
         if (s == 0)
             res->prepare_ns = (now_s() - t0) * 1e9;
         step(r, arm, "correctness");
-        if (kt_check_call(&res->numerics[s], r->inst[s], v, r->state[arm][s], &call) < 0) {
-            fail_arm(res, "run failed: %s (input set %d)", kt_error_last(), s);
+        if ((err = kt_check_call(&res->numerics[s], r->inst[s], v, r->state[arm][s], &call)) < 0) {
+            fail_arm(res, "run failed: %s (input set %d)", kt_error_or_code(err), s);
             break;
         }
         if (!output_acceptable(res, s))
             break;
         if (res->repeatable == 1) {
             int same = 0;
-            if (check_repeatable(r, arm, s, &same) < 0) {
-                fail_arm(res, "run failed: %s (input set %d)", kt_error_last(), s);
+            if ((err = check_repeatable(r, arm, s, &same)) < 0) {
+                fail_arm(res, "run failed: %s (input set %d)", kt_error_or_code(err), s);
                 break;
             }
             if (!same)
@@ -235,9 +236,10 @@ static int add_placement(point_run *r, int arm, int j)
             release_placement(r, arm, j, s);
             return 1;
         }
-        if (kt_check_call(&n, r->inst[s], v, r->placed[arm][s][j], &call) < 0)
+        int err = kt_check_call(&n, r->inst[s], v, r->placed[arm][s][j], &call);
+        if (err < 0)
             fail_arm(res, "run failed in its state prepared %d times: %s (input set %d)", j + 1,
-                     kt_error_last(), s);
+                     kt_error_or_code(err), s);
         else if (numerics_problem(&n, "", why, sizeof(why)))
             fail_arm(res, "%s (its state prepared %d times, input set %d)", why, j + 1, s);
         if (res->failed) {
@@ -416,7 +418,7 @@ static int checked_call(point_run *r, int arm, int set, int position, kt_timing 
     }
     if (run_err < 0) {
         snprintf(why, len, "run failed in %s call %lld: %s (input set %d)", kind, (long long)index,
-                 kt_error_last(), set);
+                 kt_error_or_code(run_err), set);
         return run_err;
     }
     if (t)
@@ -663,8 +665,9 @@ static int check_after_profile(point_run *r, int arm, char *why, size_t len)
     kt_call call = arm_call(r, arm, 0);
     kt_error_clear();
     const char *when = " in the checked call after its profiling calls (input set 0)";
-    if (kt_check_call(&n, r->inst[0], spec_arm(r, arm)->variant, r->state[arm][0], &call) < 0) {
-        snprintf(why, len, "run failed%s: %s", when, kt_error_last());
+    int err = kt_check_call(&n, r->inst[0], spec_arm(r, arm)->variant, r->state[arm][0], &call);
+    if (err < 0) {
+        snprintf(why, len, "run failed%s: %s", when, kt_error_or_code(err));
         return 1;
     }
     return numerics_problem(&n, when, why, len);
@@ -704,7 +707,7 @@ static void profile_arms(point_run *r)
         kt_counters_stop(&cs, calls);
         if (err < 0) {
             snprintf(why, sizeof(why), "run failed in profiling call %d (input set 0): %s", calls,
-                     kt_error_last());
+                     kt_error_or_code(err));
             fail_any_arm(r, (int)arm, why);
             continue;
         }
@@ -873,11 +876,13 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
         if (interrupted(r))
             goto stopped;
         step(r, -1, "inputs"); /* inputs and their float64 reference: progress, per set */
-        if (kt_instance_create(&r->inst[s], backend, spec->op, point, spec->dtype,
-                               spec->distribution, spec->input_params,
-                               kt_seed_mix(seed, (uint64_t)s)) < 0) {
+        kt_error_clear();
+        int err = kt_instance_create(&r->inst[s], backend, spec->op, point, spec->dtype,
+                                     spec->distribution, spec->input_params,
+                                     kt_seed_mix(seed, (uint64_t)s));
+        if (err < 0) {
             snprintf(out->error, sizeof(out->error), "cannot set up input set %d: %s", s,
-                     kt_error_last());
+                     kt_error_or_code(err));
             r->n_sets = s;
             goto finish;
         }

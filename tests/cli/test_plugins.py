@@ -265,6 +265,20 @@ class RunTime(Base):
             self.assertIn("not supported", reasons["fails"])
             self.assertNotEqual(c["good"]["verdict"], "REJECT", reasons["good"])
 
+    def test_an_error_without_a_message_is_named_by_its_code(self):
+        spec = self.spec([test_plugin("misbehave")], {"variant": "blas"},
+                         [{"name": "silent", "variant": "silent"},
+                          {"name": "odd", "variant": "oddcode"}])
+        out = os.path.join(self.tmp, "out")
+        r = run(["run", spec, "-o", out, "--no-profile"])
+        self.assertEqual(r.returncode, 1, r.stderr)
+        doc = validate_result(self, out)
+        self.assertEqual(self.cand(doc, "silent")["failure"],
+                         "run failed: returned -4 (KT_EINVAL) without a message (input set 0)")
+        self.assertEqual(self.cand(doc, "odd")["failure"],
+                         "run failed: returned -12345 (not a KT_E* code) without a message "
+                         "(input set 0)")
+
     def test_a_positive_return_is_success_in_the_pairs_and_the_profiling_pass(self):
         spec = self.spec([test_plugin("misbehave")], {"variant": "blas"},
                          [{"name": "pos", "variant": "positive"}])

@@ -1,7 +1,7 @@
 /* Candidates that fail at run time the other ways: NaN outputs, unwritten outputs, an
- * error return, a hang. Each must be a REJECT of that candidate alone. And one that computes
- * the right product but returns 1: any value >= 0 is success (plugin.h), in the timed pairs
- * and in the profiling pass alike. */
+ * error return (with a message or without), a hang. Each must be a REJECT of that candidate
+ * alone. And one that computes the right product but returns 1: any value >= 0 is success
+ * (plugin.h), in the timed pairs and in the profiling pass alike. */
 #include "bad_plugin.h"
 
 #include <math.h>
@@ -31,6 +31,21 @@ static int run_error(void *state, const kt_call *call)
     return kt_error_code(KT_EUNSUPPORTED, "misbehave: this shape is not supported");
 }
 
+/* error codes without a message: the reason must still say what happened */
+static int run_silent(void *state, const kt_call *call)
+{
+    (void)state;
+    (void)call;
+    return KT_EINVAL;
+}
+
+static int run_odd_code(void *state, const kt_call *call)
+{
+    (void)state;
+    (void)call;
+    return -12345;
+}
+
 /* y[m, n] = x[m, k] W[n, k]^T, right, then a return value outside KT_OK's */
 static int run_positive(void *state, const kt_call *call)
 {
@@ -58,6 +73,16 @@ static const kt_variant variants[] = {
      .doc = "writes nothing",
      .run = run_nothing},
     {.op = "gemm", .name = "fails", .backend = "cpu", .doc = "returns an error", .run = run_error},
+    {.op = "gemm",
+     .name = "silent",
+     .backend = "cpu",
+     .doc = "returns KT_EINVAL, no message",
+     .run = run_silent},
+    {.op = "gemm",
+     .name = "oddcode",
+     .backend = "cpu",
+     .doc = "returns -12345",
+     .run = run_odd_code},
     {.op = "gemm",
      .name = "positive",
      .backend = "cpu",
