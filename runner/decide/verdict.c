@@ -2,6 +2,7 @@
 #include "decide/verdict.h"
 #include "decide/stats_internal.h"
 #include "measure/trial.h"
+#include "util/sanitize.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -87,8 +88,9 @@ void kt_candidate_add_reason(kt_candidate_result *c, kt_reason_code code, const 
     c->reason_codes[c->n_reasons] = code;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(c->reasons[c->n_reasons++], sizeof(c->reasons[0]), fmt, ap);
+    vsnprintf(c->reasons[c->n_reasons], sizeof(c->reasons[0]), fmt, ap);
     va_end(ap);
+    kt_utf8_trim(c->reasons[c->n_reasons++]); /* a cut plugin message stays UTF-8 */
 }
 
 double kt_arm_worst_rel_l2(const kt_arm_result *a)

@@ -3,6 +3,7 @@
 
 #include "decide/sequential.h"
 #include "measure/usage_gpu_pass.h"
+#include "util/sanitize.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -56,12 +57,32 @@ static void step(const point_run *r, int arm, const char *what)
 static void fail_arm(kt_arm_result *res, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* A reason that holds a kernel's message (a plugin's: any bytes) as one line of valid UTF-8
+ * (kt_sanitize), as result.json and the terminal need; the reasons are made from it. */
+static void set_reason(char *out, size_t len, const char *fmt, va_list ap)
+{
+    char raw[1024];
+    vsnprintf(raw, sizeof(raw), fmt, ap);
+    kt_sanitize(out, len, raw);
+}
+
 static void fail_arm(kt_arm_result *res, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     res->failed = 1;
-    vsnprintf(res->failure, sizeof(res->failure), fmt, ap);
+    set_reason(res->failure, sizeof(res->failure), fmt, ap);
+    va_end(ap);
+}
+
+static void fail_point(kt_point_result *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void fail_point(kt_point_result *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_reason(out->error, sizeof(out->error), fmt, ap);
     va_end(ap);
 }
 
@@ -72,8 +93,7 @@ static void fail_any_arm(point_run *r, int arm, const char *why)
     if (arm != 0)
         fail_arm(arm_result(r, arm), "%s", why);
     else if (!r->out->error[0])
-        snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' failed: %s",
-                 r->spec->baseline.name, why);
+        fail_point(r->out, "baseline '%s' failed: %s", r->spec->baseline.name, why);
 }
 
 static kt_call arm_call(const point_run *r, int arm, int set)
@@ -881,8 +901,7 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
                                      spec->distribution, spec->input_params,
                                      kt_seed_mix(seed, (uint64_t)s));
         if (err < 0) {
-            snprintf(out->error, sizeof(out->error), "cannot set up input set %d: %s", s,
-                     kt_error_or_code(err));
+            fail_point(out, "cannot set up input set %d: %s", s, kt_error_or_code(err));
             r->n_sets = s;
             goto finish;
         }

@@ -265,14 +265,23 @@ class RunTime(Base):
             self.assertIn("not supported", reasons["fails"])
             self.assertNotEqual(c["good"]["verdict"], "REJECT", reasons["good"])
 
-    def test_an_error_without_a_message_is_named_by_its_code(self):
+    def test_an_error_is_named_by_its_code_or_told_as_one_line_of_utf8(self):
         spec = self.spec([test_plugin("misbehave")], {"variant": "blas"},
                          [{"name": "silent", "variant": "silent"},
-                          {"name": "odd", "variant": "oddcode"}])
+                          {"name": "odd", "variant": "oddcode"},
+                          {"name": "garbled", "variant": "garbled"}])
         out = os.path.join(self.tmp, "out")
-        r = run(["run", spec, "-o", out, "--no-profile"])
+        r = subprocess.run([KTRIAL, "run", spec, "-o", out, "--no-profile"],
+                           capture_output=True, timeout=300)
         self.assertEqual(r.returncode, 1, r.stderr)
-        doc = validate_result(self, out)
+        for stream in (r.stdout, r.stderr):
+            stream.decode("utf-8")  # strict
+            self.assertNotIn(b"\x1b", stream)
+        doc = validate_result(self, out)  # json.load: strict UTF-8
+        garbled = self.cand(doc, "garbled")["failure"]
+        self.assertTrue(garbled.startswith("run failed: line one\\nline two\\x1b[2J \\xff, \u00e9"),
+                        garbled)
+        self.assertNotIn("\n", garbled)
         self.assertEqual(self.cand(doc, "silent")["failure"],
                          "run failed: returned -4 (KT_EINVAL) without a message (input set 0)")
         self.assertEqual(self.cand(doc, "odd")["failure"],

@@ -5,6 +5,7 @@
 #include "bad_plugin.h"
 
 #include <math.h>
+#include <string.h>
 
 static int run_nan(void *state, const kt_call *call)
 {
@@ -46,6 +47,18 @@ static int run_odd_code(void *state, const kt_call *call)
     return -12345;
 }
 
+/* a message no terminal or JSON file should take as it is: line breaks, an escape sequence,
+ * a byte that is not UTF-8, and a long tail of two-byte characters that some buffer must cut */
+static int run_garbled(void *state, const kt_call *call)
+{
+    (void)state;
+    (void)call;
+    char tail[1200] = "";
+    for (size_t i = 0; i + 2 < sizeof(tail); i += 2)
+        memcpy(tail + i, "\xc3\xa9", 3); /* U+00E9 */
+    return kt_error_code(KT_EINVAL, "line one\nline two\x1b[2J \xff, %s", tail);
+}
+
 /* y[m, n] = x[m, k] W[n, k]^T, right, then a return value outside KT_OK's */
 static int run_positive(void *state, const kt_call *call)
 {
@@ -78,6 +91,7 @@ static const kt_variant variants[] = {
      .backend = "cpu",
      .doc = "returns KT_EINVAL, no message",
      .run = run_silent},
+    {.op = "gemm", .name = "garbled", .backend = "cpu", .doc = "a raw message", .run = run_garbled},
     {.op = "gemm",
      .name = "oddcode",
      .backend = "cpu",
