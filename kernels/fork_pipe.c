@@ -27,6 +27,10 @@ int kt_fork_pipe(pid_t *pid, int *fd, const char *what)
      * would otherwise run on (a parent killed by SIGTERM or SIGKILL, not only Ctrl-C) */
     if (child == 0 && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent))
         _exit(1);
+    /* the child answers through the pipe; what the kernel code it runs prints goes to stderr,
+     * so ktrial's stdout carries ktrial's output alone (run --json) */
+    if (child == 0)
+        dup2(STDERR_FILENO, STDOUT_FILENO);
     close(child == 0 ? fds[0] : fds[1]);
     *fd = child == 0 ? fds[1] : fds[0];
     *pid = child;

@@ -228,8 +228,19 @@ int kt_plugin_load(const char *path)
         return kt_error_code(KT_ENOMEM, "out of memory");
     h->path = real;
     uint32_t abi = 0;
-    /* the probe passed, so this succeeds unless the file changed in between */
-    if ((err = open_and_init(real, h, &abi, -1)) < 0) {
+    /* the probe passed, so this succeeds unless the file changed in between; what the
+     * library's constructors and kt_plugin_init print goes to stderr, as in a worker */
+    fflush(stdout);
+    int saved_stdout = dup(STDOUT_FILENO);
+    if (saved_stdout >= 0)
+        dup2(STDERR_FILENO, STDOUT_FILENO);
+    err = open_and_init(real, h, &abi, -1);
+    fflush(stdout);
+    if (saved_stdout >= 0) {
+        dup2(saved_stdout, STDOUT_FILENO);
+        close(saved_stdout);
+    }
+    if (err < 0) {
         free(h);
         return err;
     }

@@ -302,6 +302,19 @@ class RunTime(Base):
             for arm in (c, point["baseline"]):
                 self.assertEqual(arm["usage"]["calls"], 5, arm["usage"])
 
+    def test_what_a_plugin_prints_stays_off_the_json_on_stdout(self):
+        lib = test_plugin("chatty")
+        spec = self.spec([lib], {"variant": "blas"}, [{"name": "chatty", "variant": "chatty"}])
+        out = os.path.join(self.tmp, "out")
+        r = run(["run", spec, "-o", out, "--json", "--no-profile"])
+        self.assertIn(r.returncode, (0, 1, 2), r.stderr)
+        self.assertEqual(json.loads(r.stdout)["status"], "complete")
+        for said in ("loaded", "kt_plugin_init", "prepare", "run", "release"):
+            self.assertIn(f"chatty: {said}\n", r.stderr)  # not lost: on stderr
+        r = run(["kernels", "--plugin", lib, "--json"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        json.loads(r.stdout)
+
     def test_a_crash_in_release_is_blamed_on_the_release(self):
         spec = self.spec([test_plugin("segv_release")], {"variant": "blas"},
                          [{"name": "rel", "variant": "segvrelease"}])
