@@ -150,6 +150,8 @@ static int read_probe(int fd, pid_t pid, char *stage, size_t stage_len, char *er
         int ready = poll(&pfd, 1, 250);
         if (ready < 0 && errno == EINTR)
             continue;
+        if (ready == 0 && kt_fork_pipe_ended(pid))
+            return 0; /* a process kt_plugin_init forked holds the pipe */
         if (ready == 0) {
             if (now_s() - start > PROBE_TIMEOUT_S) {
                 kill(pid, SIGKILL);
@@ -191,9 +193,7 @@ static int probe(const char *path)
     char stage[32] = "start-up", error[600] = "";
     int hung = read_probe(fd, pid, stage, sizeof(stage), error, sizeof(error));
     close(fd);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    int status = kt_fork_pipe_wait(pid);
     const char *where = strcmp(stage, "init") == 0 ? "in kt_plugin_init" : "while loading";
     if (hung)
         return kt_error_code(KT_EINVAL, "no answer %s after %d s; killed", where, PROBE_TIMEOUT_S);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,14 +244,25 @@ int kt_calibration_in_child(void *out, size_t len, int (*fn)(void *out, const vo
         int ok = fn(buf, ctx) == 0 && write(fd, buf, len) == (ssize_t)len;
         _exit(ok ? 0 : 1);
     }
-    ssize_t n = 0, got;
-    while (n < (ssize_t)len &&
-           ((got = read(fd, buf + n, len - (size_t)n)) > 0 || (got < 0 && errno == EINTR)))
-        n += got > 0 ? got : 0;
+    ssize_t n = 0;
+    while (n < (ssize_t)len) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        int ready = poll(&pfd, 1, 100);
+        if (ready == 0 && kt_fork_pipe_ended(pid))
+            break; /* all it wrote is read; a process it forked holds the pipe */
+        if (ready < 0 && errno != EINTR)
+            break;
+        if (ready <= 0)
+            continue; /* nothing yet, or EINTR */
+        ssize_t got = read(fd, buf + n, len - (size_t)n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        n += got;
+    }
     close(fd);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    int status = kt_fork_pipe_wait(pid);
     if (n != (ssize_t)len || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return -1;
     memcpy(out, buf, len);

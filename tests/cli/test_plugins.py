@@ -315,6 +315,32 @@ class RunTime(Base):
         self.assertEqual(r.returncode, 0, r.stderr)
         json.loads(r.stdout)
 
+    def test_a_process_a_kernel_forks_neither_holds_the_run_nor_outlives_it(self):
+        """The helper keeps the worker's pipe open: ktrial must see the worker end without the
+        pipe's end of file (else it waits out the hang limit, 120 s), and end the helper."""
+        spec = self.spec([test_plugin("forks")], {"variant": "blas"},
+                         [{"name": "forks", "variant": "forks"}])
+        out = os.path.join(self.tmp, "out")
+        env = dict(os.environ, KT_CALIBRATION_FILE=os.path.join(self.tmp, "calibration.json"))
+        r = run(["run", spec, "-o", out, "--no-profile"], cwd=self.tmp, env=env)
+        self.assertIn(r.returncode, (0, 1, 2), r.stderr)
+        forks = self.cand(validate_result(self, out), "forks")
+        self.assertFalse(forks["failed"], forks["failure"])
+        self.assertNotIn("hung", r.stderr)
+        with open(os.path.join(self.tmp, "forked.pid")) as f:
+            pids = [int(line) for line in f]
+        self.assertEqual(len(pids), 2)  # the plan's calibration (not cached) and the worker
+        alive = []
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] != "Z":
+                        alive.append(pid)
+                        os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass  # gone
+        self.assertEqual(alive, [], "a forked helper outlived the run")
+
     def test_a_crash_in_release_is_blamed_on_the_release(self):
         spec = self.spec([test_plugin("segv_release")], {"variant": "blas"},
                          [{"name": "rel", "variant": "segvrelease"}])
