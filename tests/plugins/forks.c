@@ -8,18 +8,6 @@
 #include <stdio.h>
 #include <unistd.h>
 
-static const kt_variant *built_in; /* blas, found through the first call's lookup */
-
-static const kt_variant *blas(const kt_call *call)
-{
-    return built_in = call->lookup->variant("gemm", "cpu", "blas");
-}
-
-static int prepare(void **state, const kt_call *call)
-{
-    return blas(call)->prepare(state, call);
-}
-
 static int run(void *state, const kt_call *call)
 {
     static int forked;
@@ -32,21 +20,16 @@ static int run(void *state, const kt_call *call)
         for (;;)
             pause();
     }
-    return blas(call)->run(state, call);
-}
-
-static void release(void *state, kt_backend *backend)
-{
-    built_in->release(state, backend);
+    return test_blas_run(state, call);
 }
 
 static const kt_variant v = {.op = "gemm",
                              .name = "forks",
                              .backend = "cpu",
                              .doc = "forks a helper that never ends",
-                             .prepare = prepare,
+                             .prepare = test_blas_prepare,
                              .run = run,
-                             .release = release};
+                             .release = test_blas_release};
 
 int kt_plugin_init(kt_plugin_registrar *r)
 {
