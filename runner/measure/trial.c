@@ -114,6 +114,12 @@ static int numerics_problem(const kt_numerics *n, const char *suffix, char *why,
     else if (n->nonfinite > 0)
         snprintf(why, len, "produced %lld NaN or Inf output elements%s", (long long)n->nonfinite,
                  suffix);
+    else if (n->overrun_before || n->overrun_after)
+        snprintf(why, len,
+                 "wrote outside its output '%s' (%lld bytes before its start, %lld past "
+                 "its end)%s",
+                 n->overrun_tensor, (long long)n->overrun_before, (long long)n->overrun_after,
+                 suffix);
     else if (n->inputs_modified)
         snprintf(why, len, "wrote into its inputs%s", suffix);
     else
@@ -402,6 +408,8 @@ static int after_call(point_run *r, int arm, int set, char *why, size_t len)
     } else {
         kt_output_scan(&n, inst);
     }
+    if ((err = kt_instance_check_guards(&n, inst, r->backend)) < 0)
+        return err;
     res->checked_calls++;
     int bad = numerics_problem(&n, "", why, len);
     if (!bad && full)

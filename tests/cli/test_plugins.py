@@ -288,6 +288,25 @@ class RunTime(Base):
                          "run failed: returned -12345 (not a KT_E* code) without a message "
                          "(input set 0)")
 
+    def test_a_write_next_to_the_output_is_rejected_and_harms_no_other_arm(self):
+        spec = self.spec([test_plugin("overrun")], {"variant": "blas"},
+                         [{"name": "over", "variant": "overrun"},
+                          {"name": "under", "variant": "underrun"},
+                          {"name": "tiled", "variant": "tiled"}])
+        out = os.path.join(self.tmp, "out")
+        r = run(["run", spec, "-o", out, "--no-profile"])
+        self.assertEqual(r.returncode, 1, r.stderr)  # not 70: the baseline is not blamed
+        doc = validate_result(self, out)
+        (point,) = doc["points"]
+        self.assertIsNone(point["error"])
+        self.assertEqual(self.cand(doc, "over")["failure"],
+                         "wrote outside its output 'y' (0 bytes before its start, 64 past its "
+                         "end) on input set 0")
+        self.assertEqual(self.cand(doc, "under")["failure"],
+                         "wrote outside its output 'y' (32 bytes before its start, 0 past its "
+                         "end) on input set 0")
+        self.assertFalse(self.cand(doc, "tiled")["failed"])
+
     def test_a_positive_return_is_success_in_the_pairs_and_the_profiling_pass(self):
         spec = self.spec([test_plugin("misbehave")], {"variant": "blas"},
                          [{"name": "pos", "variant": "positive"}])
