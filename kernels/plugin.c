@@ -40,20 +40,55 @@ static int reg_add_variant(kt_plugin_registrar *r, const kt_variant *v)
     return kt_plugin_check_variant(r->host, v);
 }
 
-/* Refuses what dlopen would misreport: not an ELF file, or not a shared library. */
-static int check_elf(const char *path)
+/* The first 'len' bytes of 'path' into 'out'; how many were read, or -1. */
+static long read_head(const char *path, void *out, size_t len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return kt_error_code(KT_EIO, "cannot open: %s", strerror(errno));
-    Elf64_Ehdr eh;
-    size_t n = fread(&eh, 1, sizeof(eh), f);
+        return -1;
+    size_t n = fread(out, 1, len, f);
     fclose(f);
+    return (long)n;
+}
+
+static const char *machine_name(unsigned machine)
+{
+    switch (machine) {
+    case EM_X86_64:
+        return "x86-64";
+    case EM_AARCH64:
+        return "aarch64";
+    case EM_PPC64:
+        return "ppc64";
+    case EM_RISCV:
+        return "riscv";
+    case EM_S390:
+        return "s390";
+    default:
+        return "another architecture";
+    }
+}
+
+/* Refuses what dlopen would misreport: not an ELF file, not a shared library, or one built
+ * for another architecture (glibc says "No such file or directory" of that). */
+static int check_elf(const char *path)
+{
+    Elf64_Ehdr eh, host;
+    long n = read_head(path, &eh, sizeof(eh));
+    if (n < 0)
+        return kt_error_code(KT_EIO, "cannot open: %s", strerror(errno));
     if (n < EI_NIDENT || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
         return kt_error_code(KT_EINVAL, "not an ELF shared library (no ELF header)");
-    if (n < sizeof(eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_type != ET_DYN)
+    if ((size_t)n < sizeof(eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_type != ET_DYN)
         return kt_error_code(KT_EINVAL, "an ELF file but not a 64-bit shared library (build it "
                                         "with -shared -fPIC)");
+    if (read_head("/proc/self/exe", &host, sizeof(host)) == (long)sizeof(host) &&
+        eh.e_machine != host.e_machine)
+        return kt_error_code(KT_EINVAL,
+                             "built for %s (ELF machine %u); this ktrial runs on %s (rebuild "
+                             "it for this machine)",
+                             machine_name(eh.e_machine), (unsigned)eh.e_machine,
+                             machine_name(host.e_machine));
     return KT_OK;
 }
 

@@ -5,6 +5,7 @@ and compare refusing a changed plugin."""
 import hashlib
 import json
 import os
+import platform
 import re
 import shutil
 import signal
@@ -19,6 +20,8 @@ from ktrial_cli import KTRIAL, SOURCE, run, validate_result  # noqa: E402
 BUILD = os.environ.get("KT_BUILD_DIR", os.path.join(SOURCE, "build"))
 TESTS = os.path.join(BUILD, "tests", "plugins")
 EXAMPLES = os.path.join(BUILD, "examples", "plugins")
+HOST_MACHINE = {"x86_64": "x86-64", "aarch64": "aarch64"}.get(platform.machine(),
+                                                               "another architecture")
 TINY = "{name: tiny, hidden: 96, heads: 3, kv_heads: 1, head_dim: 32, intermediate: 200}"
 
 
@@ -180,6 +183,8 @@ class BadPlugins(Base):
     CASES = [
         ("missing", "cannot open: No such file or directory"),
         ("not-elf", "not an ELF shared library (no ELF header)"),
+        ("other-arch", f"built for riscv (ELF machine 243); this ktrial runs on {HOST_MACHINE} "
+                       "(rebuild it for this machine)"),
         ("no_init", "does not export kt_plugin_init"),
         ("bad_abi", "built for plugin ABI 99.2; this ktrial speaks 1.0 (rebuild it against "
                     "this ktrial's ktrial/plugin.h)"),
@@ -199,6 +204,13 @@ class BadPlugins(Base):
             path = os.path.join(self.tmp, "fake.so")
             with open(path, "w") as f:
                 f.write("#!/bin/sh\necho not a library\n")
+            return path
+        if case == "other-arch":  # e_machine, at byte 18 of the ELF header
+            path = os.path.join(self.tmp, "libriscv.so")
+            shutil.copy(os.path.join(EXAMPLES, "libkt_gemm_blocked.so"), path)
+            with open(path, "r+b") as f:
+                f.seek(18)
+                f.write((243).to_bytes(2, "little"))
             return path
         return test_plugin(case)
 
