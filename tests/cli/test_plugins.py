@@ -192,6 +192,8 @@ class BadPlugins(Base):
         ("null_run", "variant 'norun' has a NULL run"),
         ("null_backend", "variant 'nobackend' has no backend (NULL; cpu, cuda or sim)"),
         ("min_max", "variant 'minmax': param 'tile' has min 64 > max 8"),
+        ("empty_choice", "variant 'emptychoice': enum param 'fill': choice 1 of 'none||nan' is "
+                         "empty, named twice or too long"),
         ("dup_builtin", "variant 'tiled' of op 'gemm' on cpu clashes with the built-in variant "
                         "'tiled'; rename it"),
         ("segv_init", "crashed in kt_plugin_init with signal 11 (Segmentation fault)"),
