@@ -178,7 +178,7 @@ static double tokens_of(const kt_spec *spec, const kt_point *point)
     kt_problem p;
     memset(&p, 0, sizeof(p));
     if (spec->op && spec->op->shape &&
-        spec->op->shape(&p, point, spec->dtype, spec->input_params) == KT_OK && p.m > 0)
+        kt_op_shape(spec->op, &p, point, spec->dtype, spec->input_params) == KT_OK && p.m > 0)
         return (double)p.m;
     return point->phase == KT_PHASE_PREFILL && point->context_length > 0
                ? batch * (double)point->context_length

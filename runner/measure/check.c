@@ -105,7 +105,7 @@ int kt_instance_create(kt_instance **out, kt_backend *backend, const kt_op *op,
     int err;
     if (!inst)
         return kt_error_code(KT_ENOMEM, "out of memory");
-    if ((err = op->shape(&inst->problem, point, dtype, input_params)) < 0)
+    if ((err = kt_op_shape(op, &inst->problem, point, dtype, input_params)) < 0)
         goto fail;
     kt_problem *p = &inst->problem;
     for (int i = 0; i < p->n_inputs + p->n_outputs; i++) {

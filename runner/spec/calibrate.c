@@ -194,7 +194,7 @@ static int measure(kt_calibration *out, const kt_op *op, kt_dtype dtype, kt_dist
     memset(params, 0, sizeof(params));
     kt_param_defaults(params, op->input_params, op->n_input_params);
     kt_problem p;
-    if (op->shape(&p, &pt, dtype, params) < 0)
+    if (kt_op_shape(op, &p, &pt, dtype, params) < 0)
         return -1;
     void *in[KT_MAX_TENSORS] = {0};
     double *ref[KT_MAX_TENSORS] = {0};

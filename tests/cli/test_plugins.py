@@ -510,6 +510,30 @@ class RunTime(Base):
         with open(calibration) as f:
             self.assertIn("rowscale/fp16/llm", json.load(f))  # measured, not the fallback
 
+    def test_a_plugin_op_problem_ktrial_cannot_hold_is_a_validation_error(self):
+        spec = self.spec([test_plugin("bad_shape")], {"variant": "copy"},
+                         [{"name": "again", "variant": "copy"}], op="badshape", extra=[])
+        with open(spec) as f:  # the op's only axis is the batch size
+            text = "".join(line for line in f if not line.startswith(
+                ("models:", "context_lengths:", "phases:")))
+        with open(spec, "w") as f:
+            f.write(text)
+        self.assertEqual(run(["validate", spec]).returncode, 0)  # KT_TEST_BAD_SHAPE unset
+        invalid = "point 'b3': op 'badshape' made an invalid problem: "
+        for mode, message in [
+                (1, invalid + "1 inputs and 0 outputs (at least one output, 12 tensors at most)"),
+                (2, invalid + "10 inputs and 8 outputs (at least one output, 12 tensors at most)"),
+                (3, invalid + "tensor 'y' has dims[0] = -5 (at least 1, and at most 2^48 "
+                              "elements in all)"),
+                (4, invalid + "tensor 1 has a name, dtype 0 and 9 dims (1 to 4)"),
+                (5, "point 'b3': op 'badshape': shape returned -1 (KT_ERROR) without a message")]:
+            with self.subTest(mode=mode):
+                env = dict(os.environ, KT_TEST_BAD_SHAPE=str(mode))
+                for cmd in (["validate", spec], ["run", spec, "-o", self.tmp + "/o"]):
+                    r = run(cmd, env=env)
+                    self.assertEqual(r.returncode, 65, r.stderr)
+                    self.assertIn(f"{spec}:5:5: {message}", r.stderr)  # at op:
+
     def test_kernels_lists_a_plugins_variants_and_params(self):
         r = run(["kernels", "--plugin", os.path.join(EXAMPLES, "libkt_gemm_blocked.so"),
                  "--plugin", os.path.join(EXAMPLES, "libkt_rmsnorm.so")])
