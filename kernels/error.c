@@ -46,3 +46,16 @@ void kt_error_clear(void)
 {
     last_error[0] = '\0';
 }
+
+const char *kt_error_or_code(int code)
+{
+    static const char *const names[] = {"KT_OK",     "KT_ERROR",        "KT_ENODEV", "KT_ENOMEM",
+                                        "KT_EINVAL", "KT_EUNSUPPORTED", "KT_EIO"};
+    if (last_error[0])
+        return last_error;
+    const char *name = code <= 0 && code > -(int)(sizeof(names) / sizeof(names[0]))
+                           ? names[-code]
+                           : "not a KT_E* code";
+    snprintf(last_error, sizeof(last_error), "returned %d (%s) without a message", code, name);
+    return last_error;
+}

@@ -31,6 +31,19 @@
 extern "C" {
 #endif
 
+/* The last message, or when the failing function set none (a plugin that returned a code
+ * without kt_error_set) a sentence naming 'code': "returned -4 (KT_EINVAL) without a
+ * message". For reports of a kernel's failure, where an empty reason helps nobody. */
+const char *kt_error_or_code(int code);
+
+/* op->shape and, for a plugin's op (which may make anything), a check of the problem it
+ * made: at least one output, KT_MAX_TENSORS tensors at most, each named with 1 to 4 dims of
+ * at least 1 and 2^48 elements at most, a storage dtype, finite flops and bytes. A shape that
+ * fails without a message is named by its code. Every caller outside an op goes through
+ * this. */
+int kt_op_shape(const kt_op *op, kt_problem *out, const kt_point *point, kt_dtype dtype,
+                const kt_param_value *input_params);
+
 /* ---- backends ----------------------------------------------------------- */
 
 #define KT_INFO_MAX 32

@@ -40,20 +40,55 @@ static int reg_add_variant(kt_plugin_registrar *r, const kt_variant *v)
     return kt_plugin_check_variant(r->host, v);
 }
 
-/* Refuses what dlopen would misreport: not an ELF file, or not a shared library. */
-static int check_elf(const char *path)
+/* The first 'len' bytes of 'path' into 'out'; how many were read, or -1. */
+static long read_head(const char *path, void *out, size_t len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return kt_error_code(KT_EIO, "cannot open: %s", strerror(errno));
-    Elf64_Ehdr eh;
-    size_t n = fread(&eh, 1, sizeof(eh), f);
+        return -1;
+    size_t n = fread(out, 1, len, f);
     fclose(f);
+    return (long)n;
+}
+
+static const char *machine_name(unsigned machine)
+{
+    switch (machine) {
+    case EM_X86_64:
+        return "x86-64";
+    case EM_AARCH64:
+        return "aarch64";
+    case EM_PPC64:
+        return "ppc64";
+    case EM_RISCV:
+        return "riscv";
+    case EM_S390:
+        return "s390";
+    default:
+        return "another architecture";
+    }
+}
+
+/* Refuses what dlopen would misreport: not an ELF file, not a shared library, or one built
+ * for another architecture (glibc says "No such file or directory" of that). */
+static int check_elf(const char *path)
+{
+    Elf64_Ehdr eh, host;
+    long n = read_head(path, &eh, sizeof(eh));
+    if (n < 0)
+        return kt_error_code(KT_EIO, "cannot open: %s", strerror(errno));
     if (n < EI_NIDENT || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
         return kt_error_code(KT_EINVAL, "not an ELF shared library (no ELF header)");
-    if (n < sizeof(eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_type != ET_DYN)
+    if ((size_t)n < sizeof(eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_type != ET_DYN)
         return kt_error_code(KT_EINVAL, "an ELF file but not a 64-bit shared library (build it "
                                         "with -shared -fPIC)");
+    if (read_head("/proc/self/exe", &host, sizeof(host)) == (long)sizeof(host) &&
+        eh.e_machine != host.e_machine)
+        return kt_error_code(KT_EINVAL,
+                             "built for %s (ELF machine %u); this ktrial runs on %s (rebuild "
+                             "it for this machine)",
+                             machine_name(eh.e_machine), (unsigned)eh.e_machine,
+                             machine_name(host.e_machine));
     return KT_OK;
 }
 
@@ -150,6 +185,8 @@ static int read_probe(int fd, pid_t pid, char *stage, size_t stage_len, char *er
         int ready = poll(&pfd, 1, 250);
         if (ready < 0 && errno == EINTR)
             continue;
+        if (ready == 0 && kt_fork_pipe_ended(pid))
+            return 0; /* a process kt_plugin_init forked holds the pipe */
         if (ready == 0) {
             if (now_s() - start > PROBE_TIMEOUT_S) {
                 kill(pid, SIGKILL);
@@ -191,9 +228,7 @@ static int probe(const char *path)
     char stage[32] = "start-up", error[600] = "";
     int hung = read_probe(fd, pid, stage, sizeof(stage), error, sizeof(error));
     close(fd);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    int status = kt_fork_pipe_wait(pid);
     const char *where = strcmp(stage, "init") == 0 ? "in kt_plugin_init" : "while loading";
     if (hung)
         return kt_error_code(KT_EINVAL, "no answer %s after %d s; killed", where, PROBE_TIMEOUT_S);
@@ -215,19 +250,32 @@ int kt_plugin_load(const char *path)
     int known = kt_plugin_table_find(&st);
     if (known >= 0)
         return known;
-    int err = check_elf(path);
-    if (err < 0 || (err = probe(path)) < 0)
-        return err;
+    /* the probe and the load open the same file: a name without a '/' given to dlopen
+     * would be looked up in the library path instead */
     char real[PATH_MAX];
     if (!realpath(path, real))
         return kt_error_code(KT_EIO, "cannot resolve the path: %s", strerror(errno));
+    int err = check_elf(real);
+    if (err < 0 || (err = probe(real)) < 0)
+        return err;
     kt_plugin_host *h = calloc(1, sizeof(*h));
     if (!h)
         return kt_error_code(KT_ENOMEM, "out of memory");
     h->path = real;
     uint32_t abi = 0;
-    /* the probe passed, so this succeeds unless the file changed in between */
-    if ((err = open_and_init(real, h, &abi, -1)) < 0) {
+    /* the probe passed, so this succeeds unless the file changed in between; what the
+     * library's constructors and kt_plugin_init print goes to stderr, as in a worker */
+    fflush(stdout);
+    int saved_stdout = dup(STDOUT_FILENO);
+    if (saved_stdout >= 0)
+        dup2(STDERR_FILENO, STDOUT_FILENO);
+    err = open_and_init(real, h, &abi, -1);
+    fflush(stdout);
+    if (saved_stdout >= 0) {
+        dup2(saved_stdout, STDOUT_FILENO);
+        close(saved_stdout);
+    }
+    if (err < 0) {
         free(h);
         return err;
     }

@@ -33,6 +33,21 @@ static int count_choices(const char *choices)
     return n;
 }
 
+/* The first choice of 'choices' that is empty ("a||b", "a|"), named twice or KT_NAME_MAX
+ * characters or longer, as an index; -1 when every choice can be told apart (a spec names
+ * them, listings split them). */
+static int bad_choice(const char *choices)
+{
+    char name[KT_NAME_MAX + 1];
+    int n = count_choices(choices);
+    for (int i = 0; i < n; i++) {
+        kt_param_choice_name(name, sizeof(name), choices, i);
+        if (!name[0] || strlen(name) >= KT_NAME_MAX || kt_param_choice_index(choices, name) != i)
+            return i;
+    }
+    return -1;
+}
+
 /* Checks one param table; 'owner' names it in messages ("variant 'x'"). */
 static int check_params(const kt_param_def *defs, int n, const char *owner)
 {
@@ -55,6 +70,12 @@ static int check_params(const kt_param_def *defs, int n, const char *owner)
             if (!d->choices || !d->choices[0])
                 return kt_error_code(KT_EINVAL, "%s: enum param '%s' has no choices", owner,
                                      d->name);
+            int bad = bad_choice(d->choices);
+            if (bad >= 0)
+                return kt_error_code(KT_EINVAL,
+                                     "%s: enum param '%s': choice %d of '%s' is empty, named "
+                                     "twice or too long",
+                                     owner, d->name, bad, d->choices);
             if (d->def < 0 || d->def >= count_choices(d->choices) || d->def != floor(d->def))
                 return kt_error_code(KT_EINVAL,
                                      "%s: enum param '%s' has default index %g outside its "

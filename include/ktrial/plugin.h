@@ -246,7 +246,8 @@ typedef struct kt_op {
     const char *backend_only;         /* NULL, or the one backend the op runs on ("sim") */
     const kt_param_def *input_params; /* knobs of the input generator, under inputs.params */
     int n_input_params;
-    /* Fills 'out' for 'point' in storage type 'dtype'. */
+    /* Fills 'out' for 'point' in storage type 'dtype'. 'input_params' (never NULL) holds
+     * the spec's inputs.params, the defaults where it gives none. */
     int (*shape)(kt_problem *out, const kt_point *point, kt_dtype dtype,
                  const kt_param_value *input_params);
     /* Fills the host input tensors (storage type) deterministically from cfg->seed. */

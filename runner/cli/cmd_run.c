@@ -916,7 +916,8 @@ static int check_memory(const run_state *st)
     for (size_t i = 0; i < st->matrix->n && !spec->command; i++) { /* the points of this shard */
         kt_problem p;
         if ((int)(i % (size_t)st->opt.shard_count) != st->opt.shard_index - 1 ||
-            spec->op->shape(&p, &st->matrix->points[i], spec->dtype, spec->input_params) != KT_OK)
+            kt_op_shape(spec->op, &p, &st->matrix->points[i], spec->dtype, spec->input_params) !=
+                KT_OK)
             continue; /* validation shaped every point already */
         double bytes = kt_plan_point_bytes(spec, &p);
         if (bytes > need) {

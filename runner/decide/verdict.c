@@ -2,6 +2,7 @@
 #include "decide/verdict.h"
 #include "decide/stats_internal.h"
 #include "measure/trial.h"
+#include "util/sanitize.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -87,8 +88,9 @@ void kt_candidate_add_reason(kt_candidate_result *c, kt_reason_code code, const 
     c->reason_codes[c->n_reasons] = code;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(c->reasons[c->n_reasons++], sizeof(c->reasons[0]), fmt, ap);
+    vsnprintf(c->reasons[c->n_reasons], sizeof(c->reasons[0]), fmt, ap);
     va_end(ap);
+    kt_utf8_trim(c->reasons[c->n_reasons++]); /* a cut plugin message stays UTF-8 */
 }
 
 double kt_arm_worst_rel_l2(const kt_arm_result *a)
@@ -215,7 +217,7 @@ static double tokens_of(const kt_spec *spec, const kt_point *point)
     kt_problem p;
     memset(&p, 0, sizeof(p));
     if (spec->op && spec->op->shape &&
-        spec->op->shape(&p, point, spec->dtype, spec->input_params) == KT_OK && p.m > 0)
+        kt_op_shape(spec->op, &p, point, spec->dtype, spec->input_params) == KT_OK && p.m > 0)
         return (double)p.m;
     return point->phase == KT_PHASE_PREFILL && point->context_length > 0
                ? batch * (double)point->context_length

@@ -232,8 +232,12 @@ int kt_calibration_arms(kt_arm_cost *out, int *have, const kt_spec *spec, kt_pha
     for (;;) {
         struct pollfd pfd = {fd, POLLIN, 0};
         int left_ms = (int)((deadline - now_s()) * 1000);
-        int ready = left_ms > 0 ? poll(&pfd, 1, left_ms) : 0;
+        int ready = left_ms > 0 ? poll(&pfd, 1, left_ms < 100 ? left_ms : 100) : 0;
         if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready == 0 && kt_fork_pipe_ended(pid))
+            break; /* all it wrote is read; a process an arm forked holds the pipe */
+        if (ready == 0 && left_ms > 100)
             continue;
         if (ready <= 0) { /* a hung arm: what was measured stays, the rest keep the roofline */
             kill(pid, SIGKILL);
@@ -261,8 +265,7 @@ int kt_calibration_arms(kt_arm_cost *out, int *have, const kt_spec *spec, kt_pha
         kt_calibration_cache_put(keys[r.index], fields, v, N_FIELDS);
     }
     close(fd);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-        ;
+    kt_fork_pipe_wait(pid);
     for (size_t k = (size_t)(last + 1); timed_out && k < n; k++) {
         if (!todo[k])
             continue;

@@ -57,6 +57,46 @@ static uint64_t hash_inputs(const kt_problem *p, void *const *inputs)
     return h;
 }
 
+#define GUARD      KT_OUTPUT_GUARD_BYTES
+#define GUARD_BYTE 0xa5
+
+static const unsigned char *guard_pattern(void)
+{
+    static unsigned char pattern[GUARD];
+    if (pattern[0] != GUARD_BYTE)
+        memset(pattern, GUARD_BYTE, sizeof(pattern));
+    return pattern;
+}
+
+/* Writes the pattern into both guard zones of the output buffer 'dev' of 'bytes'. */
+static int write_guards(kt_backend *backend, void *dev, size_t bytes)
+{
+    int err = kt_backend_upload(backend, (char *)dev - GUARD, guard_pattern(), GUARD);
+    return err < 0 ? err : kt_backend_upload(backend, (char *)dev + bytes, guard_pattern(), GUARD);
+}
+
+/* An output buffer of 'bytes' between two guard zones; '*dev' is its first byte (aligned as
+ * the backend aligns, GUARD being a multiple of every alignment it uses). */
+static int alloc_guarded(kt_backend *backend, void **dev, size_t bytes)
+{
+    void *base = NULL;
+    int err = kt_backend_alloc(backend, &base, bytes + 2 * GUARD);
+    if (err < 0)
+        return err;
+    *dev = (char *)base + GUARD;
+    if ((err = write_guards(backend, *dev, bytes)) < 0) {
+        kt_backend_free(backend, base, bytes + 2 * GUARD);
+        *dev = NULL;
+    }
+    return err;
+}
+
+static void free_guarded(kt_backend *backend, void *dev, size_t bytes)
+{
+    if (dev)
+        kt_backend_free(backend, (char *)dev - GUARD, bytes + 2 * GUARD);
+}
+
 int kt_instance_create(kt_instance **out, kt_backend *backend, const kt_op *op,
                        const kt_point *point, kt_dtype dtype, kt_distribution dist,
                        const kt_param_value *input_params, uint64_t seed)
@@ -65,7 +105,7 @@ int kt_instance_create(kt_instance **out, kt_backend *backend, const kt_op *op,
     int err;
     if (!inst)
         return kt_error_code(KT_ENOMEM, "out of memory");
-    if ((err = op->shape(&inst->problem, point, dtype, input_params)) < 0)
+    if ((err = kt_op_shape(op, &inst->problem, point, dtype, input_params)) < 0)
         goto fail;
     kt_problem *p = &inst->problem;
     for (int i = 0; i < p->n_inputs + p->n_outputs; i++) {
@@ -79,12 +119,13 @@ int kt_instance_create(kt_instance **out, kt_backend *backend, const kt_op *op,
                                 p->tensors[i].name);
             goto fail;
         }
-        if ((err = kt_backend_alloc(backend, dev, bytes)) < 0)
+        if ((err = is_input ? kt_backend_alloc(backend, dev, bytes)
+                            : alloc_guarded(backend, dev, bytes)) < 0)
             goto fail;
         inst->bytes += bytes;
         /* a second output buffer: timed calls switch between the two at random */
         if (!is_input &&
-            (err = kt_backend_alloc(backend, &inst->dev_outputs_alt[i - p->n_inputs], bytes)) < 0)
+            (err = alloc_guarded(backend, &inst->dev_outputs_alt[i - p->n_inputs], bytes)) < 0)
             goto fail;
         if (!is_input) {
             size_t n = (size_t)kt_tensor_elems(&p->tensors[i]);
@@ -130,8 +171,8 @@ void kt_instance_free(kt_instance *inst, kt_backend *backend)
             int o = i - p->n_inputs;
             free(inst->host_outputs[o]);
             free(inst->reference[o]);
-            kt_backend_free(backend, inst->dev_outputs[o], kt_tensor_bytes(&p->tensors[i]));
-            kt_backend_free(backend, inst->dev_outputs_alt[o], kt_tensor_bytes(&p->tensors[i]));
+            free_guarded(backend, inst->dev_outputs[o], kt_tensor_bytes(&p->tensors[i]));
+            free_guarded(backend, inst->dev_outputs_alt[o], kt_tensor_bytes(&p->tensors[i]));
         }
     }
     free(inst);
@@ -287,6 +328,47 @@ int kt_outputs_identical(const kt_instance *inst, void *const *a, void *const *b
     return 1;
 }
 
+/* How far into the guard zone 'zone' the writes reach from the buffer's side ('after': the
+ * zone follows the buffer), or 0 when the zone is intact. */
+static int64_t guard_reach(const unsigned char *zone, int after)
+{
+    for (int64_t i = 0; i < GUARD; i++) {
+        int64_t at = after ? GUARD - 1 - i : i; /* the far end first */
+        if (zone[at] != GUARD_BYTE)
+            return after ? at + 1 : GUARD - at;
+    }
+    return 0;
+}
+
+int kt_instance_check_guards(kt_numerics *out, kt_instance *inst, kt_backend *backend)
+{
+    const kt_problem *p = &inst->problem;
+    unsigned char zone[GUARD];
+    out->overrun_tensor = NULL;
+    out->overrun_after = out->overrun_before = 0;
+    for (int o = 0; o < p->n_outputs; o++) {
+        size_t bytes = kt_tensor_bytes(&p->tensors[p->n_inputs + o]);
+        void *const bufs[2] = {inst->dev_outputs[o], inst->dev_outputs_alt[o]};
+        for (int b = 0; b < 2; b++) {
+            int err = kt_backend_download(backend, zone, (char *)bufs[b] - GUARD, GUARD);
+            int64_t before = err < 0 ? 0 : guard_reach(zone, 0);
+            if (err == KT_OK)
+                err = kt_backend_download(backend, zone, (char *)bufs[b] + bytes, GUARD);
+            int64_t after = err < 0 ? 0 : guard_reach(zone, 1);
+            if (err == KT_OK && (before || after))
+                err = write_guards(backend, bufs[b], bytes);
+            if (err < 0)
+                return err;
+            if ((before || after) && !out->overrun_tensor) {
+                out->overrun_tensor = p->tensors[p->n_inputs + o].name;
+                out->overrun_before = before;
+                out->overrun_after = after;
+            }
+        }
+    }
+    return KT_OK;
+}
+
 int kt_check_call(kt_numerics *out, kt_instance *inst, const kt_variant *variant, void *state,
                   const kt_call *call)
 {
@@ -302,6 +384,8 @@ int kt_check_call(kt_numerics *out, kt_instance *inst, const kt_variant *variant
     if ((err = kt_instance_download_outputs(inst, call->backend)) < 0)
         return err;
     kt_numerics_compare(out, inst);
+    if ((err = kt_instance_check_guards(out, inst, call->backend)) < 0)
+        return err;
     if ((err = kt_instance_inputs_intact(inst, call->backend, &intact)) < 0)
         return err;
     out->inputs_modified = !intact;

@@ -22,7 +22,17 @@ typedef struct kt_numerics {
     double rel_l2;       /* ||out - ref|| / ||ref|| */
     double cosine;       /* <out, ref> / (||out|| ||ref||) */
     int inputs_modified; /* the variant wrote into its inputs */
+    /* The variant wrote next to an output (into its guard zones, KT_OUTPUT_GUARD_BYTES each
+     * side): how far past its end and before its start, in bytes, and the output's name
+     * (a static string; NULL when none). */
+    int64_t overrun_after, overrun_before;
+    const char *overrun_tensor;
 } kt_numerics;
+
+/* Bytes of guard zone before and after every output buffer: a kernel that writes past its
+ * output's end (a vector tail, an off-by-one) writes there, is found by the check of its call,
+ * and leaves the memory of the process intact for the arms after it. */
+#define KT_OUTPUT_GUARD_BYTES 4096
 
 typedef struct kt_instance {
     kt_problem problem;
@@ -63,6 +73,10 @@ int kt_instance_restore_inputs(kt_instance *inst, kt_backend *backend);
 /* Downloads the inputs and says whether they still hash to input_hash (1) or not (0). */
 int kt_instance_inputs_intact(kt_instance *inst, kt_backend *backend, int *intact);
 
+/* Checks the guard zones of every output buffer (both sets) for writes, fills 'out''s
+ * overrun fields and writes the guards afresh. */
+int kt_instance_check_guards(kt_numerics *out, kt_instance *inst, kt_backend *backend);
+
 /* Compares host_outputs with the reference. */
 void kt_numerics_compare(kt_numerics *out, const kt_instance *inst);
 /* Compares two host output sets bit for bit; returns 1 when identical. */
@@ -70,7 +84,8 @@ int kt_outputs_identical(const kt_instance *inst, void *const *a, void *const *b
 
 /* The whole correctness protocol for one call: poison, run 'variant' (already prepared into
  * 'state'), synchronize, download, compare, re-hash the inputs, and upload them again where
- * the call wrote into them (out->inputs_modified), so no later call inherits what it wrote. A
+ * the call wrote into them (out->inputs_modified), so no later call inherits what it wrote;
+ * the same for writes next to its outputs (out->overrun_*, kt_instance_check_guards). A
  * variant error is returned as a negative code with its message in kt_error_last(). */
 int kt_check_call(kt_numerics *out, kt_instance *inst, const kt_variant *variant, void *state,
                   const kt_call *call);

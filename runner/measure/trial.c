@@ -3,6 +3,7 @@
 
 #include "decide/sequential.h"
 #include "measure/usage_gpu_pass.h"
+#include "util/sanitize.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -56,12 +57,32 @@ static void step(const point_run *r, int arm, const char *what)
 static void fail_arm(kt_arm_result *res, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* A reason that holds a kernel's message (a plugin's: any bytes) as one line of valid UTF-8
+ * (kt_sanitize), as result.json and the terminal need; the reasons are made from it. */
+static void set_reason(char *out, size_t len, const char *fmt, va_list ap)
+{
+    char raw[1024];
+    vsnprintf(raw, sizeof(raw), fmt, ap);
+    kt_sanitize(out, len, raw);
+}
+
 static void fail_arm(kt_arm_result *res, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     res->failed = 1;
-    vsnprintf(res->failure, sizeof(res->failure), fmt, ap);
+    set_reason(res->failure, sizeof(res->failure), fmt, ap);
+    va_end(ap);
+}
+
+static void fail_point(kt_point_result *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void fail_point(kt_point_result *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_reason(out->error, sizeof(out->error), fmt, ap);
     va_end(ap);
 }
 
@@ -72,8 +93,7 @@ static void fail_any_arm(point_run *r, int arm, const char *why)
     if (arm != 0)
         fail_arm(arm_result(r, arm), "%s", why);
     else if (!r->out->error[0])
-        snprintf(r->out->error, sizeof(r->out->error), "baseline '%s' failed: %s",
-                 r->spec->baseline.name, why);
+        fail_point(r->out, "baseline '%s' failed: %s", r->spec->baseline.name, why);
 }
 
 static kt_call arm_call(const point_run *r, int arm, int set)
@@ -93,6 +113,12 @@ static int numerics_problem(const kt_numerics *n, const char *suffix, char *why,
                  (long long)n->elems, suffix);
     else if (n->nonfinite > 0)
         snprintf(why, len, "produced %lld NaN or Inf output elements%s", (long long)n->nonfinite,
+                 suffix);
+    else if (n->overrun_before || n->overrun_after)
+        snprintf(why, len,
+                 "wrote outside its output '%s' (%lld bytes before its start, %lld past "
+                 "its end)%s",
+                 n->overrun_tensor, (long long)n->overrun_before, (long long)n->overrun_after,
                  suffix);
     else if (n->inputs_modified)
         snprintf(why, len, "wrote into its inputs%s", suffix);
@@ -156,23 +182,24 @@ static void prepare_and_check(point_run *r, int arm)
         step(r, arm, "prepare");
         double t0 = now_s();
         kt_error_clear();
-        if (v->prepare(&r->state[arm][s], &call) < 0) {
-            fail_arm(res, "prepare failed: %s (input set %d)", kt_error_last(), s);
+        int err = v->prepare(&r->state[arm][s], &call);
+        if (err < 0) {
+            fail_arm(res, "prepare failed: %s (input set %d)", kt_error_or_code(err), s);
             break;
         }
         if (s == 0)
             res->prepare_ns = (now_s() - t0) * 1e9;
         step(r, arm, "correctness");
-        if (kt_check_call(&res->numerics[s], r->inst[s], v, r->state[arm][s], &call) < 0) {
-            fail_arm(res, "run failed: %s (input set %d)", kt_error_last(), s);
+        if ((err = kt_check_call(&res->numerics[s], r->inst[s], v, r->state[arm][s], &call)) < 0) {
+            fail_arm(res, "run failed: %s (input set %d)", kt_error_or_code(err), s);
             break;
         }
         if (!output_acceptable(res, s))
             break;
         if (res->repeatable == 1) {
             int same = 0;
-            if (check_repeatable(r, arm, s, &same) < 0) {
-                fail_arm(res, "run failed: %s (input set %d)", kt_error_last(), s);
+            if ((err = check_repeatable(r, arm, s, &same)) < 0) {
+                fail_arm(res, "run failed: %s (input set %d)", kt_error_or_code(err), s);
                 break;
             }
             if (!same)
@@ -235,9 +262,10 @@ static int add_placement(point_run *r, int arm, int j)
             release_placement(r, arm, j, s);
             return 1;
         }
-        if (kt_check_call(&n, r->inst[s], v, r->placed[arm][s][j], &call) < 0)
+        int err = kt_check_call(&n, r->inst[s], v, r->placed[arm][s][j], &call);
+        if (err < 0)
             fail_arm(res, "run failed in its state prepared %d times: %s (input set %d)", j + 1,
-                     kt_error_last(), s);
+                     kt_error_or_code(err), s);
         else if (numerics_problem(&n, "", why, sizeof(why)))
             fail_arm(res, "%s (its state prepared %d times, input set %d)", why, j + 1, s);
         if (res->failed) {
@@ -380,6 +408,8 @@ static int after_call(point_run *r, int arm, int set, char *why, size_t len)
     } else {
         kt_output_scan(&n, inst);
     }
+    if ((err = kt_instance_check_guards(&n, inst, r->backend)) < 0)
+        return err;
     res->checked_calls++;
     int bad = numerics_problem(&n, "", why, len);
     if (!bad && full)
@@ -416,7 +446,7 @@ static int checked_call(point_run *r, int arm, int set, int position, kt_timing 
     }
     if (run_err < 0) {
         snprintf(why, len, "run failed in %s call %lld: %s (input set %d)", kind, (long long)index,
-                 kt_error_last(), set);
+                 kt_error_or_code(run_err), set);
         return run_err;
     }
     if (t)
@@ -663,8 +693,9 @@ static int check_after_profile(point_run *r, int arm, char *why, size_t len)
     kt_call call = arm_call(r, arm, 0);
     kt_error_clear();
     const char *when = " in the checked call after its profiling calls (input set 0)";
-    if (kt_check_call(&n, r->inst[0], spec_arm(r, arm)->variant, r->state[arm][0], &call) < 0) {
-        snprintf(why, len, "run failed%s: %s", when, kt_error_last());
+    int err = kt_check_call(&n, r->inst[0], spec_arm(r, arm)->variant, r->state[arm][0], &call);
+    if (err < 0) {
+        snprintf(why, len, "run failed%s: %s", when, kt_error_or_code(err));
         return 1;
     }
     return numerics_problem(&n, when, why, len);
@@ -704,7 +735,7 @@ static void profile_arms(point_run *r)
         kt_counters_stop(&cs, calls);
         if (err < 0) {
             snprintf(why, sizeof(why), "run failed in profiling call %d (input set 0): %s", calls,
-                     kt_error_last());
+                     kt_error_or_code(err));
             fail_any_arm(r, (int)arm, why);
             continue;
         }
@@ -873,11 +904,12 @@ int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point
         if (interrupted(r))
             goto stopped;
         step(r, -1, "inputs"); /* inputs and their float64 reference: progress, per set */
-        if (kt_instance_create(&r->inst[s], backend, spec->op, point, spec->dtype,
-                               spec->distribution, spec->input_params,
-                               kt_seed_mix(seed, (uint64_t)s)) < 0) {
-            snprintf(out->error, sizeof(out->error), "cannot set up input set %d: %s", s,
-                     kt_error_last());
+        kt_error_clear();
+        int err = kt_instance_create(&r->inst[s], backend, spec->op, point, spec->dtype,
+                                     spec->distribution, spec->input_params,
+                                     kt_seed_mix(seed, (uint64_t)s));
+        if (err < 0) {
+            fail_point(out, "cannot set up input set %d: %s", s, kt_error_or_code(err));
             r->n_sets = s;
             goto finish;
         }

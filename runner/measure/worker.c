@@ -240,6 +240,8 @@ static int supervise(supervision *s, const kt_spec *spec, const kt_point *point,
         int ready = poll(&pfd, 1, 100);
         if (ready < 0 && errno == EINTR)
             continue;
+        if (ready == 0 && kt_fork_pipe_ended(pid))
+            break; /* all it wrote is read; a process the kernel forked holds the pipe */
         if (ready == 0) {
             double limit = !s->measuring && opts->startup_timeout_s > 0 ? opts->startup_timeout_s
                                                                         : opts->hang_timeout_s;
@@ -272,10 +274,7 @@ static int supervise(supervision *s, const kt_spec *spec, const kt_point *point,
     }
     free(buf);
     close(fd);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    return status;
+    return kt_fork_pipe_wait(pid);
 }
 
 /* oom_kill of this process's cgroup (v2 memory.events); -1 when unknown. */

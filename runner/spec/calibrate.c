@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,8 +189,12 @@ static int map_inputs(void **in, const kt_problem *p)
 static int measure(kt_calibration *out, const kt_op *op, kt_dtype dtype, kt_distribution dist)
 {
     kt_point pt = kt_calibration_point();
+    /* the op's defaults: shape and generate read input params (plugin.h passes them always) */
+    kt_param_value params[KT_MAX_PARAMS];
+    memset(params, 0, sizeof(params));
+    kt_param_defaults(params, op->input_params, op->n_input_params);
     kt_problem p;
-    if (op->shape(&p, &pt, dtype, NULL) < 0)
+    if (kt_op_shape(op, &p, &pt, dtype, params) < 0)
         return -1;
     void *in[KT_MAX_TENSORS] = {0};
     double *ref[KT_MAX_TENSORS] = {0};
@@ -201,10 +206,6 @@ static int measure(kt_calibration *out, const kt_op *op, kt_dtype dtype, kt_dist
         ref[o] = malloc((size_t)kt_tensor_elems(&p.tensors[p.n_inputs + o]) * sizeof(double));
         rc = ref[o] ? 0 : -1;
     }
-    kt_param_value params[KT_MAX_PARAMS];
-    memset(params, 0, sizeof(params));
-    for (int i = 0; i < op->n_input_params; i++)
-        params[i].num = op->input_params[i].def;
     double gen = 1e30, refs = 1e30;
     for (int rep = 0; rep < 3 && rc == 0; rep++) {
         if ((rc = map_inputs(in, &p)) < 0)
@@ -243,14 +244,25 @@ int kt_calibration_in_child(void *out, size_t len, int (*fn)(void *out, const vo
         int ok = fn(buf, ctx) == 0 && write(fd, buf, len) == (ssize_t)len;
         _exit(ok ? 0 : 1);
     }
-    ssize_t n = 0, got;
-    while (n < (ssize_t)len &&
-           ((got = read(fd, buf + n, len - (size_t)n)) > 0 || (got < 0 && errno == EINTR)))
-        n += got > 0 ? got : 0;
+    ssize_t n = 0;
+    while (n < (ssize_t)len) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        int ready = poll(&pfd, 1, 100);
+        if (ready == 0 && kt_fork_pipe_ended(pid))
+            break; /* all it wrote is read; a process it forked holds the pipe */
+        if (ready < 0 && errno != EINTR)
+            break;
+        if (ready <= 0)
+            continue; /* nothing yet, or EINTR */
+        ssize_t got = read(fd, buf + n, len - (size_t)n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        n += got;
+    }
     close(fd);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    int status = kt_fork_pipe_wait(pid);
     if (n != (ssize_t)len || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return -1;
     memcpy(out, buf, len);

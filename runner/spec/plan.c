@@ -81,7 +81,7 @@ static double startup_seconds(const kt_spec *spec, const kt_problem *p, const kt
 double kt_plan_startup_seconds(const kt_spec *spec, const kt_point *point)
 {
     kt_problem p;
-    if (spec->op->shape(&p, point, spec->dtype, spec->input_params) != KT_OK)
+    if (kt_op_shape(spec->op, &p, point, spec->dtype, spec->input_params) != KT_OK)
         return 0;
     kt_calibration c = rates(spec, kt_calibration_busy());
     return startup_seconds(spec, &p, &c);
@@ -237,7 +237,7 @@ int kt_plan_estimate(kt_plan *out, const kt_spec *spec, const kt_matrix *m)
     for (size_t i = 0; i < m->n; i++) {
         const kt_arm_cost *const *at = costs[m->points[i].phase == KT_PHASE_PREFILL];
         kt_problem p;
-        int err = spec->op->shape(&p, &m->points[i], spec->dtype, spec->input_params);
+        int err = kt_op_shape(spec->op, &p, &m->points[i], spec->dtype, spec->input_params);
         if (err != KT_OK) {
             kt_plan_free(out);
             return err;

@@ -1032,7 +1032,7 @@ static int check_shapes(mctx *c, const kt_matrix *m)
     for (size_t i = 0; i < m->n; i++) {
         kt_problem p;
         kt_error_clear();
-        if (spec->op->shape(&p, &m->points[i], spec->dtype, spec->input_params) != KT_OK)
+        if (kt_op_shape(spec->op, &p, &m->points[i], spec->dtype, spec->input_params) != KT_OK)
             snprintf(why, sizeof(why), "%s", kt_error_last());
         else if (arms_can_run(spec, &p, why, sizeof(why)))
             continue;

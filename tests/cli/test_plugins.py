@@ -3,7 +3,9 @@ header, two builds of one plugin A/B-tested, a plugin op, every bad-plugin case 
 message and exit code, crashes in run and in kt_plugin_init, 'kernels --plugin', and resume
 and compare refusing a changed plugin."""
 import hashlib
+import json
 import os
+import platform
 import re
 import shutil
 import signal
@@ -18,6 +20,8 @@ from ktrial_cli import KTRIAL, SOURCE, run, validate_result  # noqa: E402
 BUILD = os.environ.get("KT_BUILD_DIR", os.path.join(SOURCE, "build"))
 TESTS = os.path.join(BUILD, "tests", "plugins")
 EXAMPLES = os.path.join(BUILD, "examples", "plugins")
+HOST_MACHINE = {"x86_64": "x86-64", "aarch64": "aarch64"}.get(platform.machine(),
+                                                               "another architecture")
 TINY = "{name: tiny, hidden: 96, heads: 3, kv_heads: 1, head_dim: 32, intermediate: 200}"
 
 
@@ -179,6 +183,8 @@ class BadPlugins(Base):
     CASES = [
         ("missing", "cannot open: No such file or directory"),
         ("not-elf", "not an ELF shared library (no ELF header)"),
+        ("other-arch", f"built for riscv (ELF machine 243); this ktrial runs on {HOST_MACHINE} "
+                       "(rebuild it for this machine)"),
         ("no_init", "does not export kt_plugin_init"),
         ("bad_abi", "built for plugin ABI 99.2; this ktrial speaks 1.0 (rebuild it against "
                     "this ktrial's ktrial/plugin.h)"),
@@ -186,6 +192,8 @@ class BadPlugins(Base):
         ("null_run", "variant 'norun' has a NULL run"),
         ("null_backend", "variant 'nobackend' has no backend (NULL; cpu, cuda or sim)"),
         ("min_max", "variant 'minmax': param 'tile' has min 64 > max 8"),
+        ("empty_choice", "variant 'emptychoice': enum param 'fill': choice 1 of 'none||nan' is "
+                         "empty, named twice or too long"),
         ("dup_builtin", "variant 'tiled' of op 'gemm' on cpu clashes with the built-in variant "
                         "'tiled'; rename it"),
         ("segv_init", "crashed in kt_plugin_init with signal 11 (Segmentation fault)"),
@@ -198,6 +206,13 @@ class BadPlugins(Base):
             path = os.path.join(self.tmp, "fake.so")
             with open(path, "w") as f:
                 f.write("#!/bin/sh\necho not a library\n")
+            return path
+        if case == "other-arch":  # e_machine, at byte 18 of the ELF header
+            path = os.path.join(self.tmp, "libriscv.so")
+            shutil.copy(os.path.join(EXAMPLES, "libkt_gemm_blocked.so"), path)
+            with open(path, "r+b") as f:
+                f.seek(18)
+                f.write((243).to_bytes(2, "little"))
             return path
         return test_plugin(case)
 
@@ -218,6 +233,20 @@ class BadPlugins(Base):
         r = run(["kernels", "--plugin", test_plugin("null_run")])
         self.assertEqual(r.returncode, 65)
         self.assertIn("variant 'norun' has a NULL run", r.stderr)
+
+    def test_a_bare_file_name_is_probed_as_the_file_it_names(self):
+        """'--plugin libp.so' is the file in the working folder, in the probe as in the load,
+        not whatever the library path holds under that name."""
+        here, elsewhere = os.path.join(self.tmp, "here"), os.path.join(self.tmp, "elsewhere")
+        os.makedirs(here)
+        os.makedirs(elsewhere)
+        shutil.copy(test_plugin("segv_init"), os.path.join(here, "libp.so"))
+        shutil.copy(os.path.join(EXAMPLES, "libkt_gemm_blocked.so"),
+                    os.path.join(elsewhere, "libp.so"))
+        env = dict(os.environ, LD_LIBRARY_PATH=elsewhere)
+        r = run(["kernels", "--plugin", "libp.so"], cwd=here, env=env)
+        self.assertEqual(r.returncode, 65, r.stderr)  # not ktrial itself killed by SIGSEGV
+        self.assertIn("libp.so: crashed in kt_plugin_init with signal 11", r.stderr)
 
 
 class RunTime(Base):
@@ -250,6 +279,48 @@ class RunTime(Base):
             self.assertIn("not supported", reasons["fails"])
             self.assertNotEqual(c["good"]["verdict"], "REJECT", reasons["good"])
 
+    def test_an_error_is_named_by_its_code_or_told_as_one_line_of_utf8(self):
+        spec = self.spec([test_plugin("misbehave")], {"variant": "blas"},
+                         [{"name": "silent", "variant": "silent"},
+                          {"name": "odd", "variant": "oddcode"},
+                          {"name": "garbled", "variant": "garbled"}])
+        out = os.path.join(self.tmp, "out")
+        r = subprocess.run([KTRIAL, "run", spec, "-o", out, "--no-profile"],
+                           capture_output=True, timeout=300)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        for stream in (r.stdout, r.stderr):
+            stream.decode("utf-8")  # strict
+            self.assertNotIn(b"\x1b", stream)
+        doc = validate_result(self, out)  # json.load: strict UTF-8
+        garbled = self.cand(doc, "garbled")["failure"]
+        self.assertTrue(garbled.startswith("run failed: line one\\nline two\\x1b[2J \\xff, \u00e9"),
+                        garbled)
+        self.assertNotIn("\n", garbled)
+        self.assertEqual(self.cand(doc, "silent")["failure"],
+                         "run failed: returned -4 (KT_EINVAL) without a message (input set 0)")
+        self.assertEqual(self.cand(doc, "odd")["failure"],
+                         "run failed: returned -12345 (not a KT_E* code) without a message "
+                         "(input set 0)")
+
+    def test_a_write_next_to_the_output_is_rejected_and_harms_no_other_arm(self):
+        spec = self.spec([test_plugin("overrun")], {"variant": "blas"},
+                         [{"name": "over", "variant": "overrun"},
+                          {"name": "under", "variant": "underrun"},
+                          {"name": "tiled", "variant": "tiled"}])
+        out = os.path.join(self.tmp, "out")
+        r = run(["run", spec, "-o", out, "--no-profile"])
+        self.assertEqual(r.returncode, 1, r.stderr)  # not 70: the baseline is not blamed
+        doc = validate_result(self, out)
+        (point,) = doc["points"]
+        self.assertIsNone(point["error"])
+        self.assertEqual(self.cand(doc, "over")["failure"],
+                         "wrote outside its output 'y' (0 bytes before its start, 64 past its "
+                         "end) on input set 0")
+        self.assertEqual(self.cand(doc, "under")["failure"],
+                         "wrote outside its output 'y' (32 bytes before its start, 0 past its "
+                         "end) on input set 0")
+        self.assertFalse(self.cand(doc, "tiled")["failed"])
+
     def test_a_positive_return_is_success_in_the_pairs_and_the_profiling_pass(self):
         spec = self.spec([test_plugin("misbehave")], {"variant": "blas"},
                          [{"name": "pos", "variant": "positive"}])
@@ -263,6 +334,45 @@ class RunTime(Base):
             self.assertGreater(c["n_pairs"], 0)
             for arm in (c, point["baseline"]):
                 self.assertEqual(arm["usage"]["calls"], 5, arm["usage"])
+
+    def test_what_a_plugin_prints_stays_off_the_json_on_stdout(self):
+        lib = test_plugin("chatty")
+        spec = self.spec([lib], {"variant": "blas"}, [{"name": "chatty", "variant": "chatty"}])
+        out = os.path.join(self.tmp, "out")
+        r = run(["run", spec, "-o", out, "--json", "--no-profile"])
+        self.assertIn(r.returncode, (0, 1, 2), r.stderr)
+        self.assertEqual(json.loads(r.stdout)["status"], "complete")
+        for said in ("loaded", "kt_plugin_init", "prepare", "run", "release"):
+            self.assertIn(f"chatty: {said}\n", r.stderr)  # not lost: on stderr
+        r = run(["kernels", "--plugin", lib, "--json"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        json.loads(r.stdout)
+
+    def test_a_process_a_kernel_forks_neither_holds_the_run_nor_outlives_it(self):
+        """The helper keeps the worker's pipe open: ktrial must see the worker end without the
+        pipe's end of file (else it waits out the hang limit, 120 s), and end the helper."""
+        spec = self.spec([test_plugin("forks")], {"variant": "blas"},
+                         [{"name": "forks", "variant": "forks"}])
+        out = os.path.join(self.tmp, "out")
+        env = dict(os.environ, KT_CALIBRATION_FILE=os.path.join(self.tmp, "calibration.json"))
+        r = run(["run", spec, "-o", out, "--no-profile"], cwd=self.tmp, env=env)
+        self.assertIn(r.returncode, (0, 1, 2), r.stderr)
+        forks = self.cand(validate_result(self, out), "forks")
+        self.assertFalse(forks["failed"], forks["failure"])
+        self.assertNotIn("hung", r.stderr)
+        with open(os.path.join(self.tmp, "forked.pid")) as f:
+            pids = [int(line) for line in f]
+        self.assertEqual(len(pids), 2)  # the plan's calibration (not cached) and the worker
+        alive = []
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] != "Z":
+                        alive.append(pid)
+                        os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass  # gone
+        self.assertEqual(alive, [], "a forked helper outlived the run")
 
     def test_a_crash_in_release_is_blamed_on_the_release(self):
         spec = self.spec([test_plugin("segv_release")], {"variant": "blas"},
@@ -377,6 +487,52 @@ class RunTime(Base):
         r = run(["validate", spec])
         self.assertEqual(r.returncode, 65)
         self.assertIn("op 'rmsnorm' is neither built in nor added by a listed plugin", r.stderr)
+
+    def test_a_plugin_op_shape_always_gets_its_input_params(self):
+        """The plan measures an op's generator and reference rates on a calibration point;
+        that shape call gets the op's default input params like every other, not NULL."""
+        spec = self.spec([test_plugin("op_inputs")], {"variant": "plain"},
+                         [{"name": "again", "variant": "plain"}], op="rowscale", extra=[])
+        with open(spec) as f:  # the op's only axis is the batch size
+            text = "".join(line for line in f if not line.startswith(
+                ("models:", "context_lengths:", "phases:")))
+        text = text.replace("dtype: fp32", "dtype: fp16").replace(
+            "sets: 2}", "sets: 2, params: {width: 31, offset: -2.0, absolute: true, sign: minus}}")
+        with open(spec, "w") as f:
+            f.write(text)
+        calibration = os.path.join(self.tmp, "calibration.json")
+        env = dict(os.environ, KT_CALIBRATION_FILE=calibration)
+        out = os.path.join(self.tmp, "out")
+        r = run(["run", spec, "-o", out, "--no-profile"], env=env)
+        self.assertIn(r.returncode, (0, 1, 2), r.stderr)
+        (point,) = validate_result(self, out)["points"]
+        self.assertEqual(point["flops"], 3 * 31)  # batch 3, width 31 from inputs.params
+        with open(calibration) as f:
+            self.assertIn("rowscale/fp16/llm", json.load(f))  # measured, not the fallback
+
+    def test_a_plugin_op_problem_ktrial_cannot_hold_is_a_validation_error(self):
+        spec = self.spec([test_plugin("bad_shape")], {"variant": "copy"},
+                         [{"name": "again", "variant": "copy"}], op="badshape", extra=[])
+        with open(spec) as f:  # the op's only axis is the batch size
+            text = "".join(line for line in f if not line.startswith(
+                ("models:", "context_lengths:", "phases:")))
+        with open(spec, "w") as f:
+            f.write(text)
+        self.assertEqual(run(["validate", spec]).returncode, 0)  # KT_TEST_BAD_SHAPE unset
+        invalid = "point 'b3': op 'badshape' made an invalid problem: "
+        for mode, message in [
+                (1, invalid + "1 inputs and 0 outputs (at least one output, 12 tensors at most)"),
+                (2, invalid + "10 inputs and 8 outputs (at least one output, 12 tensors at most)"),
+                (3, invalid + "tensor 'y' has dims[0] = -5 (at least 1, and at most 2^48 "
+                              "elements in all)"),
+                (4, invalid + "tensor 1 has a name, dtype 0 and 9 dims (1 to 4)"),
+                (5, "point 'b3': op 'badshape': shape returned -1 (KT_ERROR) without a message")]:
+            with self.subTest(mode=mode):
+                env = dict(os.environ, KT_TEST_BAD_SHAPE=str(mode))
+                for cmd in (["validate", spec], ["run", spec, "-o", self.tmp + "/o"]):
+                    r = run(cmd, env=env)
+                    self.assertEqual(r.returncode, 65, r.stderr)
+                    self.assertIn(f"{spec}:5:5: {message}", r.stderr)  # at op:
 
     def test_kernels_lists_a_plugins_variants_and_params(self):
         r = run(["kernels", "--plugin", os.path.join(EXAMPLES, "libkt_gemm_blocked.so"),

@@ -16,4 +16,29 @@ static inline void test_crash(void)
     *(volatile int *)(uintptr_t)0 = 1; /* a real SIGSEGV, not raise() */
 }
 
+/* The built-in blas variant, for test variants that must compute right: found through a
+ * call's lookup, kept for release (which gets none). */
+static inline const kt_variant *test_blas(const kt_call *call)
+{
+    static const kt_variant *blas;
+    if (call)
+        blas = call->lookup->variant("gemm", "cpu", "blas");
+    return blas;
+}
+
+static inline int test_blas_prepare(void **state, const kt_call *call)
+{
+    return test_blas(call)->prepare(state, call);
+}
+
+static inline int test_blas_run(void *state, const kt_call *call)
+{
+    return test_blas(call)->run(state, call);
+}
+
+static inline void test_blas_release(void *state, kt_backend *backend)
+{
+    test_blas(NULL)->release(state, backend);
+}
+
 #endif

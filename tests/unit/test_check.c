@@ -167,8 +167,9 @@ static void test_instance(void **state)
     const kt_problem *p = &f.inst->problem;
     assert_int_equal(p->elems, 100);
     assert_int_equal(f.inst->bytes, 2 * 100 * sizeof(float));
-    /* the backend also holds the spare output buffer (kt_instance_rotate) */
-    assert_int_equal(f.backend->bytes_current, 3 * 100 * sizeof(float));
+    /* the backend also holds the spare output buffer (kt_instance_rotate), and the guard zones
+     * before and after each output buffer (kt_instance_check_guards) */
+    assert_int_equal(f.backend->bytes_current, 3 * 100 * sizeof(float) + 4 * KT_OUTPUT_GUARD_BYTES);
     const float *x = f.inst->host_inputs[0];
     int distinct = 0;
     for (int i = 0; i < 100; i++) {
@@ -244,6 +245,27 @@ static void test_inputs_modified(void **state)
     assert_int_equal(check_with(&n, &f, &v_scribble), 0);
     assert_int_equal(n.inputs_modified, 1);
     assert_int_equal(n.unwritten, 0);
+    close_instance(&f);
+}
+
+/* Writes next to an output, in either buffer set, are found, measured and cleared. */
+static void test_guards(void **state)
+{
+    (void)state;
+    fixture f;
+    kt_numerics n;
+    open_instance(&f, KT_DTYPE_FP32, 10, 3);
+    assert_int_equal(kt_instance_check_guards(&n, f.inst, f.backend), 0);
+    assert_null(n.overrun_tensor); /* fresh zones */
+    char *y = f.inst->dev_outputs[0], *spare = f.inst->dev_outputs_alt[0];
+    y[10 * sizeof(float) + 5] = 0; /* the 6th byte past the end */
+    spare[-1] = 0;
+    assert_int_equal(kt_instance_check_guards(&n, f.inst, f.backend), 0);
+    assert_string_equal(n.overrun_tensor, "y");
+    assert_int_equal(n.overrun_after, 6);
+    assert_int_equal(n.overrun_before, 0); /* the first buffer found is told */
+    assert_int_equal(kt_instance_check_guards(&n, f.inst, f.backend), 0);
+    assert_null(n.overrun_tensor); /* the zones were written afresh */
     close_instance(&f);
 }
 
@@ -406,7 +428,7 @@ int main(void)
         cmocka_unit_test(test_inputs_modified),     cmocka_unit_test(test_variant_error),
         cmocka_unit_test(test_poison_is_unwritten), cmocka_unit_test(test_measures),
         cmocka_unit_test(test_outputs_identical),   cmocka_unit_test(test_lognormal_variant),
-        cmocka_unit_test(test_rotating_poison),
+        cmocka_unit_test(test_rotating_poison),     cmocka_unit_test(test_guards),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
