@@ -54,6 +54,18 @@ class InstallTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertRegex(p.stdout, r"^ktrial \d+\.\d+\.\d+")
 
+    def test_no_runpath_searches_the_current_folder(self):
+        # an empty RUNPATH entry ("dir:") makes the loader look for ktrial's libraries in the
+        # folder it is run from; CMake 3.25 wrote one into the build tree's ktrial
+        for binary in (os.path.join(BUILD, "ktrial"), os.path.join(self.prefix, "bin", "ktrial")):
+            p = subprocess.run(["readelf", "-d", binary], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            for m in re.finditer(r"\((?:RUNPATH|RPATH)\)\s+Library r(?:un)?path: \[(.*)\]",
+                                 p.stdout):
+                entries = m.group(1).split(":")
+                self.assertNotIn("", entries, f"{binary}: {m.group(0)}")
+                self.assertFalse(any(e == "." or e.startswith("$ORIGIN/..") for e in entries))
+
     def test_schemas_are_the_source_files(self):
         sources = sorted(glob.glob(os.path.join(SOURCE, "schemas", "*.json")))
         self.assertGreaterEqual(len(sources), 3)
