@@ -1,5 +1,6 @@
 /* A plugin op whose shape and generator read its input params, one of each type: the row
- * length comes from 'width', so a shape handed no params (NULL) could not size the problem.
+ * length comes from 'width', so a shape handed no params (NULL) could not size the problem;
+ * 'offset' is unbounded, as a plugin may declare a float param.
  * y[m, width] = scale * x, m the batch size; one variant, 'plain'. */
 #include "bad_plugin.h"
 
@@ -9,7 +10,7 @@ enum { IP_WIDTH, IP_OFFSET, IP_ABSOLUTE, IP_SIGN, IP_COUNT };
 
 static const kt_param_def input_params[IP_COUNT] = {
     {"width", KT_PARAM_INT, 7, 1, 4096, NULL, "row length"},
-    {"offset", KT_PARAM_FLOAT, 0.5, -1e3, 1e3, NULL, "added to every input"},
+    {"offset", KT_PARAM_FLOAT, 0.5, -INFINITY, INFINITY, NULL, "added to every input"},
     {"absolute", KT_PARAM_BOOL, 0, 0, 1, NULL, "non-negative inputs"},
     {"sign", KT_PARAM_ENUM, 0, 0, 0, "plus|minus", "sign of the inputs"},
 };
