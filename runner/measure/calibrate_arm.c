@@ -2,6 +2,7 @@
 #include "measure/calibrate_arm.h"
 #include "measure/check.h"
 #include "spec/calibrate.h"
+#include "spec/spec_plugins.h"
 #include "fork_pipe.h"
 #include "util/limits.h"
 
@@ -148,6 +149,13 @@ static void arm_key(char *out, size_t len, const kt_spec *spec, const kt_arm *ar
     if (n > 0 && (size_t)n < len)
         n += snprintf(out + n, len - (size_t)n, "/dist%d/%s", (int)spec->distribution,
                       spec->flush_cache ? "flush" : "noflush");
+    /* a variant or op from a plugin: that build of it (a rebuilt plugin is measured again) */
+    const kt_spec_plugin *from = kt_spec_plugin_of(spec, kt_variant_plugin(v));
+    const kt_spec_plugin *op_from = kt_spec_plugin_of(spec, kt_op_plugin(spec->op));
+    if (from && n > 0 && (size_t)n < len)
+        n += snprintf(out + n, len - (size_t)n, "/plugin=%.16s", from->sha256);
+    if (op_from && op_from != from && n > 0 && (size_t)n < len)
+        n += snprintf(out + n, len - (size_t)n, "/op_plugin=%.16s", op_from->sha256);
     /* decode keys stay as they were before prefill was calibrated on its own */
     if (phase == KT_PHASE_PREFILL && n > 0 && (size_t)n < len)
         snprintf(out + n, len - (size_t)n, "/prefill");

@@ -296,15 +296,16 @@ double kt_calibration_busy(void)
     return busy > 1.0 ? busy : 1.0;
 }
 
-int kt_calibration_get(kt_calibration *out, const kt_op *op, kt_dtype dtype, kt_distribution dist)
+int kt_calibration_get(kt_calibration *out, const kt_op *op, kt_dtype dtype, kt_distribution dist,
+                       const char *origin)
 {
     static const char *const fields[3] = {"gen_s_per_elem", "ref_s_per_flop", "busy"};
     /* "op/dtype" for the normal law (the key before the law counted), else "op/dtype/law" */
     static const char *const laws[] = {"", "/uniform", "/llm"};
-    char key[96];
+    char key[160];
     double v[3];
-    snprintf(key, sizeof(key), "%s/%s%s", op->name, kt_dtype_name(dtype),
-             (unsigned)dist < 3 ? laws[dist] : "");
+    snprintf(key, sizeof(key), "%s/%s%s%s%.16s", op->name, kt_dtype_name(dtype),
+             (unsigned)dist < 3 ? laws[dist] : "", origin ? "/plugin=" : "", origin ? origin : "");
     if (kt_calibration_cache_get(key, fields, v, 3) == 0 && v[0] > 0 && v[1] > 0) {
         out->gen_s_per_elem = v[0];
         out->ref_s_per_flop = v[1];

@@ -26,13 +26,16 @@ double kt_calibration_busy(void);
  * that copies, like the synthetic one, has no flops). */
 double kt_calibration_work(const kt_problem *p);
 
-/* The rates of 'op' in 'dtype' with inputs drawn from 'dist' on this host: from the cache,
+/* The rates of 'op' in 'dtype' with inputs drawn from 'dist' on this host: from the cache (under
+ * a key that holds the sha256 of the plugin the op comes from, 'origin', NULL for a built-in, so
+ * a rebuilt plugin is measured again),
  * else measured (and cached when the cache can be written). Generation is timed into freshly
  * mapped pages, as a point's worker generates into buffers it has just allocated (their page
  * faults cost up to a third of it), and in the spec's law (the llm law's planted structure
  * costs more per element than the normal one). Returns 0, or a negative code when they could
  * not be measured (the caller falls back on fixed rates). */
-int kt_calibration_get(kt_calibration *out, const kt_op *op, kt_dtype dtype, kt_distribution dist);
+int kt_calibration_get(kt_calibration *out, const kt_op *op, kt_dtype dtype, kt_distribution dist,
+                       const char *origin);
 
 /* The small point every op's calibration shapes: decode-sized gemm/swiglu rows (hidden
  * 1024, intermediate 2048, batch 8), attention over 1024 tokens with 8 heads and 2 KV heads. */

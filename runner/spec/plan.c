@@ -2,6 +2,7 @@
 #include "spec/plan.h"
 #include "spec/calibrate.h"
 #include "spec/command_spec.h"
+#include "spec/spec_plugins.h"
 #include "util/limits.h"
 
 #include <math.h>
@@ -61,7 +62,9 @@ static const kt_calibration fallback_rates = {5e-9, 1e-9, 1.0};
 static kt_calibration rates(const kt_spec *spec, double busy)
 {
     kt_calibration c = fallback_rates;
-    if (kt_calibration_get(&c, spec->op, spec->dtype, spec->distribution) < 0)
+    const kt_spec_plugin *from = kt_spec_plugin_of(spec, kt_op_plugin(spec->op));
+    if (kt_calibration_get(&c, spec->op, spec->dtype, spec->distribution,
+                           from ? from->sha256 : NULL) < 0)
         c = fallback_rates;
     double scale = busy / c.busy;
     c.gen_s_per_elem *= scale;

@@ -507,8 +507,26 @@ class RunTime(Base):
         self.assertIn(r.returncode, (0, 1, 2), r.stderr)
         (point,) = validate_result(self, out)["points"]
         self.assertEqual(point["flops"], 3 * 31)  # batch 3, width 31 from inputs.params
+        with open(test_plugin("op_inputs"), "rb") as f:
+            sha = hashlib.sha256(f.read()).hexdigest()[:16]
         with open(calibration) as f:
-            self.assertIn("rowscale/fp16/llm", json.load(f))  # measured, not the fallback
+            cache = json.load(f)
+        # measured, not the fallback; under this build of the plugin, so a rebuilt plugin's op
+        # and variants are measured again rather than priced by the old build's costs
+        self.assertIn(f"rowscale/fp16/llm/plugin={sha}", cache)
+        arms = [k for k in cache if k.startswith("arm/") and "/plain/" in k]
+        self.assertTrue(arms)
+        self.assertTrue(all(f"/plugin={sha}" in k for k in arms), arms)
+        # an unbounded float param ('offset') keeps kernels --json within its schema
+        import jsonschema
+        k = run(["kernels", "--plugin", test_plugin("op_inputs"), "--json"])
+        self.assertEqual(k.returncode, 0, k.stderr)
+        doc = json.loads(k.stdout)
+        with open(os.path.join(SOURCE, "schemas", "kernels.schema.json")) as f:
+            jsonschema.validate(doc, json.load(f))
+        (op,) = [o for o in doc["ops"] if o["name"] == "rowscale"]
+        offset = next(p for p in op["input_params"] if p["name"] == "offset")
+        self.assertEqual((offset["min"], offset["max"]), ("-Infinity", "Infinity"))
 
     def test_a_plugin_op_problem_ktrial_cannot_hold_is_a_validation_error(self):
         spec = self.spec([test_plugin("bad_shape")], {"variant": "copy"},

@@ -176,8 +176,8 @@ static void test_rates_per_law(void **state)
     const kt_op *op = kt_op_find("attention_decode");
     assert_non_null(op);
     kt_calibration normal, llm;
-    assert_int_equal(kt_calibration_get(&normal, op, KT_DTYPE_BF16, KT_DIST_NORMAL), 0);
-    assert_int_equal(kt_calibration_get(&llm, op, KT_DTYPE_BF16, KT_DIST_LLM), 0);
+    assert_int_equal(kt_calibration_get(&normal, op, KT_DTYPE_BF16, KT_DIST_NORMAL, NULL), 0);
+    assert_int_equal(kt_calibration_get(&llm, op, KT_DTYPE_BF16, KT_DIST_LLM, NULL), 0);
     assert_true(normal.gen_s_per_elem > 0 && llm.gen_s_per_elem > 0);
     assert_true(normal.ref_s_per_flop > 0 && llm.ref_s_per_flop > 0);
     char text[8192];
@@ -185,7 +185,7 @@ static void test_rates_per_law(void **state)
     assert_non_null(strstr(text, "\"attention_decode/bf16\""));
     assert_non_null(strstr(text, "\"attention_decode/bf16/llm\""));
     kt_calibration again; /* read back, not measured again */
-    assert_int_equal(kt_calibration_get(&again, op, KT_DTYPE_BF16, KT_DIST_LLM), 0);
+    assert_int_equal(kt_calibration_get(&again, op, KT_DTYPE_BF16, KT_DIST_LLM, NULL), 0);
     assert_true(fabs(again.gen_s_per_elem - llm.gen_s_per_elem) <= 1e-12 * llm.gen_s_per_elem);
 }
 
