@@ -5,6 +5,7 @@
 #include "spec/spec_json.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -535,4 +536,17 @@ cJSON *kt_decision_to_json(const kt_run_result *run, const kt_spec *spec, int ex
     cJSON_AddNumberToObject(decision, "set_warnings", run->set_warnings);
     cJSON_AddNumberToObject(decision, "exit_code", exit_code);
     return decision;
+}
+
+int kt_result_shard(const cJSON *doc, int *index, int *count)
+{
+    const cJSON *v = kt_json_at_path(doc, "provenance.run.shard");
+    int i = 0, n = 0, end = 0;
+    *index = *count = 1;
+    if (!cJSON_IsString(v) || sscanf(v->valuestring, "%d/%d%n", &i, &n, &end) != 2 ||
+        v->valuestring[end] != '\0' || i < 1 || n < 1 || i > n)
+        return KT_EINVAL;
+    *index = i;
+    *count = n;
+    return 0;
 }

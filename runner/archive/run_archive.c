@@ -272,11 +272,8 @@ size_t kt_run_archive_load_unfinished(kt_run_result *run, size_t *not_run, const
         run->points = pts;
         run->n_points = n_pts;
         kt_run_aggregate(run, spec);
-        int index = 1, count = 1;
-        const cJSON *shard = kt_json_at_path(doc, "provenance.run.shard");
-        if (!cJSON_IsString(shard) || sscanf(shard->valuestring, "%d/%d", &index, &count) != 2 ||
-            index < 1 || count < 1)
-            index = count = 1;
+        int index, count;
+        kt_result_shard(doc, &index, &count);
         size_t share = 0;
         for (size_t i = (size_t)index - 1; i < spec->matrix->n; i += (size_t)count)
             share++;

@@ -98,8 +98,8 @@ static int load_shards(merge_state *m)
             fprintf(stderr, "error: shard '%s': %s\n", s->dir, kt_error_last());
             return KT_EXIT_DATAERR;
         }
-        if (sscanf(text_at(s->doc, "provenance.run.shard"), "%d/%d", &s->index, &s->count) != 2) {
-            fprintf(stderr, "error: shard '%s': its result.json records no shard\n", s->dir);
+        if (kt_result_shard(s->doc, &s->index, &s->count) < 0) {
+            fprintf(stderr, "error: shard '%s': its result.json records no shard I/N\n", s->dir);
             return KT_EXIT_DATAERR;
         }
     }

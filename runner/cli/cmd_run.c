@@ -407,14 +407,19 @@ static kt_samples_ids samples_ids(const run_state *st)
  * 'ktrial merge' then counts twice; --quick's points would stand beside uncapped ones; and
  * points of another backend would enter one verdict with this one's. --force does not
  * override these: they are not a changed spec or commit but another run. */
-static int check_resume_run(const run_state *st, const cJSON *prov)
+static int check_resume_run(const run_state *st, const cJSON *doc)
 {
+    const cJSON *prov = cJSON_GetObjectItemCaseSensitive(doc, "provenance");
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(prov, "run");
     char shard[32], now[32], backend[32], flags[64];
-    kt_json_get_str(run, "shard", shard, sizeof(shard));
+    const cJSON *recorded = kt_json_at_path(run, "shard");
+    int si, sc;
+    if (kt_result_shard(doc, &si, &sc) < 0 && recorded) /* absent: from before shards, 1/1 */
+        snprintf(shard, sizeof(shard), "'%.16s'",
+                 cJSON_IsString(recorded) ? recorded->valuestring : "?");
+    else
+        snprintf(shard, sizeof(shard), "%d/%d", si, sc);
     snprintf(now, sizeof(now), "%d/%d", st->opt.shard_index, st->opt.shard_count);
-    if (!shard[0])
-        snprintf(shard, sizeof(shard), "1/1");
     int quick = kt_json_get_bool(run, "quick", 0), bad = 0;
     if (strcmp(shard, now) != 0) {
         fprintf(stderr, "error: '%s' holds shard %s%s, this run would be shard %s%s\n", st->dir,
@@ -440,9 +445,6 @@ static int check_resume_run(const run_state *st, const cJSON *prov)
         char cont[600];
         int n =
             snprintf(cont, sizeof(cont), "ktrial run %s --resume %s", st->opt.spec_path, st->dir);
-        int si = 1, sc = 1;
-        if (sscanf(shard, "%d/%d", &si, &sc) != 2)
-            si = sc = 1;
         if (n > 0 && (size_t)n < sizeof(cont))
             fprintf(stderr, "hint: continue it with: %s%s\n", cont,
                     kt_resume_flags(flags, sizeof(flags), si, sc, quick));
@@ -501,7 +503,7 @@ static int check_resume(run_state *st)
     if (bad)
         fprintf(stderr, "%s: %s\n", st->opt.force ? "warning" : "error", changed);
     cJSON_Delete(plugins_now);
-    int rc = check_resume_run(st, prov);
+    int rc = check_resume_run(st, doc);
     char name[KT_NAME_MAX];
     kt_json_get_str(kt_json_at_path(spec, "parsed"), "name", name, sizeof(name));
     if (name[0] && strcmp(name, st->spec->name) != 0) {

@@ -35,15 +35,12 @@ static void read_facts(run_facts *f, const cJSON *doc)
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(doc, "provenance"), "run");
     const cJSON *decision = cJSON_GetObjectItemCaseSensitive(doc, "decision");
-    char shard[32];
     kt_json_get_str(doc, "status", f->status, sizeof(f->status));
     f->exit_code = (int)kt_json_get_real(decision, "exit_code", -1);
     kt_json_get_str(decision, "verdict", f->verdict, sizeof(f->verdict));
     f->quick = kt_json_get_bool(run, "quick", 0);
     f->quick_max = (int)kt_json_get_real(run, "quick_max_repetitions", 0);
-    if (sscanf(kt_json_get_str(run, "shard", shard, sizeof(shard)), "%d/%d", &f->shard_index,
-               &f->shard_count) != 2)
-        f->shard_index = f->shard_count = 1;
+    kt_result_shard(doc, &f->shard_index, &f->shard_count);
     f->not_run =
         (size_t)kt_json_get_real(cJSON_GetObjectItemCaseSensitive(doc, "timing"), "not_run", 0);
 }
@@ -98,13 +95,10 @@ static void print_provenance(const cJSON *doc)
 /* The options the run's resume must repeat, as it was run: " --shard I/N --quick", or "". */
 static const char *resume_flags(char *buf, size_t len, const cJSON *doc)
 {
-    const cJSON *run = kt_json_at_path(doc, "provenance.run");
-    char shard[32];
-    int si = 1, sc = 1;
-    kt_json_get_str(run, "shard", shard, sizeof(shard));
-    if (sscanf(shard, "%d/%d", &si, &sc) != 2)
-        si = sc = 1;
-    return kt_resume_flags(buf, len, si, sc, kt_json_get_bool(run, "quick", 0));
+    int si, sc;
+    kt_result_shard(doc, &si, &sc);
+    return kt_resume_flags(buf, len, si, sc,
+                           kt_json_get_bool(kt_json_at_path(doc, "provenance.run"), "quick", 0));
 }
 
 /* A run that did not finish: says so, and how to go on ('n_pts': the points.jsonl lines of a

@@ -2,6 +2,7 @@
  * columns and a legend, "—" for what was not measured, the run's state (INTERRUPTED, NOT RUN,
  * a shard, --quick) on the overall line, colour for verdicts on a terminal. */
 #include "cli/summary.h"
+#include "archive/result_json.h"
 #include "cli/summary_cells.h"
 #include "util/json.h"
 
@@ -48,8 +49,7 @@ void kt_summary_facts_from_doc(kt_summary_facts *f, const cJSON *doc)
     f->status = doc_str(doc, "status", "complete");
     f->quick = kt_json_get_bool(run, "quick", 0);
     f->quick_max_repetitions = (int)kt_json_get_real(run, "quick_max_repetitions", 0);
-    if (sscanf(doc_str(run, "shard", ""), "%d/%d", &f->shard_index, &f->shard_count) != 2)
-        f->shard_index = f->shard_count = 1;
+    kt_result_shard(doc, &f->shard_index, &f->shard_count);
     f->n_not_run =
         (size_t)kt_json_get_real(cJSON_GetObjectItemCaseSensitive(doc, "timing"), "not_run", 0);
 }

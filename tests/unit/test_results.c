@@ -645,6 +645,33 @@ static void test_summary_states(void **state)
     free(run.cands);
 }
 
+/* provenance.run.shard "I/N": read whole, in range, or 1/1 with KT_EINVAL. */
+static void test_result_shard(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *json;
+        int rc, index, count;
+    } cases[] = {
+        {"{\"provenance\":{\"run\":{\"shard\":\"3/16\"}}}", 0, 3, 16},
+        {"{\"provenance\":{\"run\":{\"shard\":\"1/1\"}}}", 0, 1, 1},
+        {"{\"provenance\":{\"run\":{}}}", KT_EINVAL, 1, 1},
+        {"{\"provenance\":{\"run\":{\"shard\":\"3/16x\"}}}", KT_EINVAL, 1, 1},
+        {"{\"provenance\":{\"run\":{\"shard\":\"17/16\"}}}", KT_EINVAL, 1, 1},
+        {"{\"provenance\":{\"run\":{\"shard\":\"0/4\"}}}", KT_EINVAL, 1, 1},
+        {"{\"provenance\":{\"run\":{\"shard\":3}}}", KT_EINVAL, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cJSON *doc = cJSON_Parse(cases[i].json);
+        int index = -7, count = -7;
+        assert_non_null(doc);
+        assert_int_equal(kt_result_shard(doc, &index, &count), cases[i].rc);
+        assert_int_equal(index, cases[i].index);
+        assert_int_equal(count, cases[i].count);
+        cJSON_Delete(doc);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -652,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_malformed),         cmocka_unit_test(test_aggregate_all),
         cmocka_unit_test(test_aggregate_geomean), cmocka_unit_test(test_candidate_verdicts_json),
         cmocka_unit_test(test_print_summary),     cmocka_unit_test(test_summary_states),
+        cmocka_unit_test(test_result_shard),
     };
     return cmocka_run_group_tests(tests, setup_spec, NULL);
 }
