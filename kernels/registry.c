@@ -244,6 +244,10 @@ static const struct {
     {&kt_variant_cpu_attention_dense, cpu_attention_check},
     {&kt_variant_cpu_attention_ffd, kt_ffd_cpu_check_problem},
     {&kt_variant_cpu_decoder_layer, kt_dl_cpu_check_problem},
+    {&kt_variant_cpu_swiglu_unfused, kt_swiglu_unfused_check_problem},
+#ifdef KT_HAVE_ONEDNN
+    {&kt_variant_cpu_gemm_onednn, kt_gemm_onednn_check_problem},
+#endif
 };
 
 int kt_variant_check_problem(const kt_variant *v, const kt_param_value *params, const kt_problem *p)

@@ -30,8 +30,15 @@ int kt_dl_cpu_check_problem(const kt_param_value *params, const kt_problem *p);
 /* KT_OK unless the CPU 'layer' variant's fusion runs its own kernels and a stage choice (a param
  * that applies with fusion none) is set: then why, with '*param' that param. */
 int kt_dl_cpu_check_params(const kt_param_value *params, int *param);
+/* KT_OK when the 'unfused' swiglu_mlp variant can run problem 'p' ([m, k] tokens, intermediate
+ * n) with GEMM engine 'engine' (its 'engine' param's index): with oneDNN, both of its GEMMs must
+ * have an implementation on this CPU (no fp16 matmul without the ISA, for one). */
+int kt_swiglu_unfused_check_engine(int engine, const kt_problem *p);
+int kt_swiglu_unfused_check_problem(const kt_param_value *params, const kt_problem *p);
 #ifdef KT_HAVE_ONEDNN
 extern const kt_variant kt_variant_cpu_gemm_onednn;
+/* The 'onednn' gemm variant: KT_OK when oneDNN has its matmul for 'p' on this CPU. */
+int kt_gemm_onednn_check_problem(const kt_param_value *params, const kt_problem *p);
 #endif
 
 #endif

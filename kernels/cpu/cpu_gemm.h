@@ -141,6 +141,9 @@ typedef struct kt_cpu_dnnl {
 
 int kt_cpu_dnnl_init(kt_cpu_dnnl *g, kt_backend *b, kt_dtype dtype, int64_t m, int64_t n,
                      int64_t k);
+/* Whether oneDNN has a matmul of this type and shape on this CPU: KT_OK, or the error init would
+ * give (KT_EUNSUPPORTED for fp16 on a CPU without its ISA), without making the primitive. */
+int kt_cpu_dnnl_check(kt_dtype dtype, int64_t m, int64_t n, int64_t k);
 /* Frees what init made; accepts a zeroed or partially initialised 'g'. */
 void kt_cpu_dnnl_release(kt_cpu_dnnl *g, kt_backend *b);
 /* y[m, n] = x[m, k] w[n, k]^T, all three in the storage type given to init. */

@@ -80,9 +80,21 @@ int kt_dl_cpu_check_problem(const kt_param_value *params, const kt_problem *p)
 {
     kt_dl_dims m;
     kt_dl_dims_of(&m, p);
-    if (params[P_FUSION].num != KT_DLF_NONE || m.prefill || kt_attn_check_problem(p) == KT_OK)
+    if (params[P_FUSION].num != KT_DLF_NONE)
         return KT_OK;
     char why[256];
+    kt_problem mlp = {0};
+    mlp.dtype = p->dtype;
+    mlp.m = m.rows;
+    mlp.n = m.i;
+    mlp.k = m.h;
+    if (params[P_MLP].num == 0 &&
+        kt_swiglu_unfused_check_engine((int)params[P_MLP_ENGINE].num, &mlp) < 0) {
+        snprintf(why, sizeof(why), "%s", kt_error_last());
+        return kt_error_code(KT_EUNSUPPORTED, "decoder_layer: mlp stage 'unfused': %s", why);
+    }
+    if (m.prefill || kt_attn_check_problem(p) == KT_OK)
+        return KT_OK;
     snprintf(why, sizeof(why), "%s", kt_error_last());
     return kt_error_code(KT_EUNSUPPORTED, "decoder_layer: attention stage '%s': %s",
                          params[P_ATTENTION].num == 0 ? "dense" : "ffd", why);

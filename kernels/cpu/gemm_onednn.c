@@ -70,10 +70,12 @@ static int dnnl_fail(dnnl_status_t s, const char *what)
     return kt_error_code(KT_ERROR, "onednn %s: %s", what, dnnl_status2str(s));
 }
 
-int kt_cpu_dnnl_init(kt_cpu_dnnl *g, kt_backend *b, kt_dtype dtype, int64_t m, int64_t n, int64_t k)
+/* The matmul y[m, n] = x[m, k] w[n, k]^T in 'dtype' on 'engine', with a user scratchpad: its
+ * memory descriptors (x, w, y) in 'md' and its primitive descriptor in '*pd'. Returns KT_OK or
+ * the error of the step that failed (KT_EUNSUPPORTED: no implementation on this CPU). */
+static int matmul_pd(dnnl_primitive_desc_t *pd, dnnl_memory_desc_t md[3], dnnl_engine_t engine,
+                     kt_dtype dtype, int64_t m, int64_t n, int64_t k)
 {
-    memset(g, 0, sizeof(*g));
-    dnnl_memory_desc_t x_md, w_md, y_md;
     dnnl_dims_t x_dims = {m, k}, x_strides = {k, 1};
     dnnl_dims_t w_dims = {k, n}, w_strides = {1, k};
     dnnl_dims_t y_dims = {m, n}, y_strides = {n, 1};
@@ -81,27 +83,53 @@ int kt_cpu_dnnl_init(kt_cpu_dnnl *g, kt_backend *b, kt_dtype dtype, int64_t m, i
     dnnl_matmul_desc_t desc;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_status_t s;
-    if ((s = dnnl_engine_create(&g->engine, dnnl_cpu, 0)) != dnnl_success)
-        return dnnl_fail(s, "engine");
-    if ((s = dnnl_stream_create(&g->stream, g->engine, dnnl_stream_default_flags)) != dnnl_success)
-        return dnnl_fail(s, "stream");
-    if ((s = dnnl_memory_desc_init_by_strides(&x_md, 2, x_dims, dt, x_strides)) != dnnl_success ||
-        (s = dnnl_memory_desc_init_by_strides(&w_md, 2, w_dims, dt, w_strides)) != dnnl_success ||
-        (s = dnnl_memory_desc_init_by_strides(&y_md, 2, y_dims, dt, y_strides)) != dnnl_success)
+    if ((s = dnnl_memory_desc_init_by_strides(&md[0], 2, x_dims, dt, x_strides)) != dnnl_success ||
+        (s = dnnl_memory_desc_init_by_strides(&md[1], 2, w_dims, dt, w_strides)) != dnnl_success ||
+        (s = dnnl_memory_desc_init_by_strides(&md[2], 2, y_dims, dt, y_strides)) != dnnl_success)
         return dnnl_fail(s, "memory descriptor");
-    if ((s = dnnl_matmul_desc_init(&desc, &x_md, &w_md, NULL, &y_md)) != dnnl_success)
+    if ((s = dnnl_matmul_desc_init(&desc, &md[0], &md[1], NULL, &md[2])) != dnnl_success)
         return dnnl_fail(s, "matmul descriptor");
     if ((s = dnnl_primitive_attr_create(&attr)) != dnnl_success)
         return dnnl_fail(s, "attributes");
     s = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
     if (s == dnnl_success)
-        s = dnnl_primitive_desc_create(&g->pd, &desc, attr, g->engine, NULL);
+        s = dnnl_primitive_desc_create(pd, &desc, attr, engine, NULL);
     dnnl_primitive_attr_destroy(attr);
     if (s != dnnl_success) {
         char what[32];
         snprintf(what, sizeof(what), "%s matmul", kt_dtype_name(dtype));
         return dnnl_fail(s, what);
     }
+    return KT_OK;
+}
+
+int kt_cpu_dnnl_check(kt_dtype dtype, int64_t m, int64_t n, int64_t k)
+{
+    dnnl_engine_t engine = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_memory_desc_t md[3];
+    dnnl_status_t s = dnnl_engine_create(&engine, dnnl_cpu, 0);
+    int err =
+        s == dnnl_success ? matmul_pd(&pd, md, engine, dtype, m, n, k) : dnnl_fail(s, "engine");
+    if (pd)
+        dnnl_primitive_desc_destroy(pd);
+    if (engine)
+        dnnl_engine_destroy(engine);
+    return err;
+}
+
+int kt_cpu_dnnl_init(kt_cpu_dnnl *g, kt_backend *b, kt_dtype dtype, int64_t m, int64_t n, int64_t k)
+{
+    memset(g, 0, sizeof(*g));
+    dnnl_memory_desc_t md[3];
+    dnnl_status_t s;
+    if ((s = dnnl_engine_create(&g->engine, dnnl_cpu, 0)) != dnnl_success)
+        return dnnl_fail(s, "engine");
+    if ((s = dnnl_stream_create(&g->stream, g->engine, dnnl_stream_default_flags)) != dnnl_success)
+        return dnnl_fail(s, "stream");
+    int err = matmul_pd(&g->pd, md, g->engine, dtype, m, n, k);
+    if (err < 0)
+        return err;
     if ((s = dnnl_primitive_create(&g->prim, g->pd)) != dnnl_success)
         return dnnl_fail(s, "primitive");
     const dnnl_memory_desc_t *pad_md =
@@ -114,7 +142,7 @@ int kt_cpu_dnnl_init(kt_cpu_dnnl *g, kt_backend *b, kt_dtype dtype, int64_t m, i
     }
     dnnl_memory_desc_t none_md;
     memset(&none_md, 0, sizeof(none_md));
-    const dnnl_memory_desc_t *mds[4] = {&x_md, &w_md, &y_md, pad_md ? pad_md : &none_md};
+    const dnnl_memory_desc_t *mds[4] = {&md[0], &md[1], &md[2], pad_md ? pad_md : &none_md};
     for (int i = 0; i < 4; i++) {
         if (i == 3 && g->pad_bytes == 0)
             break;
@@ -170,6 +198,12 @@ int kt_cpu_dnnl_gemm(const kt_cpu_dnnl *g, void *y, const void *x, const void *w
     if ((s = dnnl_stream_wait(g->stream)) != dnnl_success)
         return dnnl_fail(s, "wait");
     return KT_OK;
+}
+
+int kt_gemm_onednn_check_problem(const kt_param_value *params, const kt_problem *p)
+{
+    (void)params;
+    return kt_cpu_dnnl_check(p->dtype, p->m, p->n, p->k);
 }
 
 static int onednn_prepare(void **state, const kt_call *call)

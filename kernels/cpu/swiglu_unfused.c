@@ -34,6 +34,25 @@ typedef struct unfused_state {
     size_t h_bytes, a_bytes;
 } unfused_state;
 
+int kt_swiglu_unfused_check_engine(int engine, const kt_problem *p)
+{
+#ifdef KT_HAVE_ONEDNN
+    int err;
+    if (engine == ENGINE_ONEDNN && ((err = kt_cpu_dnnl_check(p->dtype, p->m, 2 * p->n, p->k)) < 0 ||
+                                    (err = kt_cpu_dnnl_check(p->dtype, p->m, p->k, p->n)) < 0))
+        return err;
+#else
+    (void)engine;
+    (void)p;
+#endif
+    return KT_OK;
+}
+
+int kt_swiglu_unfused_check_problem(const kt_param_value *params, const kt_problem *p)
+{
+    return kt_swiglu_unfused_check_engine((int)params[P_ENGINE].num, p);
+}
+
 static int unfused_prepare(void **state, const kt_call *call)
 {
     const kt_problem *p = call->problem;

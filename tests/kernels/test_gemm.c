@@ -145,6 +145,16 @@ static void test_onednn(void **state)
     kt_point p = make_point(&tiny, 3, 0, KT_PHASE_DECODE, KT_ROLE_O);
     kt_test_result r = kt_test_run("cpu", "gemm", "onednn", &p, KT_DTYPE_FP16, KT_DIST_NORMAL, NULL,
                                    NULL, case_seed(), 2);
+    /* validation asks the same question without making the primitive, and must agree */
+    for (int t = 0; t < 3; t++) {
+        static const kt_dtype all[] = {KT_DTYPE_FP32, KT_DTYPE_BF16, KT_DTYPE_FP16};
+        kt_problem pr;
+        assert_int_equal(kt_op_shape(kt_op_find("gemm"), &pr, &p, all[t], NULL), KT_OK);
+        int check = kt_variant_check_problem(kt_variant_find("gemm", "cpu", "onednn"), NULL, &pr);
+        assert_int_equal(check, all[t] == KT_DTYPE_FP16 ? r.status : KT_OK);
+        if (check < 0)
+            assert_string_equal(kt_error_last(), r.error);
+    }
     if (r.status == KT_OK) {
         check_variant("onednn", &p, KT_DTYPE_FP16, KT_DIST_NORMAL, NULL);
         return;

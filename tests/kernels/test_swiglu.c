@@ -113,6 +113,19 @@ static void test_unfused_onednn(void **state)
     (void)state;
     const kt_param_value onednn[1] = {{2}}; /* engine: onednn */
     check_all_in("unfused", onednn, UNFUSED_ROUNDINGS, 2);
+    /* validation's check without running must agree with prepare on every dtype */
+    const kt_variant *v = kt_variant_find("swiglu_mlp", "cpu", "unfused");
+    kt_point p = make_point(&tiny, 3, 0, KT_PHASE_DECODE);
+    for (int t = 0; t < 3; t++) {
+        kt_problem pr;
+        kt_test_result r = kt_test_run("cpu", "swiglu_mlp", "unfused", &p, dtypes[t],
+                                       KT_DIST_NORMAL, onednn, NULL, case_seed(), 2);
+        assert_int_equal(kt_op_shape(kt_op_find("swiglu_mlp"), &pr, &p, dtypes[t], NULL), KT_OK);
+        int check = kt_variant_check_problem(v, onednn, &pr);
+        assert_int_equal(check, r.status);
+        if (check < 0)
+            assert_string_equal(kt_error_last(), r.error);
+    }
 }
 #endif
 
