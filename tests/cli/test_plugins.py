@@ -255,6 +255,7 @@ class RunTime(Base):
                           os.path.join(EXAMPLES, "libkt_gemm_blocked.so")],
                          {"variant": "tiled"},
                          [{"name": "segv", "variant": "segv"},
+                          {"name": "fpe", "variant": "fpe"},
                           {"name": "nan", "variant": "nan"},
                           {"name": "unwritten", "variant": "unwritten"},
                           {"name": "fails", "variant": "fails"},
@@ -271,9 +272,10 @@ class RunTime(Base):
         for point in doc["points"]:
             c = {x["name"]: x for x in point["candidates"]}
             reasons = {k: " ".join(v["reasons"]) for k, v in c.items()}
-            for name in ("segv", "nan", "unwritten", "fails"):
+            for name in ("segv", "fpe", "nan", "unwritten", "fails"):
                 self.assertEqual(c[name]["verdict"], "REJECT", reasons[name])
             self.assertIn("signal 11", reasons["segv"])
+            self.assertIn("signal 8", reasons["fpe"])
             self.assertIn("NaN", reasons["nan"])
             self.assertIn("unwritten", reasons["unwritten"])
             self.assertIn("not supported", reasons["fails"])
