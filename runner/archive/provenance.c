@@ -242,7 +242,8 @@ int kt_utc_iso8601(char out[32], time_t t)
     return 0;
 }
 
-cJSON *kt_provenance_add_run(cJSON *prov, time_t start, time_t end, int argc, char *const *argv)
+/* {start_utc, end_utc (null while running), argv}, or NULL on memory exhaustion. */
+static cJSON *times_and_argv(time_t start, time_t end, int argc, char *const *argv)
 {
     char when[32];
     cJSON *run = cJSON_CreateObject();
@@ -259,7 +260,78 @@ cJSON *kt_provenance_add_run(cJSON *prov, time_t start, time_t end, int argc, ch
         if (!ok)
             cJSON_Delete(s);
     }
-    if (!ok || !cJSON_AddItemToObject(prov, "run", run)) {
+    if (!ok) {
+        cJSON_Delete(run);
+        return NULL;
+    }
+    return run;
+}
+
+cJSON *kt_provenance_session_json(const kt_git_state *git, time_t start, time_t end, int argc,
+                                  char *const *argv, double points)
+{
+    cJSON *s = times_and_argv(start, end, argc, argv);
+    int ok = s != NULL;
+    if (!s)
+        return NULL;
+    add_str(s, "commit", git->available ? git->commit : NULL, &ok);
+    add_str(s, "diff_blob_id", git->available && git->diff_blob_id[0] ? git->diff_blob_id : NULL,
+            &ok);
+    if (points >= 0)
+        add_num(s, "points", points, &ok);
+    else if (!cJSON_AddNullToObject(s, "points"))
+        ok = 0;
+    if (!ok) {
+        cJSON_Delete(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* A copy of 'v' if it is a string, else a JSON null. */
+static cJSON *string_or_null(const cJSON *v)
+{
+    return cJSON_IsString(v) ? cJSON_CreateString(v->valuestring) : cJSON_CreateNull();
+}
+
+cJSON *kt_provenance_prior_sessions(const cJSON *doc)
+{
+    const cJSON *prov = cJSON_GetObjectItemCaseSensitive(doc, "provenance");
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(prov, "run");
+    const cJSON *git = cJSON_GetObjectItemCaseSensitive(prov, "git");
+    const cJSON *sessions = cJSON_GetObjectItemCaseSensitive(run, "sessions");
+    if (cJSON_IsArray(sessions))
+        return cJSON_Duplicate(sessions, 1);
+    /* an archive from before sessions were recorded: its last session, as far as it says */
+    cJSON *list = cJSON_CreateArray(), *s = cJSON_CreateObject();
+    if (!list || !s || !cJSON_AddItemToArray(list, s)) {
+        cJSON_Delete(s);
+        cJSON_Delete(list);
+        return NULL;
+    }
+    const char *keys[] = {"start_utc", "end_utc"};
+    for (int i = 0; i < 2; i++)
+        cJSON_AddItemToObject(s, keys[i],
+                              string_or_null(cJSON_GetObjectItemCaseSensitive(run, keys[i])));
+    const cJSON *argv = cJSON_GetObjectItemCaseSensitive(run, "argv");
+    cJSON_AddItemToObject(s, "argv",
+                          cJSON_IsArray(argv) ? cJSON_Duplicate(argv, 1) : cJSON_CreateArray());
+    cJSON_AddItemToObject(s, "commit",
+                          string_or_null(cJSON_GetObjectItemCaseSensitive(git, "commit")));
+    const cJSON *blob = cJSON_GetObjectItemCaseSensitive(git, "diff_blob_id");
+    cJSON_AddItemToObject(s, "diff_blob_id",
+                          cJSON_IsString(blob) && blob->valuestring[0] ? string_or_null(blob)
+                                                                       : cJSON_CreateNull());
+    cJSON_AddNullToObject(s, "points"); /* not recorded then */
+    return list;
+}
+
+cJSON *kt_provenance_add_run(cJSON *prov, time_t start, time_t end, int argc, char *const *argv)
+{
+    cJSON *run = times_and_argv(start, end, argc, argv);
+    if (!run)
+        return NULL;
+    if (!cJSON_AddItemToObject(prov, "run", run)) {
         cJSON_Delete(run);
         return NULL;
     }

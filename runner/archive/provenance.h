@@ -89,6 +89,16 @@ cJSON *kt_provenance_json(const kt_git_state *st);
  * that object (so the caller can add seeds), or NULL on memory exhaustion. */
 cJSON *kt_provenance_add_run(cJSON *prov, time_t start, time_t end, int argc, char *const *argv);
 
+/* One entry of provenance.run.sessions, a run's sessions (the first, then one per --resume):
+ * {start_utc, end_utc (null while running), argv, commit (null without git), diff_blob_id (null
+ * when clean), points: what the session added to points.jsonl, null when 'points' < 0}. */
+cJSON *kt_provenance_session_json(const kt_git_state *git, time_t start, time_t end, int argc,
+                                  char *const *argv, double points);
+/* The sessions a result.json records, for the one a --resume adds (a copy, the caller's). An
+ * archive written before sessions were recorded gives its last session, points null. NULL on
+ * memory exhaustion. */
+cJSON *kt_provenance_prior_sessions(const cJSON *doc);
+
 /* A new run id, "20240501T123456Z-1a2b3c4d": the start time and 32 random bits. It names
  * one archive for good (kept by --resume) and fills samples.csv's run_id column. */
 void kt_run_id_new(char out[KT_RUN_ID_LEN], time_t start);

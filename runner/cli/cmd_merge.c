@@ -321,6 +321,8 @@ static cJSON *merged_document(const merge_state *m, const kt_run_result *run, co
     cJSON_ReplaceItemInObjectCaseSensitive(run_prov, "shard", cJSON_CreateString("1/1"));
     cJSON_DeleteItemFromObjectCaseSensitive(run_prov, "id");
     cJSON_AddStringToObject(run_prov, "id", run_id);
+    /* the first shard's, not the merged run's: each shard's are under "shards" */
+    cJSON_DeleteItemFromObjectCaseSensitive(run_prov, "sessions");
     cJSON_ReplaceItemInObjectCaseSensitive(doc, "decision",
                                            kt_decision_to_json(run, spec, kt_run_exit_code(run)));
     cJSON *points = cJSON_CreateArray();

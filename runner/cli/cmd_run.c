@@ -75,6 +75,8 @@ typedef struct run_state {
     int over_budget;        /* budget.max_minutes passed: no new point was started */
     size_t not_run;
     int resumed_other_code; /* --resume --force across another commit or work tree */
+    cJSON *sessions;        /* --resume: provenance.run.sessions before this one */
+    size_t n_archived;      /* points this session added to points.jsonl */
 } run_state;
 
 static volatile sig_atomic_t got_signal;
@@ -503,6 +505,7 @@ static int check_resume(run_state *st)
     if (bad)
         fprintf(stderr, "%s: %s\n", st->opt.force ? "warning" : "error", changed);
     cJSON_Delete(plugins_now);
+    st->sessions = kt_provenance_prior_sessions(doc);
     int rc = check_resume_run(st, doc);
     char name[KT_NAME_MAX];
     kt_json_get_str(kt_json_at_path(spec, "parsed"), "name", name, sizeof(name));
@@ -698,6 +701,13 @@ static cJSON *result_document(run_state *st, const char *status, time_t finished
     cJSON_AddBoolToObject(run, "resumed", st->opt.resume_dir != NULL);
     cJSON_AddNumberToObject(run, "threads", resolved_threads(st->spec));
     cJSON_AddStringToObject(run, "id", st->run_id);
+    cJSON *sessions = st->sessions ? cJSON_Duplicate(st->sessions, 1) : cJSON_CreateArray();
+    if (sessions) {
+        cJSON_AddItemToArray(sessions,
+                             kt_provenance_session_json(&st->git, st->started, finished, st->argc,
+                                                        st->argv, (double)st->n_archived));
+        cJSON_AddItemToObject(run, "sessions", sessions);
+    }
     cJSON_AddItemToObject(doc, "provenance", prov);
 
     if (strcmp(status, "running") == 0 || strcmp(status, "failed") == 0)
@@ -1043,6 +1053,7 @@ static int run_points(run_state *st)
             rc = KT_EIO; /* the archive, not the measurement, failed */
             break;
         }
+        st->n_archived++;
         if (got_signal) { /* the point finished before the signal stopped it: archived */
             st->interrupted = 1;
             break;
@@ -1312,5 +1323,6 @@ done:
     kt_plan_free(&st.plan);
     kt_git_state_free(&st.git);
     kt_spec_free(st.spec);
+    cJSON_Delete(st.sessions);
     return rc;
 }

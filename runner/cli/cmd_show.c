@@ -62,6 +62,31 @@ static void print_state(const run_facts *f)
     putchar('\n');
 }
 
+/* A resumed run's sessions, a line each: "  session 2: <start> to <end>, commit abc1234, 3
+ * points". Nothing for a run of one session (the run line says it all). */
+static void print_sessions(const cJSON *sessions)
+{
+    int n = cJSON_GetArraySize(sessions), i = 0;
+    const cJSON *s;
+    if (n < 2)
+        return;
+    cJSON_ArrayForEach(s, sessions)
+    {
+        char a[64], b[64], c[64], d[64];
+        const cJSON *points = cJSON_GetObjectItemCaseSensitive(s, "points");
+        kt_json_get_str(s, "commit", c, sizeof(c));
+        kt_json_get_str(s, "diff_blob_id", d, sizeof(d));
+        printf("  session %d: %s to %s, %s%.7s%s%.7s, ", ++i,
+               kt_json_get_str(s, "start_utc", a, sizeof(a))[0] ? a : "(unknown)",
+               kt_json_get_str(s, "end_utc", b, sizeof(b))[0] ? b : "(unfinished)",
+               c[0] ? "commit " : "no git", c, d[0] ? " + diff " : "", d);
+        if (cJSON_IsNumber(points))
+            printf("%d point%s\n", points->valueint, points->valueint == 1 ? "" : "s");
+        else
+            printf("points not recorded\n");
+    }
+}
+
 static void print_provenance(const cJSON *doc)
 {
     char a[256], b[256], c[256];
@@ -90,6 +115,7 @@ static void print_provenance(const cJSON *doc)
            kt_json_get_str(info, "name", b, sizeof(b)));
     printf("run:     %s to %s\n", kt_json_get_str(run, "start_utc", a, sizeof(a)),
            kt_json_get_str(run, "end_utc", b, sizeof(b))[0] ? b : "(unfinished)");
+    print_sessions(cJSON_GetObjectItemCaseSensitive(run, "sessions"));
 }
 
 /* The options the run's resume must repeat, as it was run: " --shard I/N --quick", or "". */

@@ -127,6 +127,23 @@ class InterruptTest(unittest.TestCase):
         self.assertEqual(doc["status"], "complete")
         self.assertEqual(len(doc["points"]), n_points)
         self.assertTrue(all(pt["stop_reason"] != "interrupted" for pt in doc["points"]))
+        # both sessions are recorded, the resume last, and between them they archived every
+        # point once (the cut one by the resume only)
+        run_prov = doc["provenance"]["run"]
+        sessions = run_prov["sessions"]
+        self.assertEqual(len(sessions), 2, sessions)
+        self.assertNotIn("--resume", sessions[0]["argv"])
+        self.assertEqual(sessions[1]["argv"], run_prov["argv"])
+        self.assertIn("--resume", sessions[1]["argv"])
+        self.assertEqual(sessions[1]["start_utc"], run_prov["start_utc"])
+        self.assertLessEqual(sessions[0]["end_utc"], sessions[1]["start_utc"])
+        self.assertEqual(sessions[0]["points"] + sessions[1]["points"], n_points)
+        with open(os.path.join(self.out, "points.jsonl")) as f:
+            self.assertEqual(len(f.read().splitlines()), n_points)
+        shown = run(["show", self.out]).stdout
+        self.assertRegex(shown, r"(?m)^  session 1: \S+ to \S+, .*, %d points?$"
+                         % sessions[0]["points"])
+        self.assertRegex(shown, r"(?m)^  session 2: %s to \S+, " % sessions[1]["start_utc"])
 
     def test_during_start_up(self):
         spec = self.spec("4096")
