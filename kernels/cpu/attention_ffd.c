@@ -2,9 +2,10 @@
  * prepare quantises K per block (ffd_quant.h); run computes each query head's pseudo-max
  * from the approximate scores of block 0 and the last full block, scans every full block with
  * approximate scores (2-bit codes times per-channel scales; see code_dot for the decoding),
- * keeps a block when any head of the group reaches pseudo-max - delta, and attends the kept
- * blocks (with the stored keys, or refined from the fp8 residual) and the unquantised tail with
- * the same online softmax as 'dense'. The scan reads d/4 bytes per token instead of d*size.
+ * keeps a block when any head of the group reaches pseudo-max - delta (block 0 and the last
+ * full block always, since they set it), and attends the kept blocks (with the stored keys, or
+ * refined from the fp8 residual) and the unquantised tail with the same online softmax as
+ * 'dense'. The scan reads d/4 bytes per token instead of d*size.
  * Selection runs on int8 dot products where the CPU has VNNI (ffd_scan_int8.h), falling back
  * to the float scan below for the blocks its error bound cannot decide. */
 #include "attention_common.h"
@@ -565,6 +566,16 @@ static int select_block(kt_attn_task *t, const ffd_state *st, int64_t blk, const
     return block_kept(t, &st->cache, blk, thr);
 }
 
+/* Whether block 'blk' (index within its (b, kv head)) is block 0 or the last full block: the
+ * blocks whose approximate scores set the pseudo-max, so every head reaches pseudo-max - delta in
+ * one of them for any delta >= 0. They are kept without a scan: the scan's bound, (thr + off) /
+ * mul in its own scale, can round above the very score that set thr, and at delta 0 the block
+ * then failed it; a head with no kept block and no tail had no token at all (0/0 = NaN). */
+static int sets_pseudo_max(const kt_ffd_cache *c, int64_t blk)
+{
+    return blk == 0 || blk == c->n_full - 1;
+}
+
 /* Attends kept block 'blk' (index within its (b, kv head)) with the fp8-refined keys. */
 static void attend_refined(kt_attn_task *t, const kt_ffd_cache *c, int64_t first, int64_t blk,
                            const char *v, size_t row_bytes, kt_dtype dtype)
@@ -679,7 +690,8 @@ static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t 
     for (int64_t blk = b0; blk < b1; blk++) {
         if (blk + 1 < b1)
             kt_ffd_prefetch_block(codes, c, first + blk + 1);
-        if (select_block(t, st, first + blk, thr, &rescanned, &float_ready))
+        if (sets_pseudo_max(c, blk) ||
+            select_block(t, st, first + blk, thr, &rescanned, &float_ready))
             list[kept++] = blk;
         if (fetch)
             fetch_kept(&f, list, kept, fetch);

@@ -181,6 +181,44 @@ static void test_ffd_short_context_is_dense(void **state)
     assert_true(r.metrics[1].value == 0);
 }
 
+/* delta 0 keeps what reaches the pseudo-max itself: at least block 0 and the last full block,
+ * which set it. With one or two full blocks and no tail (T = 16, 32 at block 16) that is every
+ * block, so the output is dense's; with more blocks and splits of one block (empty splits in the
+ * merge) it is still finite. The float scan's bound used to round above the score that set the
+ * threshold, the block was dropped and a head with no tail attended nothing: NaN (groups of 1,
+ * head_dim 24 and 8, every dtype). */
+static void test_ffd_delta_zero_keeps_pseudo_max_blocks(void **state)
+{
+    (void)state;
+    static const shape cases[] = {
+        {3, 3, 24, 7, 16}, {3, 3, 24, 7, 32}, {4, 4, 8, 3, 16},   {6, 2, 40, 2, 32},
+        {4, 4, 64, 3, 16}, {3, 3, 24, 7, 64}, {2, 1, 24, 5, 128}, {4, 4, 64, 3, 64},
+    };
+    /* delta 0, block 16, split 16, stored keys, scan auto, no phase times, max_splits 0 */
+    const kt_param_value p[8] = {{0}, {16}, {16}, {1}, {0}, {0}, {0}, {8}};
+    int isas[2], n_isas = test_isas(isas);
+    for (int k = 0; k < n_isas; k++) {
+        kt_param_value pv[KT_MAX_PARAMS];
+        variant_params(pv, "ffd", p, isas[k]);
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+            for (size_t j = 0; j < sizeof(dtypes) / sizeof(dtypes[0]); j++) {
+                for (uint64_t seed = 1; seed <= 4; seed++) {
+                    kt_point pt = make_point(&cases[i]);
+                    kt_test_result r = kt_test_run("cpu", "attention_decode", "ffd", &pt, dtypes[j],
+                                                   KT_DIST_LLM, pv, NULL, seed, 2);
+                    char what[256];
+                    snprintf(what, sizeof(what), "ffd delta 0 isa %d %s %s seed %llu", isas[k],
+                             pt.id, kt_dtype_name(dtypes[j]), (unsigned long long)seed);
+                    assert_clean(&r, what);
+                    if (cases[i].context <= 32 && !(r.numerics.rel_l2 <= tolerance(dtypes[j])))
+                        fail_msg("%s: rel_l2 %.3g, every block kept (tolerance %.3g)", what,
+                                 r.numerics.rel_l2, tolerance(dtypes[j]));
+                }
+            }
+        }
+    }
+}
+
 /* Runs 'variant' on 'pt' (llm inputs, fp32) and returns a malloc'd copy of the output. */
 /* The output of one call of 'variant' on llm inputs in storage type 'dtype', as floats. */
 static float *run_output_dtype(const char *variant, const kt_point *pt,
@@ -448,6 +486,7 @@ int main(void)
         cmocka_unit_test(test_ffd_max_splits_doubles_split),
         cmocka_unit_test(test_ffd_all_blocks_matches_reference),
         cmocka_unit_test(test_ffd_short_context_is_dense),
+        cmocka_unit_test(test_ffd_delta_zero_keeps_pseudo_max_blocks),
         cmocka_unit_test(test_independent_of_threads_and_batch),
         cmocka_unit_test(test_isa_avx512_needs_the_cpu),
         cmocka_unit_test(test_shape_errors),
