@@ -2,11 +2,12 @@
  * prepare quantises K per block (ffd_quant.h); run computes each query head's pseudo-max
  * from the approximate scores of block 0 and the last full block, scans every full block with
  * approximate scores (2-bit codes times per-channel scales; see code_dot for the decoding),
- * keeps a block when any head of the group reaches pseudo-max - delta, and attends the kept
- * blocks (with the stored keys, or refined from the fp8 residual) and the unquantised tail with
- * the same online softmax as 'dense'. The scan reads d/4 bytes per token instead of d*size.
- * Selection runs on int8 dot products where the CPU has VNNI (ffd_scan_int8.h), falling back
- * to the float scan below for the blocks its error bound cannot decide. */
+ * keeps a block when any head of the group reaches pseudo-max - delta (without a scan where the
+ * block set a head's pseudo-max), and attends the kept blocks (with the stored keys, or refined
+ * from the fp8 residual) and the unquantised tail with the same online softmax as 'dense'. The scan
+ * reads d/4 bytes per token instead of d*size. Selection runs on int8 dot products where the CPU
+ * has VNNI (ffd_scan_int8.h), falling back to the float scan below for the blocks its error bound
+ * cannot decide. */
 #include "attention_common.h"
 #include "attention_dense_bf16.h"
 #include "cpu.h"
@@ -64,6 +65,8 @@ typedef struct ffd_state {
     kt_attn_work work;
     kt_ffd_cache cache;
     float *thr;         /* [B][H] pseudo-max - delta, log2 units */
+    uint8_t *setters;   /* [B][Hkv] after thr: bit 0, block 0 sets a head's pseudo-max; bit 1, the
+                           last full block does (thresholds) */
     int64_t *kept;      /* [task] kept blocks of the last run */
     int64_t *rescanned; /* [task] blocks the int8 bound left to the float scan */
     double *task_ns;    /* [task][2] select and attend times (phase_times) */
@@ -426,13 +429,15 @@ static void scan_queries(kt_attn_task *t)
 }
 
 /* Pseudo-max thresholds of one (b, kv head): the largest approximate score of each head over
- * block 0 and the last full block, minus delta, into st->thr. */
+ * block 0 and the last full block, minus delta, into st->thr; which of the two blocks set some
+ * head's maximum into st->setters. */
 static void thresholds(kt_attn_task *t, const ffd_state *st, int64_t b, int64_t kh, int64_t heads)
 {
     const kt_ffd_cache *c = &st->cache;
     int64_t first = (b * c->kv_heads + kh) * c->n_full, d = t->d;
     float best[8], *off = extra_offsets(t);
     float *thr = st->thr + b * heads + kh * t->g;
+    uint8_t sets = 0;
     for (int64_t h = 0; h < t->g; h++)
         thr[h] = -INFINITY;
     int64_t blocks[2] = {first, first + c->n_full - 1};
@@ -445,12 +450,17 @@ static void thresholds(kt_attn_task *t, const ffd_state *st, int64_t b, int64_t 
                 scan512(best, codes, c->block, w + h0 * d, NULL, d, gt);
             else
                 _mm256_storeu_ps(best, scan(codes, c->block, w + h0 * d, NULL, d, gt));
-            for (int h = 0; h < gt; h++)
-                thr[h0 + h] = fmaxf(thr[h0 + h], mul * best[h] - off[h0 + h]);
+            for (int h = 0; h < gt; h++) {
+                float s = mul * best[h] - off[h0 + h], *th = thr + h0 + h;
+                if (i == 1) /* *th is block 0's score */
+                    sets |= (uint8_t)((*th >= s ? 1 : 0) | (s >= *th ? 2 : 0));
+                *th = fmaxf(*th, s);
+            }
         }
     }
     for (int64_t h = 0; h < t->g; h++)
         thr[h] -= (float)st->delta;
+    st->setters[b * c->kv_heads + kh] = sets;
 }
 
 /* Refines 'n' rows (from row 'r0') of block 'blk' into t->kbuf: (code - 1.5) * scale + residual,
@@ -565,6 +575,16 @@ static int select_block(kt_attn_task *t, const ffd_state *st, int64_t blk, const
     return block_kept(t, &st->cache, blk, thr);
 }
 
+/* Whether block 'blk' (index within its (b, kv head)) set some head's pseudo-max ('sets', from
+ * st->setters): that head reaches pseudo-max - delta there for any delta >= 0, so the block is
+ * kept without a scan. The scan's bound, (thr + off) / mul in the block's own scale, can round
+ * above the very score that set thr: at delta 0 the block then failed it, and a head with no
+ * kept block and no tail attended no token at all (0/0 = NaN). */
+static int sets_pseudo_max(unsigned sets, int64_t blk, int64_t n_full)
+{
+    return ((sets & 1) && blk == 0) || ((sets & 2) && blk == n_full - 1);
+}
+
 /* Attends kept block 'blk' (index within its (b, kv head)) with the fp8-refined keys. */
 static void attend_refined(kt_attn_task *t, const kt_ffd_cache *c, int64_t first, int64_t blk,
                            const char *v, size_t row_bytes, kt_dtype dtype)
@@ -668,6 +688,7 @@ static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t 
     int64_t b0 = split * st->split_blocks;
     int64_t b1 = b0 + st->split_blocks < c->n_full ? b0 + st->split_blocks : c->n_full;
     const float *thr = st->thr + b * p->heads + kh * t->g;
+    unsigned sets = c->n_full > 0 ? st->setters[b * p->kv_heads + kh] : 0;
     int64_t kept = 0, rescanned = 0, *list = extra_kept_list(t);
     double t0 = st->phases ? now_ns() : 0;
     int float_ready = 0;
@@ -679,7 +700,8 @@ static void ffd_task(kt_attn_task *t, void *ctx, int64_t b, int64_t kh, int64_t 
     for (int64_t blk = b0; blk < b1; blk++) {
         if (blk + 1 < b1)
             kt_ffd_prefetch_block(codes, c, first + blk + 1);
-        if (select_block(t, st, first + blk, thr, &rescanned, &float_ready))
+        if (sets_pseudo_max(sets, blk, c->n_full) ||
+            select_block(t, st, first + blk, thr, &rescanned, &float_ready))
             list[kept++] = blk;
         if (fetch)
             fetch_kept(&f, list, kept, fetch);
@@ -769,7 +791,8 @@ static int ffd_prepare(void **out, const kt_call *call)
     st->split_blocks = (split + block - 1) / block;
     st->stored_keys = (int)call->params[P_KEYS].num == KEYS_STORED;
     int64_t n_splits = c->n_full > 0 ? (c->n_full + st->split_blocks - 1) / st->split_blocks : 1;
-    st->thr_bytes = sizeof(float) * (size_t)(p->batch * p->heads);
+    st->thr_bytes =
+        sizeof(float) * (size_t)(p->batch * p->heads) + (size_t)(p->batch * p->kv_heads);
     st->kept_bytes = sizeof(int64_t) * (size_t)(p->batch * p->kv_heads * n_splits);
     st->task_ns_bytes = 2 * sizeof(double) * (size_t)(p->batch * p->kv_heads * n_splits);
     st->blocks_total = p->batch * p->kv_heads * c->n_full;
@@ -786,6 +809,7 @@ static int ffd_prepare(void **out, const kt_call *call)
         (err = kt_attn_isa_resolve(&st->work.avx512, (int)call->params[P_ISA].num)) < 0 ||
         (err = resolve_scan(&st->int8, (int)call->params[P_SCAN].num, st->work.avx512, c)) < 0)
         return err;
+    st->setters = (uint8_t *)(st->thr + p->batch * p->heads);
     st->bf16_dot = p->dtype == KT_DTYPE_BF16 && st->stored_keys && st->work.avx512 &&
                    kt_attn_bf16_dot_supported();
     if (st->blocks_total > 0) {

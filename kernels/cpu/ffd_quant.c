@@ -51,7 +51,9 @@ float kt_ffd_scale(float max_abs)
 int kt_ffd_code(float k, float scale)
 {
     float x = nearbyintf(k / scale + 1.5f); /* default rounding mode: ties to even */
-    return x < 0.0f ? 0 : x > 3.0f ? 3 : (int)x;
+    /* NaN (a NaN key, or an infinite one over its infinite scale, from a decode step whose
+     * earlier stage overflowed) takes code 0: (int)NaN is undefined behaviour */
+    return !(x >= 0.0f) ? 0 : x > 3.0f ? 3 : (int)x;
 }
 
 void kt_ffd_quantize_block(uint8_t *codes, float *scales, uint8_t *residual, const void *keys,

@@ -56,7 +56,7 @@ size_t kt_ffd_residual_bytes(const kt_ffd_cache *c);
 
 /* The per-channel scale of a block whose largest magnitude is 'max_abs'. */
 float kt_ffd_scale(float max_abs);
-/* The 2-bit code of 'k' under 'scale' (0..3, ties to even). */
+/* The 2-bit code of 'k' under 'scale' (0..3, ties to even; 0 for NaN). */
 int kt_ffd_code(float k, float scale);
 /* Code 'c' (0..3) of channel 'channel' in a packed row of codes. */
 static inline int kt_ffd_code_at(const uint8_t *row, int64_t channel)

@@ -1,7 +1,8 @@
 /* test_attention.c - the attention_decode op and its CPU variants against the float64 reference
  * on awkward shapes (T < block, T = 1, tails of 0, odd and block-1 tokens, GQA groups 1, 2, 3,
- * 4, 5, 7, 8 and 17, head_dim 40/64/80/96/128/256, batch 1, 2 and 3) in every storage type, through
- * the runner's correctness path, with isa avx2 and, where the CPU has it, avx512. */
+ * 4, 5, 6, 7, 8, 12, 17 and 40, head_dim 8/16/40/64/72/80/96/112/128/160/192/256/520/1024, batch
+ * 1, 2, 3 and 7) in every storage type, through the runner's correctness path, with isa avx2
+ * and, where the CPU has it, avx512. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -115,17 +116,18 @@ static void assert_clean(const kt_test_result *r, const char *what)
                  r->numerics.inputs_modified);
 }
 
-/* 'params': the variant's params but 'isa' (NULL: defaults); runs every isa of test_isas. */
-static void check_variant(const char *variant, const kt_param_value *params, double extra_tol,
-                          kt_distribution dist)
+/* 'params': the variant's params but 'isa' (NULL: defaults); runs every isa of test_isas on
+ * the 'n' shapes of 'list'. */
+static void check_variant_on(const shape *list, size_t n, const char *variant,
+                             const kt_param_value *params, double extra_tol, kt_distribution dist)
 {
     int isas[2], n_isas = test_isas(isas);
     for (int k = 0; k < n_isas; k++) {
         kt_param_value pv[KT_MAX_PARAMS];
         variant_params(pv, variant, params, isas[k]);
-        for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+        for (size_t i = 0; i < n; i++) {
             for (size_t j = 0; j < sizeof(dtypes) / sizeof(dtypes[0]); j++) {
-                kt_point pt = make_point(&shapes[i]);
+                kt_point pt = make_point(&list[i]);
                 kt_test_result r = kt_test_run("cpu", "attention_decode", variant, &pt, dtypes[j],
                                                dist, pv, NULL, 11 + i, 2);
                 char what[256];
@@ -141,11 +143,40 @@ static void check_variant(const char *variant, const kt_param_value *params, dou
     }
 }
 
+/* check_variant_on the shapes of the table at the top. */
+static void check_variant(const char *variant, const kt_param_value *params, double extra_tol,
+                          kt_distribution dist)
+{
+    check_variant_on(shapes, sizeof(shapes) / sizeof(shapes[0]), variant, params, extra_tol, dist);
+}
+
 static void test_dense_matches_reference(void **state)
 {
     (void)state;
     check_variant("dense", NULL, 0, KT_DIST_NORMAL);
     check_variant("dense", NULL, 0, KT_DIST_LLM);
+}
+
+/* head_dims and groups no catalog model has: 8 and 16 (fewer channels than a 32-lane pass),
+ * 72, 112, 160 and 192 (multiples of 8 or 16 but not of 64), 520 and the largest, 1024; groups
+ * of 6, 12 (heads 12, kv 1) and 40; batch 7; contexts of 1, 2, 63, 65 and 129 tokens (split 64:
+ * a merge of up to 3 splits); FFD at block 16 so that these contexts have full blocks. */
+static void test_unusual_head_dims(void **state)
+{
+    (void)state;
+    static const shape odd[] = {
+        {4, 2, 8, 3, 65},   {12, 1, 16, 1, 63},   {6, 1, 72, 7, 129}, {12, 2, 112, 1, 2},
+        {5, 5, 160, 2, 65}, {7, 1, 192, 1, 129},  {3, 3, 520, 1, 33}, {2, 1, 1024, 2, 65},
+        {40, 1, 72, 1, 1},  {12, 1, 256, 1, 127},
+    };
+    const size_t n = sizeof(odd) / sizeof(odd[0]);
+    kt_param_value dense[3] = {{64}, {0}, {0}}; /* split 64, max_splits 0, bf16_dot auto */
+    check_variant_on(odd, n, "dense", dense, 0, KT_DIST_LLM);
+    /* delta 1000 (every block), block 16, split 64, fp8 keys, scan auto, max_splits 0 */
+    kt_param_value all[8] = {{1000}, {16}, {64}, {0}, {0}, {0}, {0}, {8}};
+    check_variant_on(odd, n, "ffd", all, FFD_ALL_BLOCKS_TOL, KT_DIST_NORMAL);
+    all[3].num = 1; /* stored keys: dense's accuracy */
+    check_variant_on(odd, n, "ffd", all, 0, KT_DIST_LLM);
 }
 
 static void test_dense_small_split(void **state)
@@ -179,6 +210,44 @@ static void test_ffd_short_context_is_dense(void **state)
     assert_int_equal(r.n_metrics, 4);
     assert_string_equal(r.metrics[1].name, "blocks_total");
     assert_true(r.metrics[1].value == 0);
+}
+
+/* delta 0 keeps what reaches the pseudo-max itself: at least the block (0 or the last full one)
+ * that set each head's. With one full block and no tail (T = 16 at block 16) that is every
+ * block, so the output is dense's; with more blocks and splits of one block (empty splits in the
+ * merge) it is still finite. The float scan's bound used to round above the score that set the
+ * threshold, the block was dropped and a head with no tail attended nothing: NaN (groups of 1,
+ * head_dim 24 and 8, every dtype). */
+static void test_ffd_delta_zero_keeps_pseudo_max_blocks(void **state)
+{
+    (void)state;
+    static const shape cases[] = {
+        {3, 3, 24, 7, 16}, {3, 3, 24, 7, 32}, {4, 4, 8, 3, 16},   {6, 2, 40, 2, 32},
+        {4, 4, 64, 3, 16}, {3, 3, 24, 7, 64}, {2, 1, 24, 5, 128}, {4, 4, 64, 3, 64},
+    };
+    /* delta 0, block 16, split 16, stored keys, scan auto, no phase times, max_splits 0 */
+    const kt_param_value p[8] = {{0}, {16}, {16}, {1}, {0}, {0}, {0}, {8}};
+    int isas[2], n_isas = test_isas(isas);
+    for (int k = 0; k < n_isas; k++) {
+        kt_param_value pv[KT_MAX_PARAMS];
+        variant_params(pv, "ffd", p, isas[k]);
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+            for (size_t j = 0; j < sizeof(dtypes) / sizeof(dtypes[0]); j++) {
+                for (uint64_t seed = 1; seed <= 4; seed++) {
+                    kt_point pt = make_point(&cases[i]);
+                    kt_test_result r = kt_test_run("cpu", "attention_decode", "ffd", &pt, dtypes[j],
+                                                   KT_DIST_LLM, pv, NULL, seed, 2);
+                    char what[256];
+                    snprintf(what, sizeof(what), "ffd delta 0 isa %d %s %s seed %llu", isas[k],
+                             pt.id, kt_dtype_name(dtypes[j]), (unsigned long long)seed);
+                    assert_clean(&r, what);
+                    if (cases[i].context == 16 && !(r.numerics.rel_l2 <= tolerance(dtypes[j])))
+                        fail_msg("%s: rel_l2 %.3g, its one block kept (tolerance %.3g)", what,
+                                 r.numerics.rel_l2, tolerance(dtypes[j]));
+                }
+            }
+        }
+    }
 }
 
 /* Runs 'variant' on 'pt' (llm inputs, fp32) and returns a malloc'd copy of the output. */
@@ -443,11 +512,13 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dense_matches_reference),
         cmocka_unit_test(test_dense_small_split),
+        cmocka_unit_test(test_unusual_head_dims),
         cmocka_unit_test(test_dense_bf16_dot),
         cmocka_unit_test(test_dense_max_splits_doubles_split),
         cmocka_unit_test(test_ffd_max_splits_doubles_split),
         cmocka_unit_test(test_ffd_all_blocks_matches_reference),
         cmocka_unit_test(test_ffd_short_context_is_dense),
+        cmocka_unit_test(test_ffd_delta_zero_keeps_pseudo_max_blocks),
         cmocka_unit_test(test_independent_of_threads_and_batch),
         cmocka_unit_test(test_isa_avx512_needs_the_cpu),
         cmocka_unit_test(test_shape_errors),

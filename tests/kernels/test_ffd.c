@@ -31,6 +31,13 @@ static void test_scale_and_codes(void **state)
     assert_int_equal(kt_ffd_code(-0.6f, 1.0f), 1);
     assert_int_equal(kt_ffd_code(100.0f, 1.0f), 3); /* clamped */
     assert_int_equal(kt_ffd_code(-100.0f, 1.0f), 0);
+    /* a NaN or infinite key (a decode step whose earlier stage overflowed) still gets a code,
+     * without converting NaN to int (UBSan: "left shift of negative value" when packed) */
+    assert_int_equal(kt_ffd_code(NAN, 1.0f), 0);
+    assert_int_equal(kt_ffd_code(INFINITY, kt_ffd_scale(INFINITY)), 0);
+    assert_int_equal(kt_ffd_code(INFINITY, 1.0f), 3);
+    assert_int_equal(kt_ffd_code(-INFINITY, 1.0f), 0);
+    assert_int_equal(kt_ffd_code(1.0f, kt_ffd_scale(INFINITY)), 2);
 }
 
 /* A random block: every code in 0..3, packed channel 4i+m in bits 2m..2m+1, scales from the

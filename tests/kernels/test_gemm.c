@@ -170,6 +170,40 @@ static void test_deterministic(void **state)
     check_awkward("deterministic", NULL);
 }
 
+/* Degenerate and skinny shapes the catalog never has: N, K and M of 1, 2, 3, 7 and 33, one
+ * column or one depth against 129 or 1000 of the other, in every role, on every variant
+ * (oneDNN in the types it has). */
+static void test_degenerate_dims(void **state)
+{
+    (void)state;
+    static const kt_model models[] = {
+        {"one", 1, 1, 1, 1, 1, 1},         {"n1-k1000", 1, 1, 1, 1, 1000, 1},
+        {"n1000-k1", 1000, 1, 1, 1, 1, 1}, {"n129-k2", 129, 1, 1, 2, 2, 1},
+        {"n2-k129", 2, 1, 1, 3, 129, 1},   {"n7-k33", 7, 3, 3, 1, 33, 1},
+    };
+    static const int64_t rows[] = {1, 2, 7, 33};
+    const kt_param_value avx2[7] = {{96}, {256}, {256}, {1}, {2}, {0}, {0}};
+    static const char *const variants[] = {"blas", "tiled", "tiled", "deterministic", "onednn"};
+    for (size_t v = 0; v < sizeof(variants) / sizeof(variants[0]); v++) {
+        const kt_param_value *params = v == 2 ? avx2 : NULL;
+        if (!kt_variant_find("gemm", "cpu", variants[v]))
+            continue; /* onednn: not in this build */
+        for (size_t d = 0; d < 3; d++) {
+            if (v == 4 && dtypes[d] == KT_DTYPE_FP16)
+                continue; /* oneDNN 2.6 has no fp16 CPU matmul (test_onednn) */
+            for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
+                for (size_t r = 0; r < 4; r++) {
+                    kt_point p =
+                        make_point(&models[i], rows[(i + r) % 4], 0, KT_PHASE_DECODE, roles[r]);
+                    check_variant(variants[v], &p, dtypes[d], KT_DIST_NORMAL, params);
+                }
+                kt_point p = make_point(&models[i], 3, 11, KT_PHASE_PREFILL, KT_ROLE_DOWN);
+                check_variant(variants[v], &p, dtypes[d], KT_DIST_LLM, params);
+            }
+        }
+    }
+}
+
 /* Runs 'variant' (with 'params', NULL: the defaults) directly on host buffers (the CPU
  * backend's memory is host memory) with 'm' rows of 'x'. */
 static void run_rows(const char *variant, const kt_param_value *params, void *y, const void *x,
@@ -451,6 +485,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_onednn),
 #endif
         cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_degenerate_dims),
         cmocka_unit_test(test_deterministic_bitwise),
         cmocka_unit_test(test_tiled_split_bitwise),
         cmocka_unit_test(test_tiled_shared_x_is_counted),
