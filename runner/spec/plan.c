@@ -123,7 +123,8 @@ void kt_plan_use_arm_costs(kt_plan_arm_costs_fn fn)
 typedef struct arm_seconds {
     double call;    /* the call alone (the profiling pass) */
     double checked; /* a warmup call: with its poison and scan, and its share of full checks */
-    double timed;   /* a timed call: a checked one after a cache flush (trials.flush_cache) */
+    double timed;   /* a timed call: a checked one after a cache flush (trials.flush_cache), or
+                       without the flush after an untimed call of its own (not on the sim) */
     double correct; /* one input set's correctness step: prepare and a fully checked call */
     double again;   /* bitwise_repeatable's second fully checked call */
     double touch;   /* once per input set: the first full check's copy of the inputs */
@@ -158,7 +159,8 @@ static arm_seconds arm_at(const kt_spec *spec, const kt_arm *arm, const kt_probl
     double prepare = cost->in_bytes > 0 ? cost->prepare_s * in / cost->in_bytes * slow : 0;
     a.call = call;
     a.checked = call + scan + FULL_CHECK_RATE * full;
-    a.timed = a.checked + (spec->flush_cache ? cost->flush_s * slow : 0);
+    int sim = strcmp(spec->backend, "sim") == 0;
+    a.timed = a.checked + (spec->flush_cache ? cost->flush_s * slow : sim ? 0 : call);
     a.again = call + scan + full;
     a.correct = prepare + a.again;
     a.touch = cost->in_bytes > 0 ? cost->touch_s * in / cost->in_bytes * slow : 0;

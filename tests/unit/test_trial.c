@@ -250,6 +250,75 @@ static void jitter_release(void *state, kt_backend *backend)
 static const kt_variant jitter = {"synthetic", "jitter",       "sim",      "not repeatable", NULL,
                                   0,           jitter_prepare, jitter_run, jitter_release,   NULL};
 
+/* y = x on any backend, each arm counting its calls: the harness's calls, not a device's. */
+static size_t copy_calls[2];
+
+static int copy_run(size_t *calls, const kt_call *call)
+{
+    (*calls)++;
+    memcpy(call->outputs[0], call->inputs[0], (size_t)call->problem->elems * sizeof(float));
+    return KT_OK;
+}
+
+static int copy_run_base(void *state, const kt_call *call)
+{
+    (void)state;
+    return copy_run(&copy_calls[0], call);
+}
+
+static int copy_run_cand(void *state, const kt_call *call)
+{
+    (void)state;
+    return copy_run(&copy_calls[1], call);
+}
+
+static const kt_variant copy_base = {"synthetic",    "copy", "cpu",          "y = x, counted",
+                                     NULL,           0,      jitter_prepare, copy_run_base,
+                                     jitter_release, NULL};
+static const kt_variant copy_cand = {"synthetic",    "copy", "cpu",          "y = x, counted",
+                                     NULL,           0,      jitter_prepare, copy_run_cand,
+                                     jitter_release, NULL};
+
+/* Without the flush, every timed call on a real backend follows an untimed call of its own
+ * arm, so the baseline (in every candidate's pairs) runs no warmer than a candidate; with the
+ * flush, and on the sim, there is no such call. Counted through the calls a variant sees. */
+static void test_unflushed_calls_are_primed(void **state)
+{
+    (void)state;
+    size_t extra[2][2];
+    for (int flush = 0; flush < 2; flush++) {
+        kt_spec *spec =
+            make_spec(FIXED_100, CAND("a", "median_us: 100"),
+                      "min_repetitions: 12, max_repetitions: 12, profile: false", NULL, 3);
+        spec->flush_cache = flush; /* make_spec's trials say false */
+        spec->baseline.variant = &copy_base;
+        spec->candidates[0].variant = &copy_cand;
+        copy_calls[0] = copy_calls[1] = 0;
+        snprintf(spec->backend, sizeof(spec->backend), "cpu");
+        kt_diag diag;
+        kt_matrix m;
+        kt_backend *backend = NULL;
+        kt_point_result r;
+        kt_diag_init(&diag);
+        assert_int_equal(kt_matrix_expand(&m, spec, &diag), 0);
+        kt_diag_free(&diag);
+        assert_int_equal(kt_backend_open(&backend, "cpu", 1, 42), 0);
+        assert_int_equal(kt_trial_run_point(&r, spec, &m.points[0], backend, NULL), 0);
+        assert_int_equal(r.cands[0].n_pairs, 12);
+        /* beyond the checked calls (warmup and timed), one untimed call per timed one
+         * without the flush; the correctness step's calls are the same in both */
+        extra[flush][0] = copy_calls[0] - (size_t)r.baseline.checked_calls;
+        extra[flush][1] = copy_calls[1] - (size_t)r.cands[0].arm.checked_calls;
+        assert_int_equal(r.cands[0].arm.checked_calls, r.baseline.checked_calls);
+        kt_point_result_free(&r);
+        kt_backend_close(backend);
+        kt_matrix_free(&m);
+        kt_spec_free(spec);
+    }
+    for (int arm = 0; arm < 2; arm++)
+        assert_int_equal(extra[0][arm], extra[1][arm] + 12);
+}
+
 static void test_bitwise_repeatable(void **state)
 {
     (void)state;
@@ -558,6 +627,7 @@ int main(void)
         cmocka_unit_test(test_alternate_order),
         cmocka_unit_test(test_random_order),
         cmocka_unit_test(test_order_effect_postpones_stopping),
+        cmocka_unit_test(test_unflushed_calls_are_primed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
