@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "util/json.h"
+#include "spec/command_spec.h"
 #include "spec/matrix.h"
 #include "spec/plan.h"
 #include "util/memory.h"
@@ -1108,6 +1109,10 @@ static void print_summary(const run_state *st, const char *status)
     kt_summary_facts f;
     kt_summary_facts_init(&f, st->spec->baseline.name, kt_aggregate_name(st->spec->aggregate),
                           st->spec->min_speedup, st->spec->confidence);
+    if (st->spec->command) {
+        f.metric = st->spec->command->metric;
+        f.metric_higher = st->spec->command->higher;
+    }
     f.status = status;
     f.quick = st->opt.quick;
     f.quick_max_repetitions = KT_QUICK_MAX_REPETITIONS;

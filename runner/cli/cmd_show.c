@@ -197,6 +197,7 @@ int cmd_show(int argc, char **argv)
     kt_summary_facts_init(&f, baseline, aggregate,
                           kt_json_get_real(has ? decision : latency, "min_speedup", 1.0),
                           kt_json_get_real(has ? decision : latency, "confidence", 0.95));
+    kt_summary_facts_metric(&f, parsed);
     f.status = status;
     f.quick = rf.quick;
     f.quick_max_repetitions = rf.quick_max;
