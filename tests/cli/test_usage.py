@@ -178,6 +178,10 @@ trials: {warmup: 1, min_repetitions: 5, max_repetitions: 10, flush_cache: false}
                     expect = 3.2 / 3600 * median_ns * 1e-9 / batch * 1e6
                     self.assertAlmostEqual(costs[key], expect, delta=expect * 1e-9)
         self.assertIn("per million tokens", p.stdout)
+        # counts take the singular for one (docs/everyday-use.md)
+        self.assertIn("; 1 token per call)", p.stdout)
+        self.assertIn("; 8 tokens per call)", p.stdout)
+        self.assertNotIn("1 tokens", p.stdout)
 
     def test_no_price_without_costs_or_without_times(self):
         # a failed baseline stops the point before its candidates are evaluated, and a crashed
