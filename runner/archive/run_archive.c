@@ -237,6 +237,9 @@ int kt_run_result_from_json(kt_run_result *run, const cJSON *doc)
             run->set_warnings += run->points[i].cands[k].set_warning;
             run->state_warnings += run->points[i].cands[k].state_warning;
         }
+    run->energy_unchecked = kt_run_energy_unchecked(
+        run,
+        kt_json_get_real(kt_json_at_path(doc, "spec.parsed.thresholds.energy"), "max_ratio", NAN));
     return 0;
 }
 

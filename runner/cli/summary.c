@@ -381,4 +381,10 @@ void kt_print_summary(FILE *out, const kt_run_result *run, const kt_summary_fact
                 run->set_warnings, run->set_warnings == 1 ? "point" : "points");
     if (run->state_warnings)
         state_warning_line(out, run);
+    if (run->energy_unchecked)
+        fprintf(out,
+                "warning: thresholds.energy.max_ratio was not checked at %d candidate %s: no "
+                "energy figure of both arms (trials.profile off, or no energy meter on this "
+                "machine)\n",
+                run->energy_unchecked, run->energy_unchecked == 1 ? "point" : "points");
 }
