@@ -255,6 +255,53 @@ int kt_run_archive_load_spec(kt_spec **out, const char *dir, const cJSON *doc, k
     return 0;
 }
 
+/* The shard 'doc' was run as (provenance.run.shard), 1/1 for a whole run. */
+static void archived_shard(const cJSON *doc, int *index, int *count)
+{
+    const cJSON *shard = kt_json_at_path(doc, "provenance.run.shard");
+    if (!cJSON_IsString(shard) || sscanf(shard->valuestring, "%d/%d", index, count) != 2 ||
+        *index < 1 || *count < 1)
+        *index = *count = 1;
+}
+
+static int run_holds(const kt_run_result *run, const char *id)
+{
+    for (size_t i = 0; i < run->n_points; i++)
+        if (strcmp(run->points[i].point.id, id) == 0)
+            return 1;
+    return 0;
+}
+
+void kt_run_archive_ids_free(char **ids, size_t n)
+{
+    for (size_t i = 0; ids && i < n; i++)
+        free(ids[i]);
+    free(ids);
+}
+
+size_t kt_run_archive_not_run_ids(char ***ids, const kt_run_result *run, const char *dir,
+                                  const cJSON *doc)
+{
+    kt_spec *spec = NULL;
+    kt_diag diag;
+    size_t n = 0;
+    kt_diag_init(&diag);
+    *ids = NULL;
+    if (kt_run_archive_load_spec(&spec, dir, doc, &diag) < 0) {
+        kt_error_clear(); /* no rows for them; the counts still say how many */
+    } else if ((*ids = calloc(spec->matrix->n ? spec->matrix->n : 1, sizeof(**ids)))) {
+        int index, count;
+        archived_shard(doc, &index, &count);
+        for (size_t i = (size_t)index - 1; i < spec->matrix->n; i += (size_t)count)
+            if (!run_holds(run, spec->matrix->points[i].id) &&
+                ((*ids)[n] = strdup(spec->matrix->points[i].id)))
+                n++;
+    }
+    kt_diag_free(&diag);
+    kt_spec_free(spec);
+    return n;
+}
+
 size_t kt_run_archive_load_unfinished(kt_run_result *run, size_t *not_run, const char *dir,
                                       const cJSON *doc)
 {
@@ -275,11 +322,8 @@ size_t kt_run_archive_load_unfinished(kt_run_result *run, size_t *not_run, const
         run->points = pts;
         run->n_points = n_pts;
         kt_run_aggregate(run, spec);
-        int index = 1, count = 1;
-        const cJSON *shard = kt_json_at_path(doc, "provenance.run.shard");
-        if (!cJSON_IsString(shard) || sscanf(shard->valuestring, "%d/%d", &index, &count) != 2 ||
-            index < 1 || count < 1)
-            index = count = 1;
+        int index, count;
+        archived_shard(doc, &index, &count);
         size_t share = 0;
         for (size_t i = (size_t)index - 1; i < spec->matrix->n; i += (size_t)count)
             share++;

@@ -167,6 +167,8 @@ int cmd_show(int argc, char **argv)
     kt_run_result run;
     memset(&run, 0, sizeof(run));
     int rc = KT_EXIT_KEEP;
+    char **not_run = NULL;
+    size_t n_not_run = 0;
     if (kt_run_archive_load_result(&doc, result) < 0 || kt_run_result_from_json(&run, doc) < 0) {
         fprintf(stderr, "error: %s\n", kt_error_last());
         rc = KT_EXIT_DATAERR;
@@ -207,6 +209,10 @@ int cmd_show(int argc, char **argv)
     size_t n_pts = 0;
     if (strcmp(status, "running") == 0)
         n_pts = kt_run_archive_load_unfinished(&run, &f.n_not_run, dir, doc);
+    if (f.n_not_run) /* the rows NOT RUN, as 'run' printed them */
+        n_not_run = kt_run_archive_not_run_ids(&not_run, &run, dir, doc);
+    if (n_not_run == f.n_not_run)
+        f.not_run_ids = (const char *const *)not_run;
     if (!decided && !json) {
         if (run.n_points) {
             f.color = kt_summary_want_color(stdout);
@@ -243,6 +249,7 @@ int cmd_show(int argc, char **argv)
     if (strcmp(status, "interrupted") == 0 && rc == KT_EXIT_KEEP)
         rc = incomplete(status, dir, &run, doc, n_pts);
 done:
+    kt_run_archive_ids_free(not_run, n_not_run);
     kt_run_result_free(&run);
     cJSON_Delete(doc);
     return rc;
