@@ -144,6 +144,32 @@ def enum_problems(doc_file, schema, expected, found):
     return problems
 
 
+def bound_problems(doc_file, expected, found):
+    """Rows whose type cell leaves out a numeric bound of the schema: each minimum and maximum
+    must appear as its figure (1,048,576 or 1048576; 2^63-1), an exclusive minimum of 0 as
+    "above 0" or "(0,"."""
+    def figures(v):
+        out = {str(v), f"{v:,}"}
+        if v == 2**63 - 1:
+            out.add("2^63-1")
+        return out
+    problems = []
+    for marker, rows in sorted(expected.items()):
+        for path, node in sorted(rows.items()):
+            cell = found.get(marker, {}).get(path, {}).get("type")
+            if cell is None:
+                continue
+            for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+                if key not in node:
+                    continue
+                v = node[key]
+                ok = figures(v) if key != "exclusiveMinimum" or v != 0 else {"above 0", "(0,"}
+                if not any(f in cell for f in ok):
+                    problems.append(f"{doc_file}: `{marker}` `{path}` type '{cell}' does not "
+                                    f"give the schema's {key} {v}")
+    return problems
+
+
 def render(value):
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -206,6 +232,8 @@ class ReferenceTest(unittest.TestCase):
         with open(os.path.join(DOCS, doc_file)) as f:
             found = doc_sections(f.read())
         problems = enum_problems(doc_file, schema, expected, found)
+        if default_column:  # the spec's reference: a user picks values within these
+            problems += bound_problems(doc_file, expected, found)
         for marker in sorted(set(expected) | set(found)):
             want, have = expected.get(marker, {}), found.get(marker, {})
             if marker not in found:
