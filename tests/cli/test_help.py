@@ -68,7 +68,12 @@ class HelpTest(unittest.TestCase):
                         continue
                     left = (f"{alias}, " if alias else "") + name + (f" {arg}" if arg else "")
                     self.assertRegex(p.stdout, rf"\n  {re.escape(left)} +{re.escape(help_text)}\n")
-                    self.assertIn(f"[{alias or name}{' ' + arg if arg else ''}]", usage)
+                    shown = f"{alias or name}{' ' + arg if arg else ''}"
+                    if help_text.endswith("(required)"):  # not optional: no brackets
+                        self.assertIn(f" {shown}", usage)
+                        self.assertNotIn(f"[{shown}]", usage)
+                    else:
+                        self.assertIn(f"[{shown}]", usage)
                 self.assertIn("-h, --help", p.stdout)
 
     def test_the_readme_commands_table_lists_every_option(self):
