@@ -1,6 +1,7 @@
 /* run_archive.c - points.jsonl, samples.csv, and reading result.json back. */
 #include "archive/run_archive.h"
 #include "archive/archive.h"
+#include "archive/result_json.h"
 #include "archive/samples_csv.h"
 #include "spec/matrix.h"
 #include "util/json.h"
@@ -237,6 +238,9 @@ int kt_run_result_from_json(kt_run_result *run, const cJSON *doc)
             run->set_warnings += run->points[i].cands[k].set_warning;
             run->state_warnings += run->points[i].cands[k].state_warning;
         }
+    run->energy_unchecked = kt_run_energy_unchecked(
+        run,
+        kt_json_get_real(kt_json_at_path(doc, "spec.parsed.thresholds.energy"), "max_ratio", NAN));
     return 0;
 }
 
@@ -250,6 +254,44 @@ int kt_run_archive_load_spec(kt_spec **out, const char *dir, const cJSON *doc, k
     if (kt_spec_load(out, path, &so, diag) < 0 || !(*out)->matrix)
         return kt_error_set("cannot read the run's spec '%s'", path);
     return 0;
+}
+
+static int run_holds(const kt_run_result *run, const char *id)
+{
+    for (size_t i = 0; i < run->n_points; i++)
+        if (strcmp(run->points[i].point.id, id) == 0)
+            return 1;
+    return 0;
+}
+
+void kt_run_archive_ids_free(char **ids, size_t n)
+{
+    for (size_t i = 0; ids && i < n; i++)
+        free(ids[i]);
+    free(ids);
+}
+
+size_t kt_run_archive_not_run_ids(char ***ids, const kt_run_result *run, const char *dir,
+                                  const cJSON *doc)
+{
+    kt_spec *spec = NULL;
+    kt_diag diag;
+    size_t n = 0;
+    kt_diag_init(&diag);
+    *ids = NULL;
+    if (kt_run_archive_load_spec(&spec, dir, doc, &diag) < 0) {
+        kt_error_clear(); /* no rows for them; the counts still say how many */
+    } else if ((*ids = calloc(spec->matrix->n ? spec->matrix->n : 1, sizeof(**ids)))) {
+        int index, count;
+        kt_result_shard(doc, &index, &count);
+        for (size_t i = (size_t)index - 1; i < spec->matrix->n; i += (size_t)count)
+            if (!run_holds(run, spec->matrix->points[i].id) &&
+                ((*ids)[n] = strdup(spec->matrix->points[i].id)))
+                n++;
+    }
+    kt_diag_free(&diag);
+    kt_spec_free(spec);
+    return n;
 }
 
 size_t kt_run_archive_load_unfinished(kt_run_result *run, size_t *not_run, const char *dir,

@@ -39,6 +39,14 @@ int kt_run_archive_load_spec(kt_spec **out, const char *dir, const cJSON *doc, k
 size_t kt_run_archive_load_unfinished(kt_run_result *run, size_t *not_run, const char *dir,
                                       const cJSON *doc);
 
+/* The ids of the points of the archived matrix (its shard's share, from 'doc') that 'run' does
+ * not hold: those the run never started. '*ids' gets a malloc'd array of malloc'd strings
+ * (kt_run_archive_ids_free); returns their number, 0 with '*ids' NULL when the archived spec
+ * does not load. */
+size_t kt_run_archive_not_run_ids(char ***ids, const kt_run_result *run, const char *dir,
+                                  const cJSON *doc);
+void kt_run_archive_ids_free(char **ids, size_t n);
+
 /* Result files are read with a size cap and a cap on their JSON values (counted before
  * parsing), so a hostile file costs bounded memory: ktrial's own results stay far below. */
 #define KT_RESULT_MAX_BYTES  ((size_t)256 << 20)

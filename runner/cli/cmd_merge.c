@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/summary.h"
+#include "spec/command_spec.h"
 #include "spec/matrix.h"
 #include "spec/spec.h"
 #include "util/json.h"
@@ -421,6 +422,10 @@ int cmd_merge(int argc, char **argv)
         kt_summary_facts f;
         kt_summary_facts_init(&f, spec->baseline.name, kt_aggregate_name(spec->aggregate),
                               spec->min_speedup, spec->confidence);
+        if (spec->command) {
+            f.metric = spec->command->metric;
+            f.metric_higher = spec->command->higher;
+        }
         const cJSON *as_run = kt_json_at_path(m.shards[0].doc, "provenance.run");
         f.quick = kt_json_get_bool(as_run, "quick", 0); /* every shard's, as checked */
         f.quick_max_repetitions = (int)kt_json_get_real(as_run, "quick_max_repetitions", 20);

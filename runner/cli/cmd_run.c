@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "util/json.h"
+#include "spec/command_spec.h"
 #include "spec/matrix.h"
 #include "spec/plan.h"
 #include "util/memory.h"
@@ -789,6 +790,13 @@ static void note_point_start(const run_state *st)
     fflush(stderr);
 }
 
+/* Decimals of an estimate on a progress line: whole seconds, one decimal under 10 s ("0.4 s",
+ * never "0 s" for a plan that takes some time). */
+static int estimate_decimals(double seconds)
+{
+    return seconds < 10 ? 1 : 0;
+}
+
 static void note_point_end(const run_state *st, const kt_point_result *r, double seconds,
                            double left_s)
 {
@@ -808,7 +816,7 @@ static void note_point_end(const run_state *st, const kt_point_result *r, double
         }
     fprintf(stderr, ", %.1f s", seconds);
     if (st->point_index + 1 < st->n_todo)
-        fprintf(stderr, "; estimate %.0f s left", left_s);
+        fprintf(stderr, "; estimate %.*f s left", estimate_decimals(left_s), left_s);
     fputc('\n', stderr);
     fflush(stderr);
 }
@@ -862,8 +870,8 @@ static void plan_run(run_state *st, const kt_point_result *done, size_t n_done)
                 "validate --plan` calls each arm once to price a command spec)",
                 n, n == 1 ? "" : "s");
     else
-        fprintf(stderr, "plan: %zu point%s to measure, estimate %.0f s", n, n == 1 ? "" : "s",
-                st->estimate_s);
+        fprintf(stderr, "plan: %zu point%s to measure, estimate %.*f s", n, n == 1 ? "" : "s",
+                estimate_decimals(st->estimate_s), st->estimate_s);
     if (!isnan(st->spec->budget_minutes))
         fprintf(stderr, " (budget %g min)", st->spec->budget_minutes);
     fputc('\n', stderr);
@@ -1121,6 +1129,10 @@ static void print_summary(const run_state *st, const char *status)
     kt_summary_facts f;
     kt_summary_facts_init(&f, st->spec->baseline.name, kt_aggregate_name(st->spec->aggregate),
                           st->spec->min_speedup, st->spec->confidence);
+    if (st->spec->command) {
+        f.metric = st->spec->command->metric;
+        f.metric_higher = st->spec->command->higher;
+    }
     f.status = status;
     f.quick = st->opt.quick;
     f.quick_max_repetitions = KT_QUICK_MAX_REPETITIONS;

@@ -187,6 +187,8 @@ int cmd_show(int argc, char **argv)
     kt_run_result run;
     memset(&run, 0, sizeof(run));
     int rc = KT_EXIT_KEEP;
+    char **not_run = NULL;
+    size_t n_not_run = 0;
     if (kt_run_archive_load_result(&doc, result) < 0 || kt_run_result_from_json(&run, doc) < 0) {
         fprintf(stderr, "error: %s\n", kt_error_last());
         rc = KT_EXIT_DATAERR;
@@ -217,6 +219,7 @@ int cmd_show(int argc, char **argv)
     kt_summary_facts_init(&f, baseline, aggregate,
                           kt_json_get_real(has ? decision : latency, "min_speedup", 1.0),
                           kt_json_get_real(has ? decision : latency, "confidence", 0.95));
+    kt_summary_facts_metric(&f, parsed);
     f.status = status;
     f.quick = rf.quick;
     f.quick_max_repetitions = rf.quick_max;
@@ -226,6 +229,10 @@ int cmd_show(int argc, char **argv)
     size_t n_pts = 0;
     if (strcmp(status, "running") == 0)
         n_pts = kt_run_archive_load_unfinished(&run, &f.n_not_run, dir, doc);
+    if (f.n_not_run) /* the rows NOT RUN, as 'run' printed them */
+        n_not_run = kt_run_archive_not_run_ids(&not_run, &run, dir, doc);
+    if (n_not_run == f.n_not_run)
+        f.not_run_ids = (const char *const *)not_run;
     if (!decided && !json) {
         if (run.n_points) {
             f.color = kt_summary_want_color(stdout);
@@ -262,6 +269,7 @@ int cmd_show(int argc, char **argv)
     if (strcmp(status, "interrupted") == 0 && rc == KT_EXIT_KEEP)
         rc = incomplete(status, dir, &run, doc, n_pts);
 done:
+    kt_run_archive_ids_free(not_run, n_not_run);
     kt_run_result_free(&run);
     cJSON_Delete(doc);
     return rc;

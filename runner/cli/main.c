@@ -42,15 +42,19 @@ const kt_command *kt_command_find(const char *name)
     return NULL;
 }
 
-/* "usage: ktrial NAME POSITIONAL [-o DIR] [--flag]...", the options from the table. */
+/* "usage: ktrial NAME POSITIONAL [-o DIR] [--flag]...", the options from the table (a required
+ * one without brackets). */
 static void print_usage_line(FILE *out, const kt_command *cmd)
 {
     size_t n;
     const kt_option *rows = kt_options_of(cmd->name, &n);
     fprintf(out, "usage: ktrial %s%s%s", cmd->name, cmd->usage[0] ? " " : "", cmd->usage);
-    for (size_t i = 0; i < n; i++)
-        fprintf(out, " [%s%s%s]", rows[i].alias ? rows[i].alias : rows[i].name,
-                rows[i].arg ? " " : "", rows[i].arg ? rows[i].arg : "");
+    for (size_t i = 0; i < n; i++) {
+        int required = kt_opt_required(&rows[i]);
+        fprintf(out, " %s%s%s%s%s", required ? "" : "[",
+                rows[i].alias ? rows[i].alias : rows[i].name, rows[i].arg ? " " : "",
+                rows[i].arg ? rows[i].arg : "", required ? "" : "]");
+    }
     fputc('\n', out);
 }
 

@@ -30,6 +30,13 @@ void kt_opt_init(kt_opt_parser *p, const char *command, int argc, char **argv)
     p->options_done = 0;
 }
 
+int kt_opt_required(const kt_option *o)
+{
+    static const char mark[] = "(required)";
+    size_t n = strlen(o->help), m = sizeof(mark) - 1;
+    return n >= m && strcmp(o->help + n - m, mark) == 0;
+}
+
 int kt_opt_is(const kt_option *o, const char *name)
 {
     return o && strcmp(o->name, name) == 0;

@@ -36,6 +36,10 @@ void kt_opt_init(kt_opt_parser *p, const char *command, int argc, char **argv);
  * table does not have, with the closest one as "did you mean", or one missing its value). */
 int kt_opt_next(kt_opt_parser *p, const kt_option **opt, const char **value);
 
+/* Whether the command needs option 'o' (its help ends "(required)"): its usage line shows
+ * it without brackets. */
+int kt_opt_required(const kt_option *o);
+
 /* Whether row 'o' is the option named 'name' ("--json"). */
 int kt_opt_is(const kt_option *o, const char *name);
 

@@ -52,6 +52,20 @@ void kt_summary_facts_from_doc(kt_summary_facts *f, const cJSON *doc)
     kt_result_shard(doc, &f->shard_index, &f->shard_count);
     f->n_not_run =
         (size_t)kt_json_get_real(cJSON_GetObjectItemCaseSensitive(doc, "timing"), "not_run", 0);
+    kt_summary_facts_metric(f, kt_json_at_path(doc, "spec.parsed"));
+}
+
+void kt_summary_facts_metric(kt_summary_facts *f, const cJSON *parsed)
+{
+    const cJSON *command = cJSON_GetObjectItemCaseSensitive(parsed, "command");
+    f->metric = doc_str(command, "metric", NULL);
+    f->metric_higher = strcmp(doc_str(command, "better", "lower"), "higher") == 0;
+}
+
+/* Whether the medians are of a reported metric rather than times. */
+static int by_metric(const kt_summary_facts *f)
+{
+    return f->metric && strcmp(f->metric, "wall") != 0;
 }
 
 int kt_summary_want_color(FILE *out)
@@ -123,11 +137,19 @@ static void header(FILE *out, int pw, int cw, const kt_summary_facts *f)
         "rel_l2",      "noisy",       "cand throughput"};
     put_cells(out, "point", pw, "candidate", cw, labels);
     fputs("verdict\n", out);
+    if (by_metric(f))
+        fprintf(out,
+                "(medians of the reported %s over the pairs, %s is better; 'base' is %s; "
+                "speedup = %s %s, ",
+                f->metric, f->metric_higher ? "higher" : "lower", f->baseline_name,
+                f->metric_higher ? "cand/base" : "base/cand", f->metric);
+    else
+        fprintf(out, "(medians per call over the pairs; 'base' is %s; speedup = base/cand time, ",
+                f->baseline_name);
     fprintf(out,
-            "(medians per call over the pairs; 'base' is %s; speedup = base/cand time, "
             "Hodges-Lehmann, %g%% CI; p: signed-rank (with the placements' spread), adjusted "
             "for the looks and points; noisy: disturbed pairs; %s: not measured)\n",
-            f->baseline_name, 100 * f->confidence, kt_cell_none);
+            100 * f->confidence, kt_cell_none);
 }
 
 /* One row: the candidate's cells, "—" for each one it has no measurement for. */
@@ -136,8 +158,8 @@ static void row(FILE *out, const kt_point_result *p, const kt_candidate_result *
 {
     char tb[32], tc[32], sp[64], pv[16], l2[16], noisy[24], tp[48];
     int timed = c->n_pairs > 0;
-    kt_cell_time(tb, sizeof(tb), timed ? c->base_time.median : NAN);
-    kt_cell_time(tc, sizeof(tc), timed ? c->cand_time.median : NAN);
+    kt_cell_median(tb, sizeof(tb), timed ? c->base_time.median : NAN, f->metric, f->metric_higher);
+    kt_cell_median(tc, sizeof(tc), timed ? c->cand_time.median : NAN, f->metric, f->metric_higher);
     if (timed && isfinite(c->speedup))
         snprintf(sp, sizeof(sp), "%.3f [%.3f, %.3f]", c->speedup, c->ci_low, c->ci_high);
     else
@@ -359,4 +381,10 @@ void kt_print_summary(FILE *out, const kt_run_result *run, const kt_summary_fact
                 run->set_warnings, run->set_warnings == 1 ? "point" : "points");
     if (run->state_warnings)
         state_warning_line(out, run);
+    if (run->energy_unchecked)
+        fprintf(out,
+                "warning: thresholds.energy.max_ratio was not checked at %d candidate %s: no "
+                "energy figure of both arms (trials.profile off, or no energy meter on this "
+                "machine)\n",
+                run->energy_unchecked, run->energy_unchecked == 1 ? "point" : "points");
 }

@@ -20,6 +20,10 @@ typedef struct kt_summary_facts {
     const char *const *not_run_ids; /* points of this run never started (may be NULL) */
     size_t n_not_run;               /* their number, also when the ids are unknown */
     int color;                      /* colour the verdicts (kt_summary_want_color) */
+    /* op command: the metric the samples are of (NULL or "wall": times), and whether higher
+     * is better (the samples are then 1e9 / value) */
+    const char *metric;
+    int metric_higher;
 } kt_summary_facts;
 
 /* Facts for a complete whole run decided by 'aggregate' at 'min_speedup' and 'confidence'. */
@@ -45,6 +49,10 @@ const char *kt_summary_overall_text(char *buf, size_t len, const kt_run_result *
 /* Facts of an archived run from its result.json 'doc' (status, --quick, shard, points not
  * run, the decision's aggregate, min_speedup and confidence); the strings point into 'doc'. */
 void kt_summary_facts_from_doc(kt_summary_facts *f, const struct cJSON *doc);
+
+/* The metric of a command run from its result.json 'parsed' spec (spec.parsed.command), so
+ * that the medians show as that metric's values; times otherwise. */
+void kt_summary_facts_metric(kt_summary_facts *f, const struct cJSON *parsed);
 
 void kt_print_summary(FILE *out, const kt_run_result *run, const kt_summary_facts *facts);
 

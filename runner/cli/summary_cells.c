@@ -34,6 +34,20 @@ const char *kt_cell_time(char *buf, size_t len, double ns)
     return buf;
 }
 
+const char *kt_cell_median(char *buf, size_t len, double sample, const char *metric, int higher)
+{
+    if (!metric || strcmp(metric, "wall") == 0)
+        return kt_cell_time(buf, len, sample);
+    double value = higher ? 1e9 / sample : sample;
+    if (!(sample > 0) || !isfinite(value))
+        snprintf(buf, len, "%s", kt_cell_none);
+    else if (value >= 1e3 && value < 1e9)
+        snprintf(buf, len, "%.0f", value); /* 48210, never 4.821e+04 */
+    else
+        snprintf(buf, len, "%.4g", value);
+    return buf;
+}
+
 const char *kt_cell_p(char *buf, size_t len, double p)
 {
     if (!isfinite(p))

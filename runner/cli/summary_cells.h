@@ -13,6 +13,11 @@ void kt_cell_put(FILE *out, const char *text, int width, int right);
 
 /* "812 ns", "1.25 us", "17.11 ms", "1.204 s"; "—" for 0, negative or not finite. */
 const char *kt_cell_time(char *buf, size_t len, double ns);
+/* A median of the pairs' samples: a time (kt_cell_time) when 'metric' is NULL or "wall",
+ * else the value of the command's reported metric, "48210" or "812.5": the sample itself,
+ * or 1e9 / sample for a metric where 'higher' is better (docs/command-trials.md); "—" for 0,
+ * negative or not finite. */
+const char *kt_cell_median(char *buf, size_t len, double sample, const char *metric, int higher);
 /* "0.012", "<0.001"; "—" when not finite. */
 const char *kt_cell_p(char *buf, size_t len, double p);
 

@@ -72,10 +72,10 @@ void kt_print_usage(FILE *out, const kt_run_result *run, int virtual_clock)
             if (!kt_candidate_priced(c))
                 continue;
             fprintf(out,
-                    "cost %-*s  %-16s $%.4g per million tokens (baseline $%.4g; %.6g tokens "
+                    "cost %-*s  %-16s $%.4g per million tokens (baseline $%.4g; %.6g token%s "
                     "per call)\n",
                     w, run->points[i].point.id, c->arm.name, c->usd_per_mtok_cand,
-                    c->usd_per_mtok_base, c->tokens_per_call);
+                    c->usd_per_mtok_base, c->tokens_per_call, c->tokens_per_call == 1 ? "" : "s");
         }
     if (!any)
         return;

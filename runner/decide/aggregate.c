@@ -89,6 +89,17 @@ size_t kt_run_finished_points(const kt_run_result *run)
     return n;
 }
 
+int kt_run_energy_unchecked(const kt_run_result *run, double max_ratio)
+{
+    int n = 0;
+    for (size_t i = 0; !isnan(max_ratio) && i < run->n_points; i++) {
+        const kt_point_result *p = &run->points[i];
+        for (size_t k = 0; k < p->n_cands && !kt_point_failed(p) && !kt_point_cut_short(p); k++)
+            n += !p->cands[k].arm.failed && isnan(p->cands[k].energy_ratio);
+    }
+    return n;
+}
+
 int kt_run_aggregate(kt_run_result *run, const kt_spec *spec)
 {
     free(run->cands);
@@ -108,6 +119,7 @@ int kt_run_aggregate(kt_run_result *run, const kt_spec *spec)
             run->state_warnings += run->points[i].cands[k].state_warning;
         }
     }
+    run->energy_unchecked = kt_run_energy_unchecked(run, spec->max_energy_ratio);
     int any_reject = 0, any_inconclusive = 0;
     size_t finished = kt_run_finished_points(run);
     for (size_t k = 0; k < run->n_cands; k++) {

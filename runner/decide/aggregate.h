@@ -26,6 +26,9 @@ typedef struct kt_run_result {
     int order_warnings;
     int set_warnings;   /* candidate points whose input sets disagree (set_effect) */
     int state_warnings; /* candidate points with a prepared state far off its arm's others */
+    /* candidate points where thresholds.energy.max_ratio was set but had no energy figure of
+     * both arms to check (the profiling pass off, or no energy meter) */
+    int energy_unchecked;
 } kt_run_result;
 
 /* Whether point 'p' was cut short by an interrupt: not archived point by point, measured
@@ -40,6 +43,10 @@ size_t kt_run_finished_points(const kt_run_result *run);
 /* Whether candidate 'k' of point 'p' enters its geometric mean: the point finished and the
  * candidate has a finite speedup interval with a known coverage. */
 int kt_point_in_geomean(const kt_point_result *p, size_t k);
+
+/* Candidate points of 'run' that an energy limit 'max_ratio' (NAN: none) could not judge: the
+ * point and the candidate measured, but no energy ratio. */
+int kt_run_energy_unchecked(const kt_run_result *run, double max_ratio);
 
 /* Per-candidate verdicts by spec->aggregate, and the overall verdict. */
 int kt_run_aggregate(kt_run_result *run, const kt_spec *spec);

@@ -186,7 +186,7 @@ static int check_setup_and_energy(kt_candidate_result *c, const kt_arm_result *b
         c->setup_memory_fraction > spec->max_setup_memory_ratio) {
         kt_candidate_add_reason(
             c, KT_REASON_SETUP,
-            "setup memory %.0f bytes is %s of the problem's inputs and outputs, above "
+            "setup memory %.0f bytes is %sx the problem's inputs and outputs, above "
             "thresholds.setup.max_memory_ratio %s at %s",
             a->variant_bytes,
             kt_format_apart(v, sizeof(v), c->setup_memory_fraction, spec->max_setup_memory_ratio, 3,

@@ -65,6 +65,15 @@ static void fmt_time(char *buf, size_t len, double ns)
 
 /* ---- verdict table ---------------------------------------------------------------------- */
 
+/* A median of the samples: a time, or a command run's reported metric as the summary shows it. */
+static void median_cell_text(char *buf, size_t len, double sample, const kt_summary_facts *facts)
+{
+    if (facts->metric && strcmp(facts->metric, "wall") != 0)
+        kt_cell_median(buf, len, sample, facts->metric, facts->metric_higher);
+    else
+        fmt_time(buf, len, sample);
+}
+
 static void verdict_cell(FILE *f, const char *verdict)
 {
     fprintf(f, "<td><span class='verdict v-%s'>%s</span></td>", verdict, verdict);
@@ -92,13 +101,15 @@ static void verdict_table(FILE *f, const kt_report_input *in, size_t n)
         kt_report_label(label, sizeof(label), &in[a]);
         double confidence = kt_json_get_real(
             cJSON_GetObjectItemCaseSensitive(in[a].doc, "decision"), "confidence", 0.95);
+        kt_summary_facts facts; /* a command run's medians are of its metric */
+        kt_summary_facts_from_doc(&facts, in[a].doc);
         for (size_t i = 0; i < in[a].run.n_points; i++) {
             const kt_point_result *p = &in[a].run.points[i];
             for (size_t k = 0; k < p->n_cands; k++) {
                 const kt_candidate_result *c = &p->cands[k];
                 char tb[32], tc[32];
-                fmt_time(tb, sizeof(tb), c->base_time.median);
-                fmt_time(tc, sizeof(tc), c->cand_time.median);
+                median_cell_text(tb, sizeof(tb), c->base_time.median, &facts);
+                median_cell_text(tc, sizeof(tc), c->cand_time.median, &facts);
                 fputs("<tr class='verdict-row'><td>", f);
                 esc(f, label);
                 fputs("</td><td>", f);

@@ -164,6 +164,10 @@ static void format_number(char *buf, size_t cap, double x)
         snprintf(buf, cap, "%.0f", x);
         return;
     }
+    if (x == 0x1p63) { /* the schema's 9223372036854775807 (INT64_MAX), rounded up by a double */
+        snprintf(buf, cap, "%lld", (long long)INT64_MAX);
+        return;
+    }
     for (int prec = 1; prec <= 17; prec++) {
         snprintf(buf, cap, "%.*g", prec, x);
         if (strtod(buf, NULL) == x)

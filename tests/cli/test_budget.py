@@ -67,6 +67,13 @@ class BudgetTest(unittest.TestCase):
         self.assertIn("budget 0.3 s (over)", p.stdout)
         with open(os.path.join(out, "points.jsonl")) as f:
             self.assertEqual(len(f.readlines()), measured)  # what was measured is archived
+        # show prints the same table as run did, the points never started included
+        rows = [ln for ln in p.stdout.splitlines() if ln.endswith("NOT RUN (budget)")]
+        self.assertEqual(len(rows), not_run, p.stdout)
+        shown = run(["show", out])
+        self.assertEqual(rows, [ln for ln in shown.stdout.splitlines()
+                                if ln.endswith("NOT RUN (budget)")],
+                         shown.stdout)
         m = re.search(r"continue with: (ktrial run .* --resume .*)$", p.stderr, re.M)
         self.assertIsNotNone(m, p.stderr)
         # --resume starts a fresh budget for what is left; with --force it finishes

@@ -309,6 +309,36 @@ class CommandTrials(unittest.TestCase):
         # the other metric the command printed is kept with the arm's costs
         self.assertEqual(12, doc["points"][0]["baseline"]["metrics"]["rss_estimate"]["value"])
 
+    def test_medians_of_a_reported_metric_show_as_that_metric(self):
+        """The medians of a metric spec are the metric's values, named in the legend: a
+        throughput of 40000 tokens/s is not '25.00 us', and a reported latency in ms is no
+        time in ns."""
+        def arm(metric, v):
+            return engine("--metric", metric, "--value", v)
+        for metric, better, base, cand, speedup in (("tokens_per_s", "higher", "40000", "80000",
+                                                     "cand/base tokens_per_s"),
+                                                    ("ttft_ms", "lower", "250", "125",
+                                                     "base/cand ttft_ms")):
+            path = self.spec(
+                f"baseline: {{run: {arm(metric, base)}}}\n"
+                f"candidates: [{{name: other, run: {arm(metric, cand)}}}]\n"
+                f"measure: {{metric: {metric}, better: {better}}}\n", name=f"m-{better}")
+            r, out = self.run_spec(path)
+            kc.validate_result(self, out)
+            shown = kc.run(["show", out])
+            report = os.path.join(self.dir, f"{better}.html")
+            kc.run(["report", out, "-o", report])
+            with open(report) as f:
+                html = f.read()
+            for text in (r.stdout, shown.stdout):
+                self.assertIn(f"medians of the reported {metric} over the pairs, {better} is "
+                              f"better", text)
+                self.assertIn(f"speedup = {speedup}", text)
+                row = [ln for ln in text.splitlines() if ln.startswith("b1 ")][0]
+                self.assertRegex(row, rf"\s{base}\s+{cand}\s+2\.000 ", text)
+                self.assertNotRegex(row, r"\d (ns|us|ms|s) ")
+            self.assertIn(f"<td class='num'>{base}</td><td class='num'>{cand}</td>", html)
+
     def test_arguments_stay_whole_env_cwd_setup_teardown(self):
         log = os.path.join(self.dir, "log.txt")
         args = os.path.join(self.dir, "args-{arm}-{task}.txt")

@@ -101,6 +101,75 @@ def doc_sections(text):
     return sections
 
 
+# a type cell that lists values: "`a` \\| `b` \\| `c`", "array of `a` \\| `b`", maybe followed by
+# words for what the schema allows besides ("\\| a plugin's op")
+ENUM_CELL = re.compile(r"(?:array of )?(`[^`]+`(?: \\\| `[^`]+`)+)(?! \\\| `)")
+
+
+def enum_values(schema, node):
+    """Every value an enum or const of 'node' allows, through $ref, anyOf and array items."""
+    values = set()
+
+    def walk(n, seen):
+        if not isinstance(n, dict):
+            return
+        ref = n.get("$ref")
+        if ref and ref not in seen:
+            walk(resolve(schema, ref), seen | {ref})
+        values.update(render(v) for v in n.get("enum", []))
+        if "const" in n:
+            values.add(render(n["const"]))
+        for key in ("anyOf", "oneOf", "allOf"):
+            for sub in n.get(key, []):
+                walk(sub, seen)
+        walk(n.get("items"), seen)
+
+    walk(node, frozenset())
+    return values
+
+
+def enum_problems(doc_file, schema, expected, found):
+    """Rows whose type cell lists values other than the schema's enum."""
+    problems = []
+    for marker, rows in sorted(found.items()):
+        for path, cells in sorted(rows.items()):
+            m = ENUM_CELL.match(cells.get("type", ""))
+            if not m or path not in expected.get(marker, {}):
+                continue
+            listed = set(re.findall(r"`([^`]+)`", m.group(1)))
+            allowed = enum_values(schema, expected[marker][path])
+            if listed != allowed:
+                problems.append(f"{doc_file}: `{marker}` `{path}` lists {sorted(listed)}, the "
+                                f"schema allows {sorted(allowed)}")
+    return problems
+
+
+def bound_problems(doc_file, expected, found):
+    """Rows whose type cell leaves out a numeric bound of the schema: each minimum and maximum
+    must appear as its figure (1,048,576 or 1048576; 2^63-1), an exclusive minimum of 0 as
+    "above 0" or "(0,"."""
+    def figures(v):
+        out = {str(v), f"{v:,}"}
+        if v == 2**63 - 1:
+            out.add("2^63-1")
+        return out
+    problems = []
+    for marker, rows in sorted(expected.items()):
+        for path, node in sorted(rows.items()):
+            cell = found.get(marker, {}).get(path, {}).get("type")
+            if cell is None:
+                continue
+            for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+                if key not in node:
+                    continue
+                v = node[key]
+                ok = figures(v) if key != "exclusiveMinimum" or v != 0 else {"above 0", "(0,"}
+                if not any(f in cell for f in ok):
+                    problems.append(f"{doc_file}: `{marker}` `{path}` type '{cell}' does not "
+                                    f"give the schema's {key} {v}")
+    return problems
+
+
 def render(value):
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -158,10 +227,13 @@ class ReferenceTest(unittest.TestCase):
     maxDiff = None
     def check(self, schema_file, doc_file, default_column):
         with open(os.path.join(SOURCE, "schemas", schema_file)) as f:
-            expected = schema_sections(json.load(f))
+            schema = json.load(f)
+        expected = schema_sections(schema)
         with open(os.path.join(DOCS, doc_file)) as f:
             found = doc_sections(f.read())
-        problems = []
+        problems = enum_problems(doc_file, schema, expected, found)
+        if default_column:  # the spec's reference: a user picks values within these
+            problems += bound_problems(doc_file, expected, found)
         for marker in sorted(set(expected) | set(found)):
             want, have = expected.get(marker, {}), found.get(marker, {})
             if marker not in found:
@@ -201,6 +273,20 @@ class ReferenceTest(unittest.TestCase):
         self.assertEqual(set(have["#"]), {"a", "a.z", "c"})
         self.assertEqual(set(want["#/definitions/d"]), set(have["#/definitions/d"]))
         self.assertEqual(have["#/definitions/d"]["e"]["default"], render(3))
+
+
+    def test_the_checker_sees_a_value_the_table_leaves_out(self):
+        schema = {"properties": {"op": {"anyOf": [{"enum": ["a", "b"]}, {"pattern": "x"}]},
+                                 "l": {"items": {"enum": [1, 2]}}, "n": {"type": "integer"}}}
+        doc = ("## top (`#`)\n| key | type | meaning |\n|---|---|---|\n"
+               "| `op` | `a` \\| a plugin's | x |\n| `l` | array of `1` \\| `2` | y |\n"
+               "| `n` | `3` | z |\n")
+        problems = enum_problems("d.md", schema, schema_sections(schema), doc_sections(doc))
+        self.assertEqual([], problems)  # one value alone is no list
+        doc = doc.replace("| `a` \\| a plugin's", "| `a` \\| `c` \\| a plugin's")
+        problems = enum_problems("d.md", schema, schema_sections(schema), doc_sections(doc))
+        self.assertEqual(["d.md: `#` `op` lists ['a', 'c'], the schema allows ['a', 'b']"],
+                         problems)
 
 
 class LookScheduleTest(unittest.TestCase):

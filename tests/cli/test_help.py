@@ -68,8 +68,26 @@ class HelpTest(unittest.TestCase):
                         continue
                     left = (f"{alias}, " if alias else "") + name + (f" {arg}" if arg else "")
                     self.assertRegex(p.stdout, rf"\n  {re.escape(left)} +{re.escape(help_text)}\n")
-                    self.assertIn(f"[{alias or name}{' ' + arg if arg else ''}]", usage)
+                    shown = f"{alias or name}{' ' + arg if arg else ''}"
+                    if help_text.endswith("(required)"):  # not optional: no brackets
+                        self.assertIn(f" {shown}", usage)
+                        self.assertNotIn(f"[{shown}]", usage)
+                    else:
+                        self.assertIn(f"[{shown}]", usage)
                 self.assertIn("-h, --help", p.stdout)
+
+    def test_the_readme_commands_table_lists_every_option(self):
+        """README.md's "Commands" table is where a new user learns the options: each row names
+        every option of its command."""
+        with open(os.path.join(SOURCE, "README.md")) as f:
+            text = f.read()
+        rows = {m.group(1): m.group(2) for m in
+                re.finditer(r"^\| `ktrial (\w+) ([^`]*)` \|", text, re.M)}
+        self.assertEqual(set(rows), set(COMMANDS))
+        missing = [f"{c}: {alias or name}" for c, name, alias, _, _ in self.rows
+                   if not any(re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", rows[c])
+                              for word in (name, alias) if word)]
+        self.assertEqual([], missing)
 
     def test_the_parser_accepts_every_option_of_the_table(self):
         for command, name, alias, arg, _ in self.rows:

@@ -3,6 +3,7 @@ import csv
 import json
 import math
 import os
+import re
 import shutil
 import tempfile
 import unittest
@@ -33,6 +34,19 @@ class RunVerdictTest(unittest.TestCase):
         self.assertLessEqual(c["ci"][0], c["speedup"])
         self.assertGreaterEqual(c["ci"][1], c["speedup"])
         self.assertIn("KEEP", p.stdout)
+
+    def test_a_short_plan_is_not_estimated_at_0_s(self):
+        # a sim point of 64 elements plans well under a second: the plan line and the time
+        # left after each point keep a decimal there, as the closing 'time:' line does
+        p, _ = self.run_spec(batch_sizes=(1, 2))
+        plan = re.search(r"^plan: 2 points to measure, estimate ([0-9.]+) s$", p.stderr, re.M)
+        self.assertIsNotNone(plan, p.stderr)
+        figure = plan.group(1)
+        self.assertGreater(float(figure), 0)
+        self.assertTrue("." in figure or float(figure) >= 10, figure)  # 0.3 s, 12 s
+        left = re.search(r"\[1/2\] [^\n]*; estimate ([0-9.]+) s left\n", p.stderr)
+        self.assertIsNotNone(left, p.stderr)
+        self.assertTrue("." in left.group(1) or float(left.group(1)) >= 10, left.group(1))
 
     def test_slower_candidate_is_rejected(self):
         p, out = self.run_spec(candidates={"slow": {"median_us": 110, "spread": 0.05}})

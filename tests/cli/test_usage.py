@@ -178,6 +178,10 @@ trials: {warmup: 1, min_repetitions: 5, max_repetitions: 10, flush_cache: false}
                     expect = 3.2 / 3600 * median_ns * 1e-9 / batch * 1e6
                     self.assertAlmostEqual(costs[key], expect, delta=expect * 1e-9)
         self.assertIn("per million tokens", p.stdout)
+        # counts take the singular for one (docs/everyday-use.md)
+        self.assertIn("; 1 token per call)", p.stdout)
+        self.assertIn("; 8 tokens per call)", p.stdout)
+        self.assertNotIn("1 tokens", p.stdout)
 
     def test_no_price_without_costs_or_without_times(self):
         # a failed baseline stops the point before its candidates are evaluated, and a crashed
@@ -223,6 +227,24 @@ trials: {warmup: 1, min_repetitions: 5, max_repetitions: 10, flush_cache: false}
         self.assertIn("setup", slow["reason_codes"])
         self.assertIn("thresholds.setup.max_seconds", " ".join(slow["reasons"]))
         self.assertGreater(slow["setup"]["prepare_s"], 0.29)
+
+    def test_an_energy_limit_without_an_energy_figure_says_it_was_not_checked(self):
+        # a limit chosen before the run must not pass unnoticed: with the profiling pass off
+        # there is never an energy figure, whatever the machine's meters
+        spec = sim_spec(os.path.join(self.tmp, "e.yaml"), trials={"profile": False},
+                        candidates={"big": {"median_us": 80, "extra_bytes": 4096}},
+                        thresholds={"energy": {"max_ratio": 1.1},
+                                    "setup": {"max_memory_ratio": 2}})
+        out = os.path.join(self.tmp, "e")
+        p = run(["run", spec, "-o", out])
+        doc = validate_result(self, out)
+        self.assertEqual("NaN", doc["points"][0]["candidates"][0]["energy_ratio"])
+        want = "warning: thresholds.energy.max_ratio was not checked at 1 candidate point"
+        self.assertIn(want, p.stdout)
+        self.assertIn(want, run(["show", out]).stdout)
+        # the setup-memory reason reads as a ratio, like the memory gate's
+        self.assertRegex(" ".join(doc["points"][0]["candidates"][0]["reasons"]),
+                         r"setup memory 4096 bytes is [0-9.e+]+x the problem's inputs")
 
 
 if __name__ == "__main__":

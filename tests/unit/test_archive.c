@@ -477,7 +477,7 @@ static void test_load_result(void **state)
     cJSON *doc = cJSON_CreateObject();
     cJSON *points = cJSON_AddArrayToObject(doc, "points");
     cJSON_AddItemToArray(points, kt_point_result_to_json(&p, &spec));
-    kt_run_result run = {&p, 1, NULL, 0, KT_VERDICT_KEEP, 0, 0, 0, 0};
+    kt_run_result run = {&p, 1, NULL, 0, KT_VERDICT_KEEP, 0, 0, 0, 0, 0};
     assert_int_equal(kt_run_aggregate(&run, &spec), 0);
     cJSON_AddItemToObject(doc, "candidates", kt_candidate_verdicts_to_json(&run));
     cJSON_AddStringToObject(cJSON_AddObjectToObject(doc, "decision"), "verdict", "KEEP");
