@@ -28,6 +28,21 @@ const char *kt_role_name(kt_role role)
     }
 }
 
+unsigned kt_role_model_fields(kt_role role)
+{
+    switch (role) {
+    case KT_ROLE_QKV:
+        return KT_MODEL_HIDDEN | KT_MODEL_HEADS | KT_MODEL_KV_HEADS | KT_MODEL_HEAD_DIM;
+    case KT_ROLE_O:
+        return KT_MODEL_HIDDEN | KT_MODEL_HEADS | KT_MODEL_HEAD_DIM;
+    case KT_ROLE_GATE_UP:
+    case KT_ROLE_DOWN:
+        return KT_MODEL_HIDDEN | KT_MODEL_INTERMEDIATE;
+    default:
+        return 0;
+    }
+}
+
 const char *kt_distribution_name(kt_distribution d)
 {
     switch (d) {

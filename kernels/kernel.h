@@ -36,6 +36,11 @@ extern "C" {
  * message". For reports of a kernel's failure, where an empty reason helps nobody. */
 const char *kt_error_or_code(int code);
 
+/* The model fields (KT_MODEL_*) a projection of role 'role' reads: qkv the width and every head
+ * field, o the width, heads and head_dim, gate_up and down the width and intermediate size; 0
+ * for KT_ROLE_NONE. An op with a role axis needs of a model only its roles' fields. */
+unsigned kt_role_model_fields(kt_role role);
+
 /* op->shape and, for a plugin's op (which may make anything), a check of the problem it
  * made: at least one output, KT_MAX_TENSORS tensors at most, each named with 1 to 4 dims of
  * at least 1 and 2^48 elements at most, a storage dtype, finite flops and bytes. A shape that

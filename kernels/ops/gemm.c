@@ -137,6 +137,14 @@ static int gemm_shape(kt_problem *out, const kt_point *point, kt_dtype dtype,
     int err = kt_op_gemm_dims(&m, point, "gemm");
     if (err < 0)
         return err;
+    static const char *const names[] = {"hidden", "heads", "kv_heads", "head_dim", "intermediate"};
+    static const unsigned bits[] = {KT_MODEL_HIDDEN, KT_MODEL_HEADS, KT_MODEL_KV_HEADS,
+                                    KT_MODEL_HEAD_DIM, KT_MODEL_INTERMEDIATE};
+    const int64_t have[] = {md->hidden, md->heads, md->kv_heads, md->head_dim, md->intermediate};
+    for (int i = 0; i < 5; i++)
+        if ((kt_role_model_fields(point->role) & bits[i]) && have[i] <= 0)
+            return kt_error_code(KT_EINVAL, "gemm: model '%s' has no '%s', which role '%s' reads",
+                                 md->name, names[i], kt_role_name(point->role));
     switch (point->role) {
     case KT_ROLE_QKV:
         n = (md->heads + 2 * md->kv_heads) * md->head_dim;

@@ -350,6 +350,21 @@ static int64_t *model_field(kt_model *m, int i)
     return fields[i];
 }
 
+/* The model fields the spec's points read: the op's, and of the built-in op with a role axis
+ * (gemm) only those its roles read (a gate_up/down spec needs no heads). A role an include rule
+ * adds to an inline model without its fields is refused at the model by the shape check. A
+ * plugin's op reads what it declares, roles or not. */
+static unsigned needed_model_fields(const kt_spec *spec)
+{
+    unsigned fields = spec->op->model_fields, roles = 0;
+    if (!(spec->op->axes & KT_AXIS_ROLE) || !spec->roles ||
+        kt_op_plugin(spec->op) != KT_PLUGIN_BUILTIN)
+        return fields;
+    for (size_t i = 0; i < spec->n_roles; i++)
+        roles |= kt_role_model_fields(spec->roles[i]);
+    return fields & roles;
+}
+
 /* Fills 'm' from an inline model map; reports fields the op reads that are missing. */
 static int inline_model(mctx *c, const kt_node *map, const char *path, kt_model *m)
 {
@@ -368,7 +383,7 @@ static int inline_model(mctx *c, const kt_node *map, const char *path, kt_model 
         if (v) {
             if (get_int(c, v, sub, 1, MAX_BYTES_DIM, model_field(m, i)) != 0)
                 ok = 0;
-        } else if (c->spec->op->model_fields & model_field_bits[i]) {
+        } else if (needed_model_fields(c->spec) & model_field_bits[i]) {
             report(c, map, path, "inline model '%s' needs '%s' for op '%s'", m->name,
                    model_field_names[i], c->spec->op->name);
             ok = 0;
@@ -510,12 +525,17 @@ static void default_axis(mctx *c, const char *key, int64_t **values, size_t *n, 
 static void check_axes(mctx *c)
 {
     kt_spec *spec = c->spec;
+    int *phases = NULL, *roles = NULL;
+    /* roles first: they say which of a model's fields a gemm spec needs. Defaults: all four */
+    check_enum_axis(c, "roles", KT_AXIS_ROLE, "role", role_names, 4, 4, &roles, &spec->n_roles);
+    spec->roles = calloc(spec->n_roles ? spec->n_roles : 1, sizeof(*spec->roles));
+    for (size_t i = 0; spec->roles && i < spec->n_roles; i++)
+        spec->roles[i] = role_values[roles[i]];
     check_models(c);
     check_int_axis(c, "batch_sizes", KT_AXIS_BATCH, "batch_size", MAX_BYTES_DIM, !is_command(spec),
                    &spec->batch_sizes, &spec->n_batch_sizes);
     default_axis(c, "batch_sizes", &spec->batch_sizes, &spec->n_batch_sizes, 1);
     /* kt_phase values are the indexes of phase_names; defaults: decode only */
-    int *phases = NULL, *roles = NULL;
     check_enum_axis(c, "phases", KT_AXIS_PHASE, "phase", phase_names, 2, 1, &phases,
                     &spec->n_phases);
     spec->phases = calloc(spec->n_phases ? spec->n_phases : 1, sizeof(*spec->phases));
@@ -532,11 +552,6 @@ static void check_axes(mctx *c)
     check_int_axis(c, "context_lengths", KT_AXIS_CONTEXT, "context_length", MAX_CONTEXT,
                    need_context, &spec->context_lengths, &spec->n_context_lengths);
     default_axis(c, "context_lengths", &spec->context_lengths, &spec->n_context_lengths, 0);
-    /* defaults: all four roles */
-    check_enum_axis(c, "roles", KT_AXIS_ROLE, "role", role_names, 4, 4, &roles, &spec->n_roles);
-    spec->roles = calloc(spec->n_roles ? spec->n_roles : 1, sizeof(*spec->roles));
-    for (size_t i = 0; spec->roles && i < spec->n_roles; i++)
-        spec->roles[i] = role_values[roles[i]];
     free(phases);
     free(roles);
 }

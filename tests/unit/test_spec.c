@@ -429,6 +429,42 @@ static void test_models(void **state)
     kt_diag_free(&d);
 }
 
+/* gemm reads of a model what its roles read: an MLP-only inline model serves gate_up and down,
+ * is refused for o at the model, and a qkv point an include rule adds is refused by name. */
+static void test_gemm_roles_need_their_fields(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {"roles: [gate_up, down]\n", NULL},
+        {"roles: [o]\n", "models[0]: inline model 'mlp' needs 'heads' for op 'gemm'"},
+        {"roles: [down]\ninclude: [{model: mlp, role: qkv, batch_size: 1}]\n",
+         "models[0]: point 'mlp/decode/qkv/b1': gemm: model 'mlp' has no 'heads', which role "
+         "'qkv' reads"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char text[1024];
+        snprintf(text, sizeof(text),
+                 "version: 1\nname: m\nop: gemm\nbackend: cpu\n"
+                 "models:\n  - {name: mlp, hidden: 64, intermediate: 96}\n" /* line 6 */
+                 "batch_sizes: [1, 3]\n%s"
+                 "baseline: {variant: blas}\ncandidates: [{name: a, variant: tiled}]\n",
+                 cases[i][0]);
+        kt_spec *s = NULL;
+        kt_diag d;
+        int rc = parse(&s, text, NULL, &d);
+        if (!cases[i][1]) {
+            kt_diag_print(&d, stderr);
+            assert_int_equal(rc, 0);
+            assert_int_equal(s->n_roles, 2);
+            kt_spec_free(s);
+        } else {
+            assert_int_equal(rc, -1);
+            assert_diag(&d, 0, 6, 5, cases[i][1]);
+        }
+        kt_diag_free(&d);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -444,6 +480,7 @@ int main(void)
         cmocka_unit_test(test_budget),
         cmocka_unit_test(test_load_files),
         cmocka_unit_test(test_models),
+        cmocka_unit_test(test_gemm_roles_need_their_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
