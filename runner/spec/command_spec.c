@@ -10,7 +10,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 const char *const kt_command_placeholder_names[] = {
     "batch_size", "context_length", "dtype", "task",       "input", "output",
@@ -227,6 +230,27 @@ static void read_arm(pctx *c, const kt_node *node, const char *where, kt_command
         arm->timeout_s = t;
 }
 
+/* A task's input or expect file that cannot be read now: a warning at its line, not an error,
+ * since an arm's setup may write it before the first call. */
+static void check_task_file(pctx *c, const kt_node *at, size_t i, const char *key, const char *path)
+{
+    struct stat sb;
+    const char *why = NULL;
+    if (!path || !at)
+        return;
+    if (stat(path, &sb) != 0)
+        why = strerror(errno);
+    else if (!S_ISREG(sb.st_mode))
+        why = "not a regular file";
+    else if (access(path, R_OK) != 0)
+        why = strerror(errno);
+    if (why)
+        kt_diag_add(c->diag, KT_DIAG_WARNING, c->path, at->line, at->col,
+                    "tasks[%zu].%s: '%s': %s (unless a setup step writes it, every call of this "
+                    "task fails)",
+                    i, key, path, why);
+}
+
 static void read_tasks(pctx *c, const kt_node *root, kt_command_spec *cs)
 {
     const kt_node *list = kt_node_get(root, "tasks");
@@ -253,6 +277,8 @@ static void read_tasks(pctx *c, const kt_node *root, kt_command_spec *cs)
                        task->name, j);
         task->input = input ? resolve(c, input) : NULL;
         task->expect = expect ? resolve(c, expect) : NULL;
+        check_task_file(c, kt_node_get(t, "input"), i, "input", task->input);
+        check_task_file(c, kt_node_get(t, "expect"), i, "expect", task->expect);
         c->has_input &= input != NULL;
         c->has_expect &= expect != NULL;
         cs->n_tasks++;

@@ -339,6 +339,31 @@ class CommandTrials(unittest.TestCase):
                 self.assertNotRegex(row, r"\d (ns|us|ms|s) ")
             self.assertIn(f"<td class='num'>{base}</td><td class='num'>{cand}</td>", html)
 
+    def test_a_task_file_that_cannot_be_read_is_a_warning_at_its_line(self):
+        with open(os.path.join(self.dir, "here.json"), "w") as f:
+            f.write("{}")
+        path = self.spec(
+            "tasks:\n"
+            "  - {name: ok, input: here.json}\n"
+            "  - {name: typo, input: hrer.json, expect: here.json}\n"
+            "  - {name: dir, input: .}\n"  # line 9
+            "baseline: {run: [\"true\", \"{input}\"]}\n"
+            "candidates: [{name: c, run: [\"true\", \"{input}\"]}]\n")
+        r = kc.run(["validate", path])
+        self.assertEqual(0, r.returncode, r.stdout + r.stderr)  # a setup step may write it
+        with open(path) as f:
+            lines = f.read().split("\n")
+
+        def at(value):  # file:line:col of a task's input value
+            row = next(i for i, line in enumerate(lines) if f"input: {value}" in line)
+            return f"{path}:{row + 1}:{lines[row].index(f'input: {value}') + len('input: ') + 1}"
+        self.assertIn(f"{at('hrer.json')}: warning: tasks[1].input: "
+                      f"'{os.path.join(self.dir, 'hrer.json')}': No such file or directory "
+                      "(unless a setup step writes it, every call of this task fails)", r.stderr)
+        self.assertIn(f"{at('.}')}: warning: tasks[2].input: '{self.dir}/.': not a regular file",
+                      r.stderr)
+        self.assertEqual(2, r.stderr.count("warning: tasks["), r.stderr)
+
     def test_arguments_stay_whole_env_cwd_setup_teardown(self):
         log = os.path.join(self.dir, "log.txt")
         args = os.path.join(self.dir, "args-{arm}-{task}.txt")
