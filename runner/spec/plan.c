@@ -143,9 +143,12 @@ static arm_seconds arm_at(const kt_spec *spec, const kt_arm *arm, const kt_probl
                           const kt_arm_cost *cost)
 {
     arm_seconds a;
+    double sim_prepare = strcmp(spec->backend, "sim") == 0 /* prepare_ms: a real sleep */
+                             ? arm_param(arm, "prepare_ms", 0.0) * 1e-3
+                             : 0;
     if (!cost) {
         double c = call_seconds(spec, arm, p, busy);
-        a = (arm_seconds){c, c, c, c, c, 0};
+        a = (arm_seconds){c, c, c, c + sim_prepare, c, 0};
         return a;
     }
     double in, out;
@@ -157,6 +160,7 @@ static arm_seconds arm_at(const kt_spec *spec, const kt_arm *arm, const kt_probl
     double scan = cost->out_bytes > 0 ? cost->scan_s * out / cost->out_bytes * slow : 0;
     double full = cost->full_s * (in + out) / fmax(cost->in_bytes + cost->out_bytes, 1) * slow;
     double prepare = cost->in_bytes > 0 ? cost->prepare_s * in / cost->in_bytes * slow : 0;
+    prepare = fmax(prepare, sim_prepare); /* whatever the size */
     a.call = call;
     a.checked = call + scan + FULL_CHECK_RATE * full;
     int sim = strcmp(spec->backend, "sim") == 0;

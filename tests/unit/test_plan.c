@@ -148,6 +148,18 @@ static void test_estimate_and_cap(void **state)
     assert_int_equal(kt_plan_estimate(&plan, &s, &m), KT_OK);
     assert_float_equal(plan.point_seconds[0], up0 + fixed + 10 * 330e-6, 1e-12);
     kt_plan_free(&plan);
+    /* the sim's prepare_ms is a real sleep, whatever the problem's size: once per input set's
+     * correctness step (3 sets) */
+    s.max_seconds_per_point = 20;
+    const kt_variant *v = s.baseline.variant;
+    int prep = kt_param_index(v->params, v->n_params, "prepare_ms");
+    assert_true(prep >= 0);
+    s.baseline.params[prep].num = 500;
+    assert_int_equal(kt_plan_estimate(&plan, &s, &m), KT_OK);
+    assert_float_equal(plan.point_seconds[0], up0 + fixed + pairs + 3 * 0.5, 1e-9);
+    assert_float_equal(plan.point_seconds[1], up1 + fixed + pairs + 3 * 0.5, 1e-9);
+    kt_plan_free(&plan);
+    s.baseline.params[prep].num = 0;
 }
 
 /* Measured arm costs, as kt_calibration_arm gives them; test_measured_costs sets them, and
