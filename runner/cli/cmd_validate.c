@@ -54,9 +54,14 @@ static void print_plan(const kt_spec *spec, const kt_matrix *m)
                most > avail ? ", too little: run refuses it without --force" : "");
     if (isnan(spec->budget_minutes))
         printf("  budget: none (budget.max_minutes is not set)\n");
-    else
-        printf("  budget: %g min, %s\n", spec->budget_minutes,
-               plan.total_seconds / 60.0 <= spec->budget_minutes ? "within" : "over");
+    else /* validation holds the budget to the idle estimate: the load must not decide validity */
+        printf("  budget: %g min: %s on an idle host (%.2f min, the estimate validation checks); "
+               "%s at this host's load now (%.2f min)\n",
+               spec->budget_minutes,
+               plan.idle_seconds / 60.0 <= spec->budget_minutes ? "within" : "over",
+               plan.idle_seconds / 60.0,
+               plan.total_seconds / 60.0 <= spec->budget_minutes ? "within" : "over",
+               plan.total_seconds / 60.0);
     kt_plan_free(&plan);
 }
 
