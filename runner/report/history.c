@@ -171,6 +171,9 @@ void kt_history_text(FILE *f, const kt_history *h)
     if (!s)
         return;
     s->n = series_keys(h, s->points, s->cands, MAX_SERIES);
+    if (s->n)
+        fprintf(f, "point  candidate\n  %-8s %-20s %-22s %-12s  %s\n", "commit", "start (UTC)",
+                "speedup (HL) [CI]", "verdict", "against the run before");
     for (size_t j = 0; j < s->n; j++) {
         fprintf(f, "%s  %s\n", s->points[j], s->cands[j]);
         for (size_t r = 0; r < h->n; r++) {

@@ -323,6 +323,9 @@ class ReportTest(unittest.TestCase):
             self.assertLess(moved["speedup_change"], -0.1)
         text = run(["history", results, "--experiment", "hist"]).stdout
         self.assertEqual(text.count("speedup changed"), 2)
+        # a header names the columns of the runs' rows
+        self.assertRegex(text, r"^point  candidate\n  commit +start \(UTC\) +speedup \(HL\) "
+                         r"\[CI\] +verdict +against the run before\n")
         page = os.path.join(self.tmp, "history.html")
         self.assertEqual(run(["history", results, "--experiment", "hist", "-o", page]).returncode,
                          0)
