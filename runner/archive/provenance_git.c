@@ -43,9 +43,10 @@ void kt_git_state_free(kt_git_state *st)
 }
 
 /* Says in 'reason' (malloc'd) why 'dir' did not open as a repository, for error 'rc'. */
-static char *open_failure(int rc, const char *dir)
+static char *open_failure(int rc, const char *given)
 {
-    char *reason = NULL;
+    char *reason = NULL, real[PATH_MAX];
+    const char *dir = realpath(given, real) ? real : given; /* '.' says nothing in a message */
     int n;
     if (rc == GIT_ENOTFOUND)
         n = asprintf(&reason, "not a git repository (or any parent): '%s'", dir);

@@ -84,6 +84,8 @@ class EnvTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("warning: git: not a git repository", p.stderr)
         git = json.loads(p.stdout)["git"]
+        # the folder it looked from, by its real path: '.' would say nothing
+        self.assertIn(f"(or any parent): '{os.path.realpath(plain)}'", git["reason"])
         self.assertIs(git["available"], False)
         self.assertIsNone(git["commit"])
 
