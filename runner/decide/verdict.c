@@ -303,8 +303,12 @@ static int check_limits(kt_candidate_result *c, const kt_arm_result *base, const
     return broken;
 }
 
-static void describe_times(kt_candidate_result *c)
+/* The pairs' time summaries and how many were disturbed: a call the backend flagged
+ * ('throttled'), or on the CPU any run-queue wait it recorded (its noise is 0 under the floor).
+ * CUDA's noise is the SM clock itself, never 0: there only the flag says disturbed. */
+static void describe_times(kt_candidate_result *c, const kt_spec *spec)
 {
+    int noise_is_clock = strcmp(spec->backend, "cuda") == 0;
     size_t n = c->n_pairs;
     double *b = malloc((n ? n : 1) * sizeof(double));
     double *x = malloc((n ? n : 1) * sizeof(double));
@@ -317,7 +321,8 @@ static void describe_times(kt_candidate_result *c)
     for (size_t i = 0; i < n; i++) {
         b[i] = c->pairs[i].base_ns;
         x[i] = c->pairs[i].cand_ns;
-        if (c->pairs[i].base_noise > 0 || c->pairs[i].cand_noise > 0 || c->pairs[i].throttled)
+        if (c->pairs[i].throttled ||
+            (!noise_is_clock && (c->pairs[i].base_noise > 0 || c->pairs[i].cand_noise > 0)))
             c->noisy_pairs++;
     }
     kt_stats_summary(&c->base_time, b, n);
@@ -549,7 +554,7 @@ void kt_candidate_evaluate(kt_candidate_result *c, const kt_arm_result *baseline
     c->confidence_used = confidence;
     c->speedup = c->ci_low = c->ci_high = NAN;
     memset(&c->shift, 0, sizeof(c->shift));
-    describe_times(c);
+    describe_times(c, spec);
     costs(c, spec, point);
     c->energy_ratio = c->setup_memory_fraction = NAN;
 

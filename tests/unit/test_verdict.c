@@ -238,6 +238,27 @@ static void test_deterministic_pairs(void **state)
     assert_true(has_reason("speedup 0.800 [0.800, 0.800] below 1.05 at b4/t1024", NULL));
 }
 
+/* A disturbed pair: one the backend flagged, or on the CPU one with run-queue wait; CUDA's
+ * noise is the SM clock of every call, which says nothing unless flagged. */
+static void test_noisy_pairs_by_backend(void **state)
+{
+    (void)state;
+    set_pairs(10, 100000, 80000);
+    for (size_t i = 0; i < 10; i++)
+        pairs[i].base_noise = pairs[i].cand_noise = 1980; /* MHz */
+    pairs[3].throttled = 1;
+    strcpy(spec.backend, "cuda");
+    evaluate();
+    assert_int_equal(cand.noisy_pairs, 1);
+    set_pairs(10, 100000, 80000);
+    for (size_t i = 0; i < 4; i++)
+        pairs[i].cand_noise = 12.5; /* us waited for a core */
+    strcpy(spec.backend, "cpu");
+    evaluate();
+    assert_int_equal(cand.noisy_pairs, 4);
+    spec.backend[0] = '\0';
+}
+
 /* KEEP when the interval's lower end is strictly above min_speedup; exactly at the boundary
  * is INCONCLUSIVE (a tie must not count for the candidate); one ulp higher and the collapsed
  * interval lies below it: REJECT. */
@@ -437,6 +458,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_names, reset),
         cmocka_unit_test_setup(test_deterministic_pairs, reset),
+        cmocka_unit_test_setup(test_noisy_pairs_by_backend, reset),
         cmocka_unit_test_setup(test_min_speedup_boundary, reset),
         cmocka_unit_test_setup(test_too_few_pairs, reset),
         cmocka_unit_test_setup(test_numerics_limits_per_set, reset),
