@@ -1,101 +1,34 @@
-/* main.c - the command table and the dispatcher. */
+/* main.c - the dispatcher: ktrial's own options (--help, --version), the 'help' command, and
+ * the call of each command of command_table.h. */
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "measure/calibrate_arm.h"
 #include "util/suggest.h"
 #include "util/version.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 static int cmd_help(int argc, char **argv);
 
-/* Usage holds the positional arguments; the options come from options_table.c. */
-static const kt_command commands[] = {
-    {"run", cmd_run, "SPEC", "run an experiment, archive it, and exit with its verdict"},
-    {"validate", cmd_validate, "SPEC...", "check specs without running them"},
-    {"models", cmd_models, "", "list the model catalog"},
-    {"kernels", cmd_kernels, "",
-     "list ops, variants per backend, and their params (or what a plugin provides)"},
-    {"show", cmd_show, "RESULT", "print the summary of an archived run"},
-    {"compare", cmd_compare, "OLD NEW", "compare two runs of one experiment at two code states"},
-    {"merge", cmd_merge, "SHARD_DIR...",
-     "merge the shards of one run into one archive with one verdict"},
-    {"slurm", cmd_slurm, "SPEC",
-     "write (and submit) a Slurm job array that runs the shards, and a job that merges them"},
-    {"report", cmd_report, "RESULT...",
-     "write a self-contained HTML report (tables, forest plot, distributions) of archives"},
-    {"history", cmd_history, "[RESULTS_DIR]",
-     "an experiment's speedups across commits, with the changes marked"},
-    {"env", cmd_env, "", "print the provenance a run would record"},
-    {"help", cmd_help, "[COMMAND]", "show help for ktrial or one command"},
+/* The entry point of each command of command_table.h. */
+static const struct {
+    const char *name;
+    int (*fn)(int argc, char **argv); /* argv[0] is the command name */
+} dispatch[] = {
+#define KT_DISPATCH_ROW(name, usage, help) {#name, cmd_##name},
+    KT_COMMAND_TABLE(KT_DISPATCH_ROW)
+#undef KT_DISPATCH_ROW
 };
-
-#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
-
-const kt_command *kt_command_find(const char *name)
-{
-    for (size_t i = 0; i < N_COMMANDS; i++)
-        if (strcmp(commands[i].name, name) == 0)
-            return &commands[i];
-    return NULL;
-}
-
-/* "usage: ktrial NAME POSITIONAL [-o DIR] [--flag]...", the options from the table (a required
- * one without brackets). */
-static void print_usage_line(FILE *out, const kt_command *cmd)
-{
-    size_t n;
-    const kt_option *rows = kt_options_of(cmd->name, &n);
-    fprintf(out, "usage: ktrial %s%s%s", cmd->name, cmd->usage[0] ? " " : "", cmd->usage);
-    for (size_t i = 0; i < n; i++) {
-        int required = kt_opt_required(&rows[i]);
-        fprintf(out, " %s%s%s%s%s", required ? "" : "[",
-                rows[i].alias ? rows[i].alias : rows[i].name, rows[i].arg ? " " : "",
-                rows[i].arg ? rows[i].arg : "", required ? "" : "]");
-    }
-    fputc('\n', out);
-}
-
-void kt_command_print_help(const kt_command *cmd)
-{
-    print_usage_line(stdout, cmd);
-    printf("\n%s\n", cmd->help);
-    kt_options_print(stdout, cmd->name);
-}
-
-int kt_wants_help(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0)
-            break;
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-            return 1;
-    }
-    return 0;
-}
-
-int kt_usage_error(const char *name, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "error: ");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\n");
-    const kt_command *cmd = kt_command_find(name);
-    if (cmd)
-        print_usage_line(stderr, cmd);
-    return KT_EXIT_USAGE;
-}
 
 static void print_overview(FILE *out)
 {
     fprintf(out, "usage: ktrial <command> [options]\n\n"
                  "decide, with evidence, whether a candidate kernel should replace a baseline\n\n"
                  "commands:\n");
-    for (size_t i = 0; i < N_COMMANDS; i++)
+    size_t n;
+    const kt_command *commands = kt_commands(&n);
+    for (size_t i = 0; i < n; i++)
         fprintf(out, "   %-10s %s\n", commands[i].name, commands[i].help);
     fprintf(out, "\n'ktrial help <command>' or 'ktrial <command> --help' for a command's options\n"
                  "exit codes: 0 keep/success, 1 reject/regression, 2 inconclusive, 64 usage,\n"
@@ -105,11 +38,13 @@ static void print_overview(FILE *out)
 
 static int unknown_command(const char *name)
 {
-    const char *names[N_COMMANDS];
-    for (size_t i = 0; i < N_COMMANDS; i++)
+    size_t n;
+    const kt_command *commands = kt_commands(&n);
+    const char *names[sizeof(dispatch) / sizeof(dispatch[0])];
+    for (size_t i = 0; i < n; i++)
         names[i] = commands[i].name;
     fprintf(stderr, "ktrial: '%s' is not a ktrial command. See 'ktrial --help'.\n", name);
-    const char *guess = kt_suggest(name, names, N_COMMANDS);
+    const char *guess = kt_suggest(name, names, n);
     if (guess)
         fprintf(stderr, "\nThe most similar command is\n\t%s\n", guess);
     return KT_EXIT_USAGE;
@@ -161,9 +96,12 @@ int main(int argc, char **argv)
     const kt_command *cmd = kt_command_find(name);
     if (!cmd)
         return unknown_command(name);
-    if (kt_wants_help(argc - 1, argv + 1) && cmd->fn != cmd_help) {
+    if (kt_wants_help(argc - 1, argv + 1) && strcmp(cmd->name, "help") != 0) {
         kt_command_print_help(cmd);
         return KT_EXIT_KEEP;
     }
-    return cmd->fn(argc - 1, argv + 1);
+    size_t i = 0;
+    while (strcmp(dispatch[i].name, cmd->name) != 0) /* every command has its row */
+        i++;
+    return dispatch[i].fn(argc - 1, argv + 1);
 }

@@ -1,9 +1,11 @@
-/* options.c - parsing argv and printing help from the table in options_table.c. */
+/* options.c - parsing argv and printing help and usage lines from the tables in options_table.c
+ * and command_table.h. */
 #include "cli/options.h"
 
 #include "cli/commands.h"
 #include "util/suggest.h"
 
+#include <stdarg.h>
 #include <string.h>
 
 void kt_options_print(FILE *out, const char *command)
@@ -19,6 +21,54 @@ void kt_options_print(FILE *out, const char *command)
         fprintf(out, "  %-24s %s\n", left, o->help);
     }
     fprintf(out, "  %-24s %s\n", "-h, --help", "show this help and exit");
+}
+
+/* "usage: ktrial NAME POSITIONAL [-o DIR] [--flag]...", the options from the table (a required
+ * one without brackets). */
+static void print_usage_line(FILE *out, const kt_command *cmd)
+{
+    size_t n;
+    const kt_option *rows = kt_options_of(cmd->name, &n);
+    fprintf(out, "usage: ktrial %s%s%s", cmd->name, cmd->usage[0] ? " " : "", cmd->usage);
+    for (size_t i = 0; i < n; i++) {
+        int required = kt_opt_required(&rows[i]);
+        fprintf(out, " %s%s%s%s%s", required ? "" : "[",
+                rows[i].alias ? rows[i].alias : rows[i].name, rows[i].arg ? " " : "",
+                rows[i].arg ? rows[i].arg : "", required ? "" : "]");
+    }
+    fputc('\n', out);
+}
+
+void kt_command_print_help(const kt_command *cmd)
+{
+    print_usage_line(stdout, cmd);
+    printf("\n%s\n", cmd->help);
+    kt_options_print(stdout, cmd->name);
+}
+
+int kt_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int kt_usage_error(const char *name, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "error: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    const kt_command *cmd = kt_command_find(name);
+    if (cmd)
+        print_usage_line(stderr, cmd);
+    return KT_EXIT_USAGE;
 }
 
 void kt_opt_init(kt_opt_parser *p, const char *command, int argc, char **argv)

@@ -1,6 +1,6 @@
-/* exit_code.c - a finished run's exit code (exit codes live in the CLI layer only), and the
- * options a resume of it repeats. */
-#include "cli/commands.h"
+/* exit_code.c - a finished run's exit code (the codes are in exit_code.h, picked by the run
+ * engine and returned by the commands), and the options a resume of it repeats. */
+#include "run/exit_code.h"
 #include "decide/aggregate.h"
 
 #include <stdio.h>
