@@ -121,11 +121,12 @@ static void *prepare(void *arg)
         kill(getpid(), SIGTERM);
         return NULL;
     }
-    if (!s->o.never_ready && !atomic_load(&s->stopping)) {
+    fprintf(stderr, "kt_serve: prepared %s, %d layers, context %ld, attention %s\n", s->o.model,
+            s->o.layers, s->o.context, s->o.attention);
+    if (s->o.never_ready)
+        fprintf(stderr, "kt_serve: --never-ready: /health stays 503\n");
+    else
         atomic_store(&s->ready, 1);
-        fprintf(stderr, "kt_serve: ready (%s, %d layers, context %ld, attention %s)\n", s->o.model,
-                s->o.layers, s->o.context, s->o.attention);
-    }
     return NULL;
 }
 

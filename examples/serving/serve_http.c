@@ -142,6 +142,18 @@ static void stall(int ms)
         ;
 }
 
+/* Releases the request's generator and its inflight slot as soon as its last token is made:
+ * before the client can see the answer, so that its next request finds the slot free. */
+static void finish(req *q)
+{
+    if (q->gen_open)
+        kt_serve_gen_close(&q->gen);
+    q->gen_open = 0;
+    if (q->counted)
+        atomic_fetch_sub(&q->s->inflight, 1);
+    q->counted = 0;
+}
+
 /* The next SSE event of a stream into q->out: a token's chunk, then [DONE]. */
 static int next_event(req *q)
 {
@@ -149,6 +161,7 @@ static int next_event(req *q)
     q->out = NULL;
     q->out_len = q->out_off = 0;
     if (q->produced == q->max_tokens) {
+        finish(q);
         q->out = strdup("data: [DONE]\n\n");
         q->finished = 1;
         q->ok = 1;
@@ -156,8 +169,10 @@ static int next_event(req *q)
         const char *word;
         if (q->produced == 0 && q->stall_ms)
             stall(q->stall_ms);
-        if (atomic_load(&q->s->stopping) || kt_serve_gen_next(&q->gen, &word) < 0)
+        if (atomic_load(&q->s->stopping) || kt_serve_gen_next(&q->gen, &word) < 0) {
+            finish(q);
             return -1;
+        }
         q->produced++;
         cJSON *chunk = completion(q, word, q->produced == q->max_tokens ? "length" : NULL);
         char *text = cJSON_PrintUnformatted(chunk);
@@ -210,6 +225,7 @@ static enum MHD_Result complete(req *q, struct MHD_Connection *c, int stream)
             }
             len += (size_t)snprintf(text + len, cap - len, "%s", word);
         }
+        finish(q);
         cJSON *root = completion(q, text, "length");
         free(text);
         cJSON *usage = cJSON_AddObjectToObject(root, "usage");
@@ -337,10 +353,7 @@ void kt_serve_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (!q)
         return;
     int ok = q->ok && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK;
-    if (q->gen_open)
-        kt_serve_gen_close(&q->gen);
-    if (q->counted)
-        atomic_fetch_sub(&s->inflight, 1);
+    finish(q);
     free(q->out);
     free(q->body);
     free(q);
