@@ -12,7 +12,11 @@
  * attention give the same text where their outputs rank the words alike.
  *
  * A generator owns its backend (its memory, the calling thread's OpenMP thread count), the
- * variant's state (its working copy of the KV cache), its input and its outputs. Decode steps
+ * variant's state (its working copy of the KV cache), its input and its outputs. Opening one
+ * prepares the variant: it copies the shared cache and runs one untimed step that prepares each
+ * block's attention on it (FFD quantises it), the request's prefill in effect. The cache does
+ * not grow: like the op's decode step, every step attends over the --context cached tokens and
+ * its own new one (at position --context), whatever the prompt's length. Decode steps
  * of all requests run one at a time under the model's engine lock (one device), so concurrent
  * requests interleave token by token. */
 #ifndef KT_SERVE_MODEL_H
