@@ -10,7 +10,8 @@
  * --port 0 takes a free port. It listens on --host (loopback by default), prints
  * "kt_serve: listening on HOST:PORT" on stderr, then prepares the weights and the KV cache
  * (GET /health answers 503 until then, 200 {"status":"ok"} after). POST /v1/completions takes
- * {"prompt", "max_tokens" (16), "stream" (false), "seed" (0)}, all optional; each token is one
+ * {"prompt", "max_tokens" (16), "stream" (false), "stream_options": {"include_usage"}, "seed"
+ * (0)}, all optional; each token is one
  * decode step of --layers blocks over a KV cache of --context tokens (serve_model.h says how
  * the text follows from the outputs). Requests run on libmicrohttpd's thread per connection,
  * each with its own generator (its own cache copy); the weights are shared read-only; over

@@ -1,5 +1,6 @@
 /* serve_http.c - kt_serve's routes: GET /health, POST /v1/completions (a JSON completion, or
- * with "stream": true Server-Sent Events flushed per token, then "data: [DONE]"), JSON errors
+ * with "stream": true Server-Sent Events flushed per token, with "stream_options":
+ * {"include_usage": true} a chunk of no choices and the usage, then "data: [DONE]"), JSON errors
  * (400 bad body or limits, 404 path, 405 method, 413 body over 1 MiB, 500 a --fail-rate draw or
  * a failed step, 503 not ready or over --max-inflight). Every request has its own context
  * (body, generator); it is freed in kt_serve_completed, which also counts completions for
@@ -21,11 +22,13 @@ typedef struct req {
     char *body;
     size_t len, cap;
     int too_big;
-    int counted; /* holds an inflight slot */
-    int ok;      /* answered 200 (a stream: reached [DONE]) */
+    int counted;   /* holds an inflight slot */
+    int streaming; /* an SSE response: the slot is held until its last token */
+    int ok;        /* answered 200 (a stream: reached [DONE]) */
     kt_serve_gen gen;
     int gen_open;
     int max_tokens, produced, prompt_tokens, stall_ms, finished;
+    int include_usage, usage_sent; /* stream_options.include_usage: a usage chunk before [DONE] */
     long id, created;
     char *out; /* the SSE bytes not yet handed to libmicrohttpd */
     size_t out_len, out_off;
@@ -90,6 +93,14 @@ static cJSON *completion(const req *q, const char *text, const char *finish)
     return root;
 }
 
+static void add_usage(cJSON *root, const req *q)
+{
+    cJSON *usage = cJSON_AddObjectToObject(root, "usage");
+    cJSON_AddNumberToObject(usage, "prompt_tokens", q->prompt_tokens);
+    cJSON_AddNumberToObject(usage, "completion_tokens", q->produced);
+    cJSON_AddNumberToObject(usage, "total_tokens", q->prompt_tokens + q->produced);
+}
+
 /* Parses the body into q's limits; fills 'why' and returns -1 when it is not a valid request. */
 static int parse(req *q, const cJSON *root, const char **prompt, int *stream, uint64_t *seed,
                  char *why, size_t n)
@@ -117,6 +128,10 @@ static int parse(req *q, const cJSON *root, const char **prompt, int *stream, ui
     if (st && !cJSON_IsBool(st) && !cJSON_IsNull(st))
         return snprintf(why, n, "'stream' must be true or false"), -1;
     *stream = cJSON_IsTrue(st);
+    const cJSON *so = cJSON_GetObjectItemCaseSensitive(root, "stream_options");
+    if (so && !cJSON_IsNull(so) && !cJSON_IsObject(so))
+        return snprintf(why, n, "'stream_options' must be an object"), -1;
+    q->include_usage = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(so, "include_usage"));
     const cJSON *sd = cJSON_GetObjectItemCaseSensitive(root, "seed");
     if (sd && !cJSON_IsNull(sd) &&
         (!cJSON_IsNumber(sd) || sd->valuedouble != (double)(long long)sd->valuedouble))
@@ -142,8 +157,9 @@ static void stall(int ms)
         ;
 }
 
-/* Releases the request's generator and its inflight slot as soon as its last token is made:
- * before the client can see the answer, so that its next request finds the slot free. */
+/* Releases the request's generator and its inflight slot as soon as it is answered (a stream:
+ * its last token is made), before the client can read the answer, so that the client's next
+ * request finds the slot free. */
 static void finish(req *q)
 {
     if (q->gen_open)
@@ -154,13 +170,31 @@ static void finish(req *q)
     q->counted = 0;
 }
 
+/* "data: JSON\n\n" of 'chunk' (deleted), or NULL when out of memory. */
+static char *sse(cJSON *chunk)
+{
+    char *text = cJSON_PrintUnformatted(chunk), *out = NULL;
+    cJSON_Delete(chunk);
+    if (text && (out = malloc(strlen(text) + 9)))
+        sprintf(out, "data: %s\n\n", text);
+    cJSON_free(text);
+    return out;
+}
+
 /* The next SSE event of a stream into q->out: a token's chunk, then [DONE]. */
 static int next_event(req *q)
 {
     free(q->out);
     q->out = NULL;
     q->out_len = q->out_off = 0;
-    if (q->produced == q->max_tokens) {
+    if (q->produced == q->max_tokens && q->include_usage && !q->usage_sent) {
+        finish(q);
+        cJSON *chunk = completion(q, "", NULL);
+        cJSON_ReplaceItemInObjectCaseSensitive(chunk, "choices", cJSON_CreateArray());
+        add_usage(chunk, q);
+        q->out = sse(chunk);
+        q->usage_sent = 1;
+    } else if (q->produced == q->max_tokens) {
         finish(q);
         q->out = strdup("data: [DONE]\n\n");
         q->finished = 1;
@@ -174,12 +208,7 @@ static int next_event(req *q)
             return -1;
         }
         q->produced++;
-        cJSON *chunk = completion(q, word, q->produced == q->max_tokens ? "length" : NULL);
-        char *text = cJSON_PrintUnformatted(chunk);
-        cJSON_Delete(chunk);
-        if (text && (q->out = malloc(strlen(text) + 9)))
-            sprintf(q->out, "data: %s\n\n", text);
-        cJSON_free(text);
+        q->out = sse(completion(q, word, q->produced == q->max_tokens ? "length" : NULL));
     }
     if (!q->out)
         return -1;
@@ -225,13 +254,9 @@ static enum MHD_Result complete(req *q, struct MHD_Connection *c, int stream)
             }
             len += (size_t)snprintf(text + len, cap - len, "%s", word);
         }
-        finish(q);
         cJSON *root = completion(q, text, "length");
         free(text);
-        cJSON *usage = cJSON_AddObjectToObject(root, "usage");
-        cJSON_AddNumberToObject(usage, "prompt_tokens", q->prompt_tokens);
-        cJSON_AddNumberToObject(usage, "completion_tokens", q->produced);
-        cJSON_AddNumberToObject(usage, "total_tokens", q->prompt_tokens + q->produced);
+        add_usage(root, q);
         char *body = cJSON_PrintUnformatted(root);
         cJSON_Delete(root);
         q->ok = 1;
@@ -245,6 +270,7 @@ static enum MHD_Result complete(req *q, struct MHD_Connection *c, int stream)
         return MHD_NO;
     MHD_add_response_header(r, "Content-Type", "text/event-stream");
     MHD_add_response_header(r, "Cache-Control", "no-cache");
+    q->streaming = 1;
     enum MHD_Result ret = MHD_queue_response(c, 200, r);
     MHD_destroy_response(r);
     return ret;
@@ -302,7 +328,10 @@ static enum MHD_Result route(req *q, struct MHD_Connection *c, const char *url, 
     if (strcmp(url, "/v1/completions") == 0) {
         if (strcmp(method, "POST") != 0)
             return error(c, 405, "POST", "%s %s: use POST", method, url);
-        return completions(q, c);
+        enum MHD_Result ret = completions(q, c);
+        if (!q->streaming)
+            finish(q); /* answered: libmicrohttpd sends it once this handler returns */
+        return ret;
     }
     return error(c, 404, NULL, "no route %s %s (GET /health, POST /v1/completions)", method, url);
 }

@@ -1,11 +1,12 @@
 """examples/serving's kt_serve ($KT_BUILD_DIR/kt_serve), the test server of service trials: it
 starts on a free loopback port (--port 0, the port read from its "listening on" line), answers
 /health once prepared, a JSON completion whose usage counts match, an SSE stream of one event
-per token ending with [DONE] whose text equals the JSON completion's for the same seed, the
-same text with dense and ffd attention, 400/404/405 with a JSON error, each fault flag
-(--fail-rate, --stall-ms, --die-after, --never-ready), --max-inflight, and exit 0 on SIGTERM and
-SIGINT (also mid-stream). Every server is stopped in tearDown, which checks with kill(pid, 0)
-that none is left. Skips (77) where kt_serve was not built (no libmicrohttpd)."""
+per token ending with [DONE] whose text equals the JSON completion's for the same seed (and the
+usage chunk of stream_options.include_usage), the same text with dense and ffd attention,
+400/404/405 with a JSON error, each fault flag (--fail-rate, --stall-ms, --die-after,
+--never-ready), --max-inflight, and exit 0 on SIGTERM and SIGINT (also mid-stream). Every server
+is stopped in tearDown, which checks with kill(pid, 0) that none is left. Skips (77) where
+kt_serve was not built (no libmicrohttpd)."""
 import http.client
 import json
 import os
@@ -168,6 +169,16 @@ class ServeTest(unittest.TestCase):
                          [c["choices"][0]["finish_reason"] for c in chunks])
         self.assertEqual({"text_completion"}, {c["object"] for c in chunks})
         self.assertEqual(1, len({c["id"] for c in chunks}))
+        # stream_options.include_usage: one more chunk, with no choices and the usage
+        events = stream(s.port, prompt=PROMPT, max_tokens=3, seed=11,
+                        stream_options={"include_usage": True})
+        self.assertEqual(5, len(events))
+        self.assertEqual("[DONE]", events[-1])
+        last = json.loads(events[-2])
+        self.assertEqual([], last["choices"])
+        self.assertEqual({"prompt_tokens": 6, "completion_tokens": 3, "total_tokens": 9},
+                         last["usage"])
+        self.assertNotIn("usage", json.loads(events[-3]))
         # another seed, another text (the sampler follows the seed)
         texts = {complete(s.port, prompt=PROMPT, max_tokens=7, seed=k)[1]["choices"][0]["text"]
                  for k in range(4)}
@@ -194,6 +205,7 @@ class ServeTest(unittest.TestCase):
             ("POST", "/v1/completions", {"max_tokens": 0}, 400, "max_tokens"),
             ("POST", "/v1/completions", {"prompt": 5}, 400, "prompt"),
             ("POST", "/v1/completions", {"stream": "yes"}, 400, "stream"),
+            ("POST", "/v1/completions", {"stream_options": 1}, 400, "stream_options"),
             # 60 prompt words + 10 tokens over a context of 64
             ("POST", "/v1/completions", {"prompt": "w " * 60, "max_tokens": 10}, 400, "context"),
             ("GET", "/nope", None, 404, "no route"),
@@ -235,9 +247,13 @@ class ServeTest(unittest.TestCase):
         tenth = {}
 
         def send():
-            t0 = time.monotonic()
-            tenth["status"] = complete(s.port, prompt="x", max_tokens=1)[0]
-            tenth["s"] = time.monotonic() - t0
+            # again while a probe below holds the slot for a moment (503 over --max-inflight)
+            while True:
+                t0 = time.monotonic()
+                status, doc = complete(s.port, prompt="x", max_tokens=1)
+                tenth["status"], tenth["s"] = status, time.monotonic() - t0
+                if status != 503 or "max-inflight" not in doc["error"]["message"]:
+                    return
 
         th = threading.Thread(target=send)
         th.start()
