@@ -3,6 +3,7 @@
  * a shard, --quick) on the overall line, colour for verdicts on a terminal. */
 #include "cli/summary.h"
 #include "archive/result_json.h"
+#include "decide/verdict.h"
 #include "cli/summary_cells.h"
 #include "util/json.h"
 

@@ -38,6 +38,9 @@ typedef enum {
  * alpha (1 - exp(-gamma t)) / (1 - exp(-gamma)), the previous default. */
 #define KT_HSD_GAMMA 1.0
 
+/* Looks a schedule holds at most. */
+#define KT_MAX_LOOKS KT_LIMIT_LOOKS
+
 /* The look schedule of the default designs, from min to max repetitions: a look after every
  * pair from min up to kt_trial_dense_end(min) (2 min, at most 16 such looks), then geometric
  * with factor 1.2, always ending at max. Returns the number of looks written into 'looks'
