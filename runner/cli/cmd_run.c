@@ -9,7 +9,7 @@
 #include "spec/plan.h"
 #include "util/memory.h"
 #include "archive/provenance.h"
-#include "archive/result_json.h"
+#include "result/result_json.h"
 #include "cli/summary.h"
 #include "cli/summary_cells.h"
 #include "archive/run_archive.h"
