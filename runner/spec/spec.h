@@ -14,6 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* util/ knows nothing of kernels/: its name limit is written as a number, held to kernel.h's. */
+_Static_assert(KT_LIMIT_NAME_LEN == KT_NAME_MAX - 1, "KT_LIMIT_NAME_LEN must be KT_NAME_MAX - 1");
+
 #define KT_SPEC_MAX_BYTES KT_LIMIT_SPEC_BYTES
 
 typedef enum { KT_ORDER_RANDOM = 0, KT_ORDER_ALTERNATE, KT_ORDER_GROUPED } kt_order;
