@@ -1,7 +1,7 @@
 /* calibrate.c - measured input and reference rates, cached per host (see calibrate.h). */
 #include "spec/calibrate.h"
 #include "fork_pipe.h"
-#include "archive/archive.h"
+#include "util/read_file.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
