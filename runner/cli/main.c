@@ -1,6 +1,7 @@
 /* main.c - the command table and the dispatcher. */
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "decide/sequential.h"
 #include "measure/calibrate_arm.h"
 #include "util/suggest.h"
 #include "util/version.h"
@@ -147,6 +148,7 @@ int main(int argc, char **argv)
     }
     const char *name = argv[1];
     kt_plan_use_arm_costs(kt_calibration_arms); /* plans measure the arms on this host */
+    kt_spec_use_design_check(kt_design_check);  /* validation asks whether the looks decide */
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
         print_overview(stdout);
         return KT_EXIT_KEEP;

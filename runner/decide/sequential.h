@@ -73,6 +73,11 @@ int kt_design_last_look(const kt_design *d, int pairs);
 /* Smallest n for which the exact signed-rank interval at 'confidence' is finite. */
 int kt_design_min_pairs(double confidence);
 
+/* Whether the default design of a point of 'spec' (its repetitions, at kt_design_point_alpha)
+ * can decide at all: kt_design_plan's 0, or its KT_EINVAL with the reason. The meaning stage of
+ * spec/ asks it through kt_spec_use_design_check. */
+int kt_design_check(const kt_spec *spec);
+
 /* The error budget of one point: 1 - confidence, divided by the number of matrix points
  * under aggregate: all (Bonferroni across the points of a candidate). */
 double kt_design_point_alpha(const kt_spec *spec);
