@@ -12,7 +12,6 @@
 #include "archive/provenance_plugin.h"
 #include "decide/compare.h"
 #include "decide/stats.h"
-#include "measure/trial.h"
 
 #include <math.h>
 #include <stdio.h>
