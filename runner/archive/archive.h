@@ -2,6 +2,8 @@
 #ifndef KT_ARCHIVE_H
 #define KT_ARCHIVE_H
 
+#include "util/read_file.h"
+
 #include <stddef.h>
 
 /* 1 when 'name' is [a-z0-9._-]+, not "." or "..", and at most 64 bytes. */
@@ -27,7 +29,5 @@ int kt_archive_truncate(const char *dir, const char *name, size_t len);
 int kt_archive_lock(const char *dir);
 /* 1 when some process holds the folder's lock now (a run still going). */
 int kt_archive_lock_held(const char *dir);
-/* Reads 'path' whole (NUL-terminated); 'max' bytes at most. Returns 0 or -1. */
-int kt_read_file(char **out, size_t *len, const char *path, size_t max);
 
 #endif

@@ -1,8 +1,9 @@
 /* run_archive.c - points.jsonl, samples.csv, and reading result.json back. */
 #include "archive/run_archive.h"
 #include "archive/archive.h"
-#include "archive/result_json.h"
-#include "archive/samples_csv.h"
+#include "decide/aggregate.h"
+#include "result/result_json.h"
+#include "result/samples_csv.h"
 #include "spec/matrix.h"
 #include "util/json.h"
 

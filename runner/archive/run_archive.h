@@ -3,8 +3,8 @@
 #ifndef KT_RUN_ARCHIVE_H
 #define KT_RUN_ARCHIVE_H
 
-#include "archive/result_json.h"
-#include "archive/samples_csv.h"
+#include "result/result_json.h"
+#include "result/samples_csv.h"
 
 #include <cjson/cJSON.h>
 

@@ -7,12 +7,11 @@
 #include "cli/summary_cells.h"
 #include "cli/options.h"
 #include "util/json.h"
-#include "archive/result_json.h"
+#include "result/result_json.h"
 #include "archive/run_archive.h"
 #include "archive/provenance_plugin.h"
 #include "decide/compare.h"
 #include "decide/stats.h"
-#include "measure/trial.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
 #include "cli/options.h"
 #include "cli/show_json.h"
 #include "util/json.h"
-#include "archive/result_json.h"
+#include "result/result_json.h"
 #include "cli/summary.h"
 #include "archive/run_archive.h"
 #include "report/report.h"

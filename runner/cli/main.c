@@ -2,7 +2,9 @@
  * the call of each command of command_table.h. */
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "decide/sequential.h"
 #include "measure/calibrate_arm.h"
+#include "measure/calibrate_rates.h"
 #include "util/suggest.h"
 #include "util/version.h"
 
@@ -82,6 +84,8 @@ int main(int argc, char **argv)
     }
     const char *name = argv[1];
     kt_plan_use_arm_costs(kt_calibration_arms); /* plans measure the arms on this host */
+    kt_plan_use_rates(kt_calibration_get);      /* ... and the inputs' and references' rates */
+    kt_spec_use_design_check(kt_design_check);  /* validation asks whether the looks decide */
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
         print_overview(stdout);
         return KT_EXIT_KEEP;

@@ -2,7 +2,8 @@
  * columns and a legend, "—" for what was not measured, the run's state (INTERRUPTED, NOT RUN,
  * a shard, --quick) on the overall line, colour for verdicts on a terminal. */
 #include "cli/summary.h"
-#include "archive/result_json.h"
+#include "result/result_json.h"
+#include "decide/verdict.h"
 #include "cli/summary_cells.h"
 #include "util/json.h"
 

@@ -1,5 +1,6 @@
 /* compare.c - the change of a candidate's within-run speedup between two runs. */
 #include "decide/compare.h"
+#include "decide/stats.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
 #ifndef KT_COMPARE_H
 #define KT_COMPARE_H
 
-#include "measure/trial.h"
+#include "result/point.h"
 
 typedef enum {
     KT_CHANGE_SAME = 0, /* the interval lies inside [1 - threshold, 1 + threshold] */

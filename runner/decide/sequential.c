@@ -307,3 +307,10 @@ double kt_design_point_alpha(const kt_spec *spec)
         alpha /= (double)spec->matrix->n;
     return alpha;
 }
+
+int kt_design_check(const kt_spec *spec)
+{
+    kt_design d;
+    return kt_design_plan(&d, spec->min_repetitions, spec->max_repetitions,
+                          kt_design_point_alpha(spec), KT_SPEND_DEFAULT);
+}

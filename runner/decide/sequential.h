@@ -38,6 +38,9 @@ typedef enum {
  * alpha (1 - exp(-gamma t)) / (1 - exp(-gamma)), the previous default. */
 #define KT_HSD_GAMMA 1.0
 
+/* Looks a schedule holds at most. */
+#define KT_MAX_LOOKS KT_LIMIT_LOOKS
+
 /* The look schedule of the default designs, from min to max repetitions: a look after every
  * pair from min up to kt_trial_dense_end(min) (2 min, at most 16 such looks), then geometric
  * with factor 1.2, always ending at max. Returns the number of looks written into 'looks'
@@ -69,6 +72,11 @@ int kt_design_last_look(const kt_design *d, int pairs);
 
 /* Smallest n for which the exact signed-rank interval at 'confidence' is finite. */
 int kt_design_min_pairs(double confidence);
+
+/* Whether the default design of a point of 'spec' (its repetitions, at kt_design_point_alpha)
+ * can decide at all: kt_design_plan's 0, or its KT_EINVAL with the reason. The meaning stage of
+ * spec/ asks it through kt_spec_use_design_check. */
+int kt_design_check(const kt_spec *spec);
 
 /* The error budget of one point: 1 - confidence, divided by the number of matrix points
  * under aggregate: all (Bonferroni across the points of a candidate). */

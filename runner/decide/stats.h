@@ -3,17 +3,9 @@
 #ifndef KT_STATS_H
 #define KT_STATS_H
 
-#include <stddef.h>
+#include "result/figures.h"
 
-/* Per-variant description of raw times. Quantiles are type 7 (linear interpolation
- * between order statistics, numpy's and R's default). */
-typedef struct kt_summary {
-    size_t n;
-    double mean, median, p10, p90, min, max;
-    double mad;             /* median absolute deviation, unscaled */
-    size_t outliers_mild;   /* outside [Q1 - 1.5 IQR, Q3 + 1.5 IQR] but inside the 3 IQR fences */
-    size_t outliers_severe; /* outside [Q1 - 3 IQR, Q3 + 3 IQR] */
-} kt_summary;
+#include <stddef.h>
 
 /* Fills 'out' from the 'n' values 'x' (any order). n = 0, or no memory for the sorted
  * copy: n set, every double NAN, counts 0. A NaN in 'x' sorts after everything. */
@@ -21,19 +13,6 @@ void kt_stats_summary(kt_summary *out, const double *x, size_t n);
 /* Quantile 'q' in [0, 1] of ascending 'sorted' (type 7). NAN when n = 0 or q is outside
  * [0, 1]. */
 double kt_stats_quantile(const double *sorted, size_t n, double q);
-
-/* One-sample location of paired log-ratios d_i (baseline over candidate):
- * Hodges-Lehmann estimate (median of the Walsh averages) with its distribution-free
- * confidence interval, and the two-sided Wilcoxon signed-rank p-value for d = 0. */
-typedef struct kt_shift {
-    size_t n;
-    double estimate; /* HL estimate of the shift */
-    double ci_low, ci_high;
-    double confidence; /* the level the interval was computed for */
-    double achieved;   /* the exact coverage of that interval (discrete distribution) */
-    double p_value;    /* Wilcoxon signed-rank, two-sided */
-    int exact;         /* 1 when the exact null distribution was used */
-} kt_shift;
 
 /* How kt_stats_signed_rank computes its fields ('confidence' in (0, 1), 'd' finite, else
  * KT_EINVAL with a message; KT_ENOMEM when out of memory; otherwise 0):

@@ -1,7 +1,7 @@
 /* verdict.c - from measurements to KEEP / REJECT / INCONCLUSIVE, with reasons in words. */
 #include "decide/verdict.h"
+#include "decide/stats.h"
 #include "decide/stats_internal.h"
-#include "measure/trial.h"
 #include "util/sanitize.h"
 
 #include <math.h>
@@ -9,77 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-const char *kt_verdict_name(kt_verdict v)
-{
-    static const char *const names[] = {"KEEP", "REJECT", "INCONCLUSIVE"};
-    return names[v];
-}
-
-int kt_verdict_parse(const char *name)
-{
-    for (int v = KT_VERDICT_KEEP; v <= KT_VERDICT_INCONCLUSIVE; v++)
-        if (strcmp(name, kt_verdict_name((kt_verdict)v)) == 0)
-            return v;
-    return -1;
-}
-
-static const char *const reason_names[KT_REASON_CODE_COUNT] = {"none",
-                                                               "failed",
-                                                               "not_measured",
-                                                               "rel_l2",
-                                                               "cosine",
-                                                               "max_abs",
-                                                               "error_vs_baseline",
-                                                               "not_repeatable",
-                                                               "memory",
-                                                               "slower",
-                                                               "faster",
-                                                               "undecided",
-                                                               "no_pairs",
-                                                               "setup",
-                                                               "energy",
-                                                               "grouped_order",
-                                                               "no_look",
-                                                               "command_failed",
-                                                               "timeout",
-                                                               "output",
-                                                               "metric_missing"};
-
-const char *kt_reason_code_name(kt_reason_code code)
-{
-    return (unsigned)code < KT_REASON_CODE_COUNT ? reason_names[code] : "unknown";
-}
-
-kt_reason_code kt_reason_code_parse(const char *name)
-{
-    for (int i = 0; name && i < KT_REASON_CODE_COUNT; i++)
-        if (strcmp(name, reason_names[i]) == 0)
-            return (kt_reason_code)i;
-    return KT_REASON_NONE;
-}
-
-int kt_reason_is_quality(kt_reason_code code)
-{
-    switch (code) {
-    case KT_REASON_FAILED:
-    case KT_REASON_COMMAND_FAILED:
-    case KT_REASON_TIMEOUT:
-    case KT_REASON_OUTPUT:
-    case KT_REASON_METRIC_MISSING:
-    case KT_REASON_REL_L2:
-    case KT_REASON_COSINE:
-    case KT_REASON_MAX_ABS:
-    case KT_REASON_ERROR_VS_BASELINE:
-    case KT_REASON_NOT_REPEATABLE:
-    case KT_REASON_MEMORY:
-    case KT_REASON_SETUP:
-    case KT_REASON_ENERGY:
-        return 1;
-    default:
-        return 0;
-    }
-}
 
 void kt_candidate_add_reason(kt_candidate_result *c, kt_reason_code code, const char *fmt, ...)
 {
@@ -91,47 +20,6 @@ void kt_candidate_add_reason(kt_candidate_result *c, kt_reason_code code, const 
     vsnprintf(c->reasons[c->n_reasons], sizeof(c->reasons[0]), fmt, ap);
     va_end(ap);
     kt_utf8_trim(c->reasons[c->n_reasons++]); /* a cut plugin message stays UTF-8 */
-}
-
-double kt_arm_worst_rel_l2(const kt_arm_result *a)
-{
-    double worst = NAN;
-    for (int s = 0; s < a->n_sets; s++)
-        if (!isnan(a->numerics[s].rel_l2))
-            worst = isnan(worst) ? a->numerics[s].rel_l2 : fmax(worst, a->numerics[s].rel_l2);
-    return worst;
-}
-
-/* -1, 0 or 1 as 'x' is below, at or above 'limit'. */
-static int side_of(double x, double limit)
-{
-    return (x > limit) - (x < limit);
-}
-
-const char *kt_format_apart(char *buf, size_t len, double value, double limit, int digits,
-                            int fixed)
-{
-    for (int d = digits; d <= 17; d++) {
-        snprintf(buf, len, fixed ? "%.*f" : "%.*g", d, value);
-        if (!isfinite(value) || side_of(strtod(buf, NULL), limit) == side_of(value, limit))
-            break;
-    }
-    return buf;
-}
-
-const char *kt_format_limit(char *buf, size_t len, double limit, int digits, int fixed)
-{
-    if (fixed) {
-        snprintf(buf, len, "%.*f", digits, limit);
-        if (strtod(buf, NULL) == limit)
-            return buf;
-    }
-    for (int d = 1; d <= 17; d++) {
-        snprintf(buf, len, "%.*g", d, limit);
-        if (!isfinite(limit) || strtod(buf, NULL) == limit)
-            break;
-    }
-    return buf;
 }
 
 /* The figures of result.json that compare the candidate's outputs and memory with the
@@ -651,24 +539,4 @@ void kt_candidate_withhold_grouped(kt_candidate_result *c, const char *id)
                             "speedup %.3f [%.3f, %.3f] measured with order: grouped, which "
                             "drift biases; no verdict without allow_grouped_verdicts at %s",
                             c->speedup, c->ci_low, c->ci_high, id);
-}
-
-int kt_candidate_priced(const kt_candidate_result *c)
-{
-    /* a candidate never evaluated (its point stopped before the candidates, at a failed
-     * baseline or an interrupt) is all zeros, not NaN: 0 tokens is no price either */
-    return c->tokens_per_call > 0 && isfinite(c->usd_per_mtok_base) &&
-           isfinite(c->usd_per_mtok_cand);
-}
-
-int kt_candidate_quality_rejected(const kt_candidate_result *c)
-{
-    if (c->verdict != KT_VERDICT_REJECT)
-        return 0;
-    if (c->arm.failed)
-        return 1;
-    for (int i = 0; i < c->n_reasons; i++)
-        if (kt_reason_is_quality(c->reason_codes[i]))
-            return 1;
-    return 0;
 }

@@ -9,25 +9,9 @@
 #define KT_CHECK_H
 
 #include "kernel.h"
+#include "result/numerics.h"
 
 #include <stdint.h>
-
-typedef struct kt_numerics {
-    int64_t elems;
-    int64_t unwritten; /* elements still equal to the poison */
-    int64_t nonfinite; /* NaN or Inf written by the kernel */
-    /* Over written, finite elements: */
-    double max_abs;      /* max |out - ref| */
-    double max_rel;      /* max |out - ref| / max(|ref|, 1e-3 * max|ref|) */
-    double rel_l2;       /* ||out - ref|| / ||ref|| */
-    double cosine;       /* <out, ref> / (||out|| ||ref||) */
-    int inputs_modified; /* the variant wrote into its inputs */
-    /* The variant wrote next to an output (into its guard zones, KT_OUTPUT_GUARD_BYTES each
-     * side): how far past its end and before its start, in bytes, and the output's name
-     * (a static string; NULL when none). */
-    int64_t overrun_after, overrun_before;
-    const char *overrun_tensor;
-} kt_numerics;
 
 /* Bytes of guard zone before and after every output buffer: a kernel that writes past its
  * output's end (a vector tail, an off-by-one) writes there, is found by the check of its call,

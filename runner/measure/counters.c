@@ -14,31 +14,26 @@
 #include <unistd.h>
 
 typedef struct counter_def {
-    const char *name;
     uint32_t type;
     uint64_t config;
 } counter_def;
 
 #define CACHE(id, op, result) ((id) | ((op) << 8) | ((result) << 16))
 
+/* In the order of kt_counter_name (result/usage.c). */
 static const counter_def DEFS[] = {
-    {"task_clock_ns", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK},
-    {"context_switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES},
-    {"page_faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS},
-    {"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
-    {"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
-    {"cache_references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES},
-    {"cache_misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES},
-    {"llc_load_misses", PERF_TYPE_HW_CACHE,
+    {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK},
+    {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES},
+    {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS},
+    {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES},
+    {PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
+    {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES},
+    {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES},
+    {PERF_TYPE_HW_CACHE,
      CACHE(PERF_COUNT_HW_CACHE_LL, PERF_COUNT_HW_CACHE_OP_READ, PERF_COUNT_HW_CACHE_RESULT_MISS)},
-    {"branch_misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES},
+    {PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES},
 };
 #define N_DEFS ((int)(sizeof(DEFS) / sizeof(DEFS[0])))
-
-const char *kt_counter_name(int i)
-{
-    return i >= 0 && i < N_DEFS ? DEFS[i].name : NULL;
-}
 
 int kt_counters_paranoid(void)
 {
@@ -134,7 +129,7 @@ void kt_counters_start(kt_counter_set *s)
     s->n_fds = s->v.threads;
     for (int i = 0; i < N_DEFS; i++) {
         kt_counter *c = &s->v.c[i];
-        c->name = DEFS[i].name;
+        c->name = kt_counter_name(i);
         c->supported = 1;
         for (int t = 0; t < s->v.threads; t++) {
             s->fds[i][t] = open_counter(&DEFS[i], tids[t]);

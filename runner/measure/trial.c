@@ -1044,14 +1044,3 @@ finish:
     out->elapsed_s = now_s() - start;
     return KT_OK;
 }
-
-void kt_point_result_free(kt_point_result *r)
-{
-    if (!r)
-        return;
-    for (size_t k = 0; k < r->n_cands; k++)
-        free(r->cands[k].pairs);
-    free(r->cands);
-    r->cands = NULL;
-    r->n_cands = 0;
-}

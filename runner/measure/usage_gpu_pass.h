@@ -2,7 +2,7 @@
 #ifndef KT_USAGE_GPU_PASS_H
 #define KT_USAGE_GPU_PASS_H
 
-#include "measure/usage_gpu.h"
+#include "result/usage_gpu.h"
 
 /* How long the energy loop runs at least: NVML's counter moves in steps of tens of ms. */
 #define KT_GPU_ENERGY_SECONDS 1.0

@@ -2,7 +2,7 @@
 #include "measure/worker.h"
 #include "fork_pipe.h"
 #include "util/json.h"
-#include "archive/result_json.h"
+#include "result/result_json.h"
 #include "util/memory.h"
 #include "cpu/pool.h"
 

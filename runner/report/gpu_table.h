@@ -2,7 +2,7 @@
 #ifndef KT_GPU_TABLE_H
 #define KT_GPU_TABLE_H
 
-#include "measure/trial.h"
+#include "result/point.h"
 
 #include <stdio.h>
 

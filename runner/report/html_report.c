@@ -4,6 +4,8 @@
 #include "archive/run_archive.h"
 #include "cli/summary.h"
 #include "cli/summary_cells.h"
+#include "decide/sequential.h"
+#include "decide/stats.h"
 #include "report/gpu_table.h"
 #include "report/report.h"
 #include "report/svg.h"

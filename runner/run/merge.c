@@ -6,7 +6,7 @@
 #include "archive/archive.h"
 #include "archive/command_archive.h"
 #include "archive/provenance.h"
-#include "archive/result_json.h"
+#include "result/result_json.h"
 #include "archive/run_archive.h"
 #include "run/exit_code.h"
 #include "run/result_doc.h"

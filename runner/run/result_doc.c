@@ -2,7 +2,7 @@
 #include "run/result_doc.h"
 
 #include "archive/archive.h"
-#include "archive/result_json.h"
+#include "result/result_json.h"
 #include "spec/spec_json.h"
 #include "util/version.h"
 

@@ -3,7 +3,7 @@
 #include "run/resume.h"
 
 #include "archive/provenance_plugin.h"
-#include "archive/result_json.h"
+#include "result/result_json.h"
 #include "archive/run_archive.h"
 #include "run/exit_code.h"
 

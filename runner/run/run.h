@@ -13,7 +13,7 @@
 #define KT_RUN_RUN_H
 
 #include "archive/provenance.h"
-#include "archive/samples_csv.h"
+#include "result/samples_csv.h"
 #include "decide/aggregate.h"
 #include "measure/trial.h"
 #include "spec/matrix.h"

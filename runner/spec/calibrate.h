@@ -2,10 +2,10 @@
  *
  * A point's start-up (input generation and the float64 reference, per input set) can take
  * minutes on a large problem and dwarfs its timed pairs; no fixed rate predicts it across
- * machines. The first plan on a host measures both rates for the op on a small problem (in
- * a child process: the references use OpenMP, which must not start before the workers
- * fork), then caches them in $XDG_CACHE_HOME/ktrial/calibration-<host>.json (default
- * ~/.cache); KT_CALIBRATION_FILE names another file. */
+ * machines. The first plan on a host measures both rates for the op on a small problem
+ * (measure/calibrate_rates.h, registered with the plan at start-up); this header holds what
+ * the plan computes with them: the rates, the calibration point, the reference's work and
+ * how busy the host is. */
 #ifndef KT_CALIBRATE_H
 #define KT_CALIBRATE_H
 
@@ -26,17 +26,6 @@ double kt_calibration_busy(void);
  * that copies, like the synthetic one, has no flops). */
 double kt_calibration_work(const kt_problem *p);
 
-/* The rates of 'op' in 'dtype' with inputs drawn from 'dist' on this host: from the cache (under
- * a key that holds the sha256 of the plugin the op comes from, 'origin', NULL for a built-in, so
- * a rebuilt plugin is measured again),
- * else measured (and cached when the cache can be written). Generation is timed into freshly
- * mapped pages, as a point's worker generates into buffers it has just allocated (their page
- * faults cost up to a third of it), and in the spec's law (the llm law's planted structure
- * costs more per element than the normal one). Returns 0, or a negative code when they could
- * not be measured (the caller falls back on fixed rates). */
-int kt_calibration_get(kt_calibration *out, const kt_op *op, kt_dtype dtype, kt_distribution dist,
-                       const char *origin);
-
 /* The small point every op's calibration shapes: decode-sized gemm/swiglu rows (hidden
  * 1024, intermediate 2048, batch 8), attention over 1024 tokens with 8 heads and 2 KV heads. */
 kt_point kt_calibration_point(void);
@@ -45,17 +34,5 @@ kt_point kt_calibration_point(void);
  * cached tokens), small enough to measure in a second and compute-bound like a real prefill
  * point, so an arm's measured cost scales to prefill points by the compute roofline. */
 kt_point kt_calibration_point_in(kt_phase phase);
-
-/* Runs 'fn' in a forked child (so what it starts, OpenMP or a crash, stays there) and copies
- * the 'len' bytes (at most 512) it wrote to 'out' back. Returns 0, or -1 when the child
- * failed. */
-int kt_calibration_in_child(void *out, size_t len, int (*fn)(void *out, const void *ctx),
-                            const void *ctx);
-
-/* The cache file's entry 'key': its 'n' named numbers (all present, finite, >= 0), 0; or -1. */
-int kt_calibration_cache_get(const char *key, const char *const *fields, double *values, int n);
-/* Writes entry 'key' (a cache: failures are ignored, the next plan measures again). */
-void kt_calibration_cache_put(const char *key, const char *const *fields, const double *values,
-                              int n);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "util/diag.h"
 #include "util/limits.h"
+#include "kernel.h"
 
 #include <stddef.h>
 

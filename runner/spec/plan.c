@@ -58,13 +58,20 @@ double kt_plan_call_seconds(const kt_spec *spec, const kt_arm *arm, const kt_pro
 /* Rates used when the measurement fails (an op that cannot shape the calibration point). */
 static const kt_calibration fallback_rates = {5e-9, 1e-9, 1.0};
 
+static kt_plan_rates_fn rates_fn;
+
+void kt_plan_use_rates(kt_plan_rates_fn fn)
+{
+    rates_fn = fn;
+}
+
 /* The host's rates, scaled from how busy it was when they were measured to 'busy'. */
 static kt_calibration rates(const kt_spec *spec, double busy)
 {
     kt_calibration c = fallback_rates;
     const kt_spec_plugin *from = kt_spec_plugin_of(spec, kt_op_plugin(spec->op));
-    if (kt_calibration_get(&c, spec->op, spec->dtype, spec->distribution,
-                           from ? from->sha256 : NULL) < 0)
+    if (!rates_fn ||
+        rates_fn(&c, spec->op, spec->dtype, spec->distribution, from ? from->sha256 : NULL) < 0)
         c = fallback_rates;
     double scale = busy / c.busy;
     c.gen_s_per_elem *= scale;

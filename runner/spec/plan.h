@@ -9,6 +9,7 @@
 #ifndef KT_PLAN_H
 #define KT_PLAN_H
 
+#include "spec/calibrate.h"
 #include "spec/matrix.h"
 #include "spec/spec.h"
 
@@ -50,6 +51,16 @@ typedef int (*kt_plan_arm_costs_fn)(kt_arm_cost *out, int *have, const kt_spec *
  * must not call, so the command line registers it at start-up. Without it (unit tests) CPU
  * calls keep the roofline model. */
 void kt_plan_use_arm_costs(kt_plan_arm_costs_fn fn);
+
+/* Fills 'out' with the host's input and reference rates for 'op' in 'dtype' and law 'dist'
+ * ('origin': the sha256 of the plugin the op comes from, NULL for a built-in). Returns 0, or a
+ * negative code when they could not be measured. */
+typedef int (*kt_plan_rates_fn)(kt_calibration *out, const kt_op *op, kt_dtype dtype,
+                                kt_distribution dist, const char *origin);
+/* Lets the plan measure the start-up rates (measure/calibrate_rates.c's kt_calibration_get: it
+ * runs the op's generator and reference), registered at start-up by the command line. Without it
+ * (unit tests) the plan uses fixed rates. */
+void kt_plan_use_rates(kt_plan_rates_fn fn);
 
 /* The bytes of 'p''s inputs and of its outputs. */
 void kt_plan_io_bytes(const kt_problem *p, double *in, double *out);

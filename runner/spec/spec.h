@@ -14,6 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* util/ knows nothing of kernels/: its name limit is written as a number, held to kernel.h's. */
+_Static_assert(KT_LIMIT_NAME_LEN == KT_NAME_MAX - 1, "KT_LIMIT_NAME_LEN must be KT_NAME_MAX - 1");
+
 #define KT_SPEC_MAX_BYTES KT_LIMIT_SPEC_BYTES
 
 typedef enum { KT_ORDER_RANDOM = 0, KT_ORDER_ALTERNATE, KT_ORDER_GROUPED } kt_order;
@@ -136,6 +139,13 @@ typedef struct kt_spec_options {
     const char *backend; /* overrides the spec's backend when not NULL ("auto" allowed) */
     int skip_budget;     /* --force: do not refuse a plan over budget.max_minutes */
 } kt_spec_options;
+
+/* Whether the looks at a point of 'spec' can ever decide: 0, or a negative code with the reason
+ * in kt_error_last(). The looks are planned by runner/decide, which this layer must not call, so
+ * the command line registers decide's kt_design_check at start-up; without it (unit tests) the
+ * meaning stage does not ask. */
+typedef int (*kt_spec_design_check_fn)(const kt_spec *spec);
+void kt_spec_use_design_check(kt_spec_design_check_fn fn);
 
 /* Reads 'path' (refusing files over KT_SPEC_MAX_BYTES) and parses it. */
 int kt_spec_load(kt_spec **out, const char *path, const kt_spec_options *opts, kt_diag *diag);

@@ -7,7 +7,6 @@
  * min_repetitions over max_repetitions, an empty matrix, a plan over budget. Every message is
  * "path: problem" at the line and column of the node at fault. */
 #include "spec/spec_meaning.h"
-#include "decide/sequential.h"
 #include "spec/catalog.h"
 #include "spec/command_spec.h"
 #include "spec/matrix.h"
@@ -1070,13 +1069,18 @@ static int check_shapes(mctx *c, const kt_matrix *m)
     return bad ? -1 : 0;
 }
 
+static kt_spec_design_check_fn design_check_fn;
+
+void kt_spec_use_design_check(kt_spec_design_check_fn fn)
+{
+    design_check_fn = fn;
+}
+
 /* Can the looks decide at all? At the point's error budget (after the split across points)
  * the last look needs enough pairs for a finite signed-rank interval. */
 static void check_design(mctx *c, const kt_spec *spec)
 {
-    kt_design d;
-    if (kt_design_plan(&d, spec->min_repetitions, spec->max_repetitions,
-                       kt_design_point_alpha(spec), KT_SPEND_DEFAULT) == 0)
+    if (!design_check_fn || design_check_fn(spec) == 0)
         return;
     const char *path = "trials.max_repetitions";
     const kt_node *at = kt_node_at_path(spec->root, path);

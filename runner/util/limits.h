@@ -4,11 +4,9 @@
 #ifndef KT_LIMITS_H
 #define KT_LIMITS_H
 
-#include "kernel.h"
-
 /* ---- a spec ---------------------------------------------------------------------------- */
-#define KT_LIMIT_SPEC_BYTES        (1024 * 1024)     /* a spec file */
-#define KT_LIMIT_NAME_LEN          (KT_NAME_MAX - 1) /* experiment, arm, model, variant names */
+#define KT_LIMIT_SPEC_BYTES        (1024 * 1024) /* a spec file */
+#define KT_LIMIT_NAME_LEN          63 /* experiment, arm, model, variant names: KT_NAME_MAX - 1 */
 #define KT_LIMIT_CANDIDATES        16
 #define KT_LIMIT_AXIS_VALUES       64 /* items in models, batch_sizes, context_lengths */
 #define KT_LIMIT_INPUT_SETS        64

@@ -9,6 +9,7 @@
 
 #include "archive/archive.h"
 #include "archive/run_archive.h"
+#include "decide/aggregate.h"
 #include "util/json.h"
 
 #include <dirent.h>

@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "measure/calibrate_arm.h"
-#include "spec/calibrate.h"
+#include "measure/calibrate_rates.h"
 
 #include <limits.h>
 #include <math.h>

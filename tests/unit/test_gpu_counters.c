@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "measure/nvml_energy.h"
-#include "measure/usage_gpu.h"
+#include "result/usage_gpu.h"
 #include "report/gpu_table.h"
 #include "spec/embedded.h"
 #include "spec/schema.h"

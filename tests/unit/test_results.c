@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "cli/commands.h"
-#include "archive/result_json.h"
+#include "result/result_json.h"
 #include "cli/summary.h"
 
 #include <math.h>

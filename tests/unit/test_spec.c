@@ -6,6 +6,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "decide/sequential.h"
+#include "measure/calibrate_rates.h"
+#include "spec/plan.h"
 #include "spec/spec.h"
 #include "spec/yaml_tree.h"
 
@@ -482,5 +485,8 @@ int main(void)
         cmocka_unit_test(test_models),
         cmocka_unit_test(test_gemm_roles_need_their_fields),
     };
+    /* validation as the command line has it: the looks checked, the start-up measured */
+    kt_spec_use_design_check(kt_design_check);
+    kt_plan_use_rates(kt_calibration_get);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

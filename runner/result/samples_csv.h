@@ -9,7 +9,7 @@
 #ifndef KT_SAMPLES_CSV_H
 #define KT_SAMPLES_CSV_H
 
-#include "measure/trial.h"
+#include "result/point.h"
 #include "spec/spec.h"
 
 /* Whose rows these are: the archive's run id (provenance.run.id) and the code's commit

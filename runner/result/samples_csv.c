@@ -1,5 +1,5 @@
 /* samples_csv.c - the rows of samples.csv (see samples_csv.h). */
-#include "archive/samples_csv.h"
+#include "result/samples_csv.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* result_json.c - a point's results as JSON and back (points.jsonl and result.json share
  * it), and the per-candidate verdicts as JSON. */
-#include "archive/result_json.h"
+#include "result/result_json.h"
 #include "util/json.h"
 #include "spec/spec_json.h"
 

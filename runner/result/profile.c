@@ -1,5 +1,5 @@
 /* profile.c - per-stage profiles: accumulation, shares, Amdahl bounds, JSON and summary lines. */
-#include "decide/profile.h"
+#include "result/profile.h"
 #include "util/json.h"
 
 #include <math.h>

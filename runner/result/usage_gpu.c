@@ -1,6 +1,6 @@
 /* usage_gpu.c - the GPU counter view: the metric list, what is derived from raw values (the
  * device-wide SOL, the longest kernel, the top stall reasons), JSON and the summary line. */
-#include "measure/usage_gpu.h"
+#include "result/usage_gpu.h"
 
 #include "util/json.h"
 

@@ -3,7 +3,7 @@
 #ifndef KT_RESULT_JSON_H
 #define KT_RESULT_JSON_H
 
-#include "decide/aggregate.h"
+#include "result/run.h"
 
 #include <cjson/cJSON.h>
 
