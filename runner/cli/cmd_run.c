@@ -234,7 +234,7 @@ static int check_backend(const kt_spec *spec)
     const kt_backend_iface *iface = kt_backend_find(spec->backend);
     if (!iface) {
         fprintf(stderr, "error: backend '%s' is not built into this ktrial%s\n", spec->backend,
-                strcmp(spec->backend, "cuda") == 0 ? " (configure with -DKT_CUDA=ON)" : "");
+                kt_backend_build_hint(spec->backend));
         return KT_EXIT_UNAVAILABLE;
     }
     kt_device_info info;
@@ -243,8 +243,8 @@ static int check_backend(const kt_spec *spec)
         return KT_EXIT_UNAVAILABLE;
     }
     library_warnings(spec, &info);
-    if (strcmp(spec->backend_requested, "auto") == 0 && strcmp(spec->backend, "cpu") == 0) {
-        const kt_backend_iface *cuda = kt_backend_find("cuda");
+    if (strcmp(spec->backend_requested, "auto") == 0 && iface == kt_backend_auto(KT_AUTO_HOST)) {
+        const kt_backend_iface *cuda = kt_backend_auto(KT_AUTO_DEVICE);
         kt_device_info ci;
         if (!cuda)
             fprintf(stderr, "notice: backend auto: this ktrial was built without CUDA; "
@@ -624,7 +624,8 @@ static int resolved_threads(const kt_spec *spec)
 static void warn_load(const kt_spec *spec)
 {
     double load;
-    FILE *f = strcmp(spec->backend, "sim") == 0 ? NULL : fopen("/proc/loadavg", "r");
+    int virtual = kt_backend_caps_of(spec->backend)->clock == KT_CLOCK_VIRTUAL;
+    FILE *f = virtual ? NULL : fopen("/proc/loadavg", "r");
     if (!f)
         return;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1186,7 +1187,8 @@ static int finish(run_state *st)
         }
     } else {
         print_summary(st, status);
-        kt_print_usage(stdout, &st->run, strcmp(st->spec->backend, "sim") == 0);
+        kt_print_usage(stdout, &st->run,
+                       kt_backend_caps_of(st->spec->backend)->clock == KT_CLOCK_VIRTUAL);
         if (st->opt.quick)
             printf("note: --quick capped repetitions at %d; verdicts may be INCONCLUSIVE where "
                    "a full run would decide\n",
@@ -1255,7 +1257,7 @@ int cmd_run(int argc, char **argv)
 
     if (st.opt.backend && strcmp(st.opt.backend, "auto") != 0 && !kt_backend_find(st.opt.backend)) {
         fprintf(stderr, "error: backend '%s' is not built into this ktrial%s\n", st.opt.backend,
-                strcmp(st.opt.backend, "cuda") == 0 ? " (configure with -DKT_CUDA=ON)" : "");
+                kt_backend_build_hint(st.opt.backend));
         return KT_EXIT_UNAVAILABLE;
     }
     struct sigaction old_int, old_term;
