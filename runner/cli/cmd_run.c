@@ -183,7 +183,7 @@ static int parse_args(run_options *o, int argc, char **argv)
     if (o->profile && o->no_profile)
         return kt_usage_error("run", "'--profile' and '--no-profile' contradict each other");
     if (o->backend)
-        return kt_opt_check_choice("run", "--backend", o->backend, kt_backend_choices, 5);
+        return kt_opt_check_backend("run", o->backend);
     return 0;
 }
 
