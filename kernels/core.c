@@ -226,3 +226,8 @@ void kt_backend_reset_peak(kt_backend *b)
 {
     b->bytes_peak = b->bytes_current;
 }
+
+int kt_backend_place_threads(kt_backend *b, int compact)
+{
+    return b->iface->place_threads ? b->iface->place_threads(compact) : KT_OK;
+}

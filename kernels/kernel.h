@@ -5,9 +5,11 @@
  *   - ops (kernels/ops/): what is computed. An op turns a matrix point into a
  *     problem (tensor shapes, flop and byte counts), generates seeded inputs in
  *     the storage dtype, and computes the float64 reference from those inputs.
- *   - backends (kernels/cpu, kernels/cuda, kernels/sim): where it runs. A vtable
- *     of memory, copies, a timer around one call, a cache flush; the public
- *     wrappers below count allocated bytes.
+ *   - backends (kernels/cpu, kernels/cuda, kernels/sim, kernels/process): where it
+ *     runs. A vtable of memory, copies, a timer around one call, a cache flush, and
+ *     the capabilities the runner reads instead of the backend's name; the public
+ *     wrappers below count allocated bytes. The registry holds the one table of
+ *     backend names.
  *   - variants: how it is computed. One op on one backend, a table of params,
  *     prepare (untimed) / run (timed) / release, and optional extra metrics.
  *
@@ -75,6 +77,47 @@ typedef struct kt_timing {
     int throttled; /* 1 when the backend judged the sample disturbed (GPU clock < 75%) */
 } kt_timing;
 
+/* What a backend is, for the runner: read instead of comparing the backend's name. Every
+ * backend name the registry knows has its capabilities, those of a backend this build left out
+ * included (kt_backend_caps_of), so a CPU build still judges a CUDA spec or archive rightly. All
+ * zero is a host backend's: the runner's default for a name it does not know. */
+typedef enum kt_clock {
+    KT_CLOCK_HOST,    /* the host's monotonic clock around the call */
+    KT_CLOCK_DEVICE,  /* the device's own timer (CUDA events on the stream) */
+    KT_CLOCK_VIRTUAL, /* simulated time: a call's duration is what its params say, and the
+                       * host's load means nothing to it */
+} kt_clock;
+
+typedef enum kt_noise_kind {
+    KT_NOISE_DISTURBANCE, /* 0 when undisturbed: any nonzero value marks the call disturbed (the
+                           * CPU's run-queue wait) */
+    KT_NOISE_LEVEL,       /* a level, never 0 (a GPU's SM clock): only 'throttled' marks a
+                           * call disturbed */
+    KT_NOISE_NONE,        /* always 0 */
+} kt_noise_kind;
+
+typedef enum kt_flush_kind {
+    KT_FLUSH_EVICT,     /* evicts the lines of the backend's buffers from every cache level */
+    KT_FLUSH_L2_SWEEP,  /* reads through a buffer of at least twice the device's L2 */
+    KT_FLUSH_NOTHING,   /* flushes nothing: the call runs elsewhere (a child process) */
+    KT_FLUSH_NO_CACHES, /* there are no caches to flush or to warm (a simulated device) */
+} kt_flush_kind;
+
+typedef struct kt_backend_caps {
+    kt_clock clock;      /* the timer's clock; its resolution is kt_backend_timer_tick_ns */
+    kt_noise_kind noise; /* what kt_timing.noise says of a call */
+    kt_flush_kind flush; /* what flush_cache does */
+    int device_memory;   /* 1: alloc'd buffers live in device memory, and upload/download copy
+                          * between it and the host (the host keeps only its own copies) */
+    int profile_opt_in;  /* 1: trials.profile defaults to off (counters perturb the clocks) */
+    int needs_device;    /* 1: usable only where probe finds a device */
+    int auto_rank;       /* backend auto prefers the higher rank (kt_backend_auto); 0: never */
+    int gpus;            /* GPUs one open backend uses: what a Slurm task asks for, and the
+                          * profiling pass reads their usage (energy, counters) */
+    int calibrated;      /* 1: the plan measures an arm's steps in a child on this host and
+                          * scales them by the host's roofline; 0: it keeps its call model */
+} kt_backend_caps;
+
 typedef struct kt_backend_iface {
     const char *name;
     const char *doc;
@@ -97,6 +140,11 @@ typedef struct kt_backend_iface {
     /* Optional: the timer's tick in ns when the backend knows it exactly (sim). NULL: it is
      * measured (kt_backend_timer_tick_ns). */
     double (*timer_tick_ns)(void *ctx);
+    /* Optional: places the threads the backend computes with in this process, one to a core
+     * (compact = 1, threads_affinity: compact) or where the scheduler likes (0). NULL: it has no
+     * threads of its own to place. */
+    int (*place_threads)(int compact);
+    const kt_backend_caps *caps; /* the same as kt_backend_caps_of(name) */
 } kt_backend_iface;
 
 /* An open backend (declared in ktrial/plugin.h with its memory functions). Allocations go
@@ -124,6 +172,8 @@ int kt_backend_timer_stop(kt_backend *b, kt_timing *out);
 double kt_backend_timer_tick_ns(kt_backend *b);
 /* Resets the peak to the current byte count (to measure one variant's footprint). */
 void kt_backend_reset_peak(kt_backend *b);
+/* Places the backend's threads (its place_threads, nothing when it has none). */
+int kt_backend_place_threads(kt_backend *b, int compact);
 
 /* A variant this build left out, and why ("oneDNN was not found when ktrial was built"). */
 typedef struct kt_missing_variant {
@@ -139,9 +189,32 @@ int kt_op_count(void);
 const kt_op *kt_op_at(int i);
 const kt_op *kt_op_find(const char *name);
 
+/* The backends built into this ktrial. */
 int kt_backend_count(void);
 const kt_backend_iface *kt_backend_at(int i);
 const kt_backend_iface *kt_backend_find(const char *name);
+
+/* Every backend name ktrial knows, in the registry's order, those this build left out included
+ * (the one table of backend names: options, spec checks and messages read it). */
+int kt_backend_name_count(void);
+const char *kt_backend_name_at(int i);
+/* The capabilities of the backend called 'name', built or not; all zero (a host backend's) for
+ * a name ktrial does not know. Never NULL. */
+const kt_backend_caps *kt_backend_caps_of(const char *name);
+/* How to get backend 'name' built, as the end of a sentence saying it is not: " (configure
+ * with -DKT_CUDA=ON)" for a backend this build left out, "" for any other name. */
+const char *kt_backend_build_hint(const char *name);
+
+/* kt_backend_auto's filter. */
+enum {
+    KT_AUTO_PROBE = 1,  /* a backend that needs a device counts only where its probe answers */
+    KT_AUTO_HOST = 2,   /* only backends that need no device */
+    KT_AUTO_DEVICE = 4, /* only backends that need a device */
+};
+/* The backend 'auto' stands for: the built backend of highest auto_rank that passes 'filter',
+ * or NULL when none does. With KT_AUTO_PROBE that is the GPU when one answers, else the CPU;
+ * with 0 the GPU backend whenever this build has one. */
+const kt_backend_iface *kt_backend_auto(unsigned filter);
 
 int kt_variant_count(void);
 const kt_variant *kt_variant_at(int i);

@@ -6,9 +6,7 @@
 #include "cpu/cpu.h"
 #include "sim/sim.h"
 #include "process/process.h"
-#ifdef KT_HAVE_CUDA
-#include "cuda/cuda_backend.h"
-#endif
+#include "cuda/cuda_backend.h" /* its caps are known to every build */
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,13 +18,23 @@ static const kt_op *const ops[] = {
     &kt_op_attention_decode, &kt_op_decoder_layer, &kt_op_command,
 };
 
-static const kt_backend_iface *const backends[] = {
-    &kt_backend_cpu,
 #ifdef KT_HAVE_CUDA
-    &kt_backend_cuda,
+#define CUDA_IFACE (&kt_backend_cuda)
+#else
+#define CUDA_IFACE NULL
 #endif
-    &kt_backend_sim,
-    &kt_backend_process,
+
+/* The one table of backend names: every backend ktrial knows, built or not. */
+static const struct {
+    const char *name;
+    const kt_backend_iface *iface; /* NULL: this build left it out */
+    const kt_backend_caps *caps;
+    const char *build_hint; /* how to get it built, said when it is not */
+} backends[] = {
+    {"cpu", &kt_backend_cpu, &kt_backend_cpu_caps, NULL},
+    {"cuda", CUDA_IFACE, &kt_backend_cuda_caps, " (configure with -DKT_CUDA=ON)"},
+    {"sim", &kt_backend_sim, &kt_backend_sim_caps, NULL},
+    {"process", &kt_backend_process, &kt_backend_process_caps, NULL},
 };
 
 static const kt_variant *const variants[] = {
@@ -117,20 +125,79 @@ const kt_op *kt_op_find(const char *name)
 
 int kt_backend_count(void)
 {
-    return COUNT(backends);
+    int n = 0;
+    for (int i = 0; i < COUNT(backends); i++)
+        n += backends[i].iface != NULL;
+    return n;
 }
 
 const kt_backend_iface *kt_backend_at(int i)
 {
-    return i >= 0 && i < COUNT(backends) ? backends[i] : NULL;
+    for (int k = 0; k < COUNT(backends); k++)
+        if (backends[k].iface && i-- == 0)
+            return backends[k].iface;
+    return NULL;
+}
+
+static int backend_index(const char *name)
+{
+    for (int i = 0; name && i < COUNT(backends); i++)
+        if (strcmp(backends[i].name, name) == 0)
+            return i;
+    return -1;
 }
 
 const kt_backend_iface *kt_backend_find(const char *name)
 {
-    for (int i = 0; i < COUNT(backends); i++)
-        if (strcmp(backends[i]->name, name) == 0)
-            return backends[i];
-    return NULL;
+    int i = backend_index(name);
+    return i >= 0 ? backends[i].iface : NULL;
+}
+
+int kt_backend_name_count(void)
+{
+    return COUNT(backends);
+}
+
+const char *kt_backend_name_at(int i)
+{
+    return i >= 0 && i < COUNT(backends) ? backends[i].name : NULL;
+}
+
+const kt_backend_caps *kt_backend_caps_of(const char *name)
+{
+    static const kt_backend_caps host = {0};
+    int i = backend_index(name);
+    return i >= 0 ? backends[i].caps : &host;
+}
+
+const char *kt_backend_build_hint(const char *name)
+{
+    int i = backend_index(name);
+    return i >= 0 && !backends[i].iface && backends[i].build_hint ? backends[i].build_hint : "";
+}
+
+static int answers(const kt_backend_iface *iface)
+{
+    kt_device_info info;
+    memset(&info, 0, sizeof(info));
+    return iface->probe(&info) == KT_OK && info.available;
+}
+
+const kt_backend_iface *kt_backend_auto(unsigned filter)
+{
+    const kt_backend_iface *best = NULL;
+    for (int i = 0; i < COUNT(backends); i++) {
+        const kt_backend_iface *b = backends[i].iface;
+        if (!b || b->caps->auto_rank <= 0 || (best && b->caps->auto_rank <= best->caps->auto_rank))
+            continue;
+        int device = b->caps->needs_device;
+        if ((filter & KT_AUTO_HOST && device) || (filter & KT_AUTO_DEVICE && !device))
+            continue;
+        if (filter & KT_AUTO_PROBE && device && !answers(b))
+            continue;
+        best = b;
+    }
+    return best;
 }
 
 int kt_variant_count(void)

@@ -11,7 +11,7 @@
 #include "attention_common.h"
 #include "attention_dense_bf16.h"
 #include "cpu.h"
-#include "ffd_quant.h"
+#include "../ffd_quant.h"
 #include "ffd_scan_int8.h"
 #include "ffd_stream.h"
 #include "pool.h"

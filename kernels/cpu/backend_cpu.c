@@ -223,6 +223,23 @@ static int cpu_synchronize(void *ctx)
     return KT_OK;
 }
 
+static int cpu_place_threads(int compact)
+{
+    return kt_pool_set_affinity(compact ? KT_POOL_AFFINITY_COMPACT : KT_POOL_AFFINITY_NONE);
+}
+
+const kt_backend_caps kt_backend_cpu_caps = {
+    /* .clock = */ KT_CLOCK_HOST,
+    /* .noise = */ KT_NOISE_DISTURBANCE, /* run-queue wait: 0 unless a thread waited for a core */
+    /* .flush = */ KT_FLUSH_EVICT,
+    /* .device_memory = */ 0,
+    /* .profile_opt_in = */ 0,
+    /* .needs_device = */ 0,
+    /* .auto_rank = */ 1, /* auto's fallback */
+    /* .gpus = */ 0,
+    /* .calibrated = */ 1,
+};
+
 const kt_backend_iface kt_backend_cpu = {
     /* .name = */ "cpu",
     /* .doc = */
@@ -241,4 +258,6 @@ const kt_backend_iface kt_backend_cpu = {
     /* .timer_stop = */ cpu_timer_stop,
     /* .synchronize = */ cpu_synchronize,
     /* .timer_tick_ns = */ NULL, /* measured: the smallest nonzero empty region */
+    /* .place_threads = */ cpu_place_threads,
+    /* .caps = */ &kt_backend_cpu_caps,
 };

@@ -5,6 +5,7 @@
 #include "../kernel.h"
 
 extern const kt_backend_iface kt_backend_cpu;
+extern const kt_backend_caps kt_backend_cpu_caps;
 extern const kt_variant kt_variant_cpu_gemm_blas;
 extern const kt_variant kt_variant_cpu_gemm_tiled;
 extern const kt_variant kt_variant_cpu_gemm_deterministic;

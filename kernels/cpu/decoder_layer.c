@@ -3,7 +3,7 @@
  * the fusion setting, and the per-stage profile of every call. */
 #include "cpu.h"
 #include "decoder_cpu.h"
-#include "ffd_quant.h"
+#include "../ffd_quant.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -18,7 +18,7 @@
 #ifndef KT_FFD_SCAN_INT8_H
 #define KT_FFD_SCAN_INT8_H
 
-#include "ffd_quant.h"
+#include "../ffd_quant.h"
 
 #include <stddef.h>
 #include <stdint.h>

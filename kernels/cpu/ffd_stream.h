@@ -5,7 +5,7 @@
 #ifndef KT_FFD_STREAM_H
 #define KT_FFD_STREAM_H
 
-#include "ffd_quant.h"
+#include "../ffd_quant.h"
 
 #include <stddef.h>
 

@@ -447,7 +447,7 @@ __global__ void merge_kernel(const float *acc, const float *max_log2, const floa
 }
 
 /* One block per (full block, b, KV head): per-channel scale, 2-bit codes, fp8 residuals;
- * the same arithmetic as kt_ffd_quantize_block (kernels/cpu/ffd_quant.c), op for op. */
+ * the same arithmetic as kt_ffd_quantize_block (kernels/ffd_quant.c), op for op. */
 template <typename T>
 __global__ void __launch_bounds__(THREADS)
     quantize_kernel(const T *k, int64_t context, int64_t d, int64_t block, int64_t n_full,

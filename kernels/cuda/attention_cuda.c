@@ -3,7 +3,7 @@
 #include "attn_plan.h"
 #include "cuda_backend.h"
 #include "cuda_private.h"
-#include "cpu/ffd_quant.h"
+#include "ffd_quant.h"
 
 #include <stdlib.h>
 

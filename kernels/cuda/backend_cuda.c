@@ -355,6 +355,8 @@ const kt_backend_iface kt_backend_cuda = {
     /* .timer_stop = */ cuda_timer_stop,
     /* .synchronize = */ cuda_synchronize,
     /* .timer_tick_ns = */ NULL, /* measured: the smallest nonzero event interval */
+    /* .place_threads = */ NULL,
+    /* .caps = */ &kt_backend_cuda_caps,
 };
 
 static cuda_ctx *ctx_of(kt_backend *b)

@@ -8,7 +8,9 @@
 extern "C" {
 #endif
 
-extern const kt_backend_iface kt_backend_cuda;
+extern const kt_backend_iface kt_backend_cuda; /* in CUDA builds only */
+/* In every build (caps.c): a CPU build still knows what a CUDA spec or archive means. */
+extern const kt_backend_caps kt_backend_cuda_caps;
 
 extern const kt_variant kt_variant_cuda_gemm_cublaslt;
 extern const kt_variant kt_variant_cuda_gemm_deterministic;

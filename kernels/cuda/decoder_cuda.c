@@ -4,7 +4,7 @@
  * the backend's stream) or 'graph' (the same launches captured once into a CUDA graph in
  * prepare, replayed per call), and the per-stage profile from events between the launches,
  * read after the timed interval (kt_cuda_after_timer_stop). Decode steps only. */
-#include "cpu/ffd_quant.h"
+#include "ffd_quant.h"
 #include "cuda_backend.h"
 #include "decoder_cuda.h"
 

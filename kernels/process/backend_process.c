@@ -78,6 +78,18 @@ static int process_timer_stop(void *ctx, kt_timing *out)
     return KT_OK;
 }
 
+const kt_backend_caps kt_backend_process_caps = {
+    /* .clock = */ KT_CLOCK_HOST,
+    /* .noise = */ KT_NOISE_NONE,
+    /* .flush = */ KT_FLUSH_NOTHING, /* the command's caches are its own */
+    /* .device_memory = */ 0,
+    /* .profile_opt_in = */ 0,
+    /* .needs_device = */ 0,
+    /* .auto_rank = */ 0, /* chosen only by op command */
+    /* .gpus = */ 0,
+    /* .calibrated = */ 0, /* a command's calls are timed by its own calibration */
+};
+
 const kt_backend_iface kt_backend_process = {
     /* .name = */ "process",
     /* .doc = */ "whole programs as child processes: wall time, CPU time and peak RSS per call",
@@ -94,6 +106,8 @@ const kt_backend_iface kt_backend_process = {
     /* .timer_stop = */ process_timer_stop,
     /* .synchronize = */ process_nothing,
     /* .timer_tick_ns = */ NULL,
+    /* .place_threads = */ NULL,
+    /* .caps = */ &kt_backend_process_caps,
 };
 
 static int command_shape(kt_problem *out, const kt_point *point, kt_dtype dtype,

@@ -19,6 +19,7 @@
 #define KT_PROCESS_STDERR_TAIL 4096
 
 extern const kt_backend_iface kt_backend_process;
+extern const kt_backend_caps kt_backend_process_caps;
 extern const kt_op kt_op_command;
 extern const kt_variant kt_variant_process_exec;
 

@@ -108,6 +108,18 @@ static double sim_timer_tick_ns(void *ctx)
     return ((sim_ctx *)ctx)->tick_ns;
 }
 
+const kt_backend_caps kt_backend_sim_caps = {
+    /* .clock = */ KT_CLOCK_VIRTUAL,
+    /* .noise = */ KT_NOISE_NONE,
+    /* .flush = */ KT_FLUSH_NO_CACHES,
+    /* .device_memory = */ 0,
+    /* .profile_opt_in = */ 0,
+    /* .needs_device = */ 0,
+    /* .auto_rank = */ 0, /* chosen only by the ops that run nowhere else */
+    /* .gpus = */ 0,
+    /* .calibrated = */ 1, /* the call is virtual; prepare, the checks and the copies are not */
+};
+
 const kt_backend_iface kt_backend_sim = {
     /* .name = */ "sim",
     /* .doc = */ "simulated device with a virtual clock, for verdict-validity tests",
@@ -124,6 +136,8 @@ const kt_backend_iface kt_backend_sim = {
     /* .timer_stop = */ sim_timer_stop,
     /* .synchronize = */ sim_synchronize,
     /* .timer_tick_ns = */ sim_timer_tick_ns,
+    /* .place_threads = */ NULL,
+    /* .caps = */ &kt_backend_sim_caps,
 };
 
 static sim_ctx *sim_of(kt_backend *b)

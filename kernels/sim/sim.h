@@ -5,6 +5,7 @@
 #include "../kernel.h"
 
 extern const kt_backend_iface kt_backend_sim;
+extern const kt_backend_caps kt_backend_sim_caps;
 extern const kt_variant kt_variant_sim_lognormal;
 extern const kt_variant kt_variant_sim_decoder_layer;
 

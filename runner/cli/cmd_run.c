@@ -97,7 +97,7 @@ static int parse_args(kt_run_options *o, int argc, char **argv)
     if (o->profile && o->no_profile)
         return kt_usage_error("run", "'--profile' and '--no-profile' contradict each other");
     if (o->backend)
-        return kt_opt_check_choice("run", "--backend", o->backend, kt_backend_choices, 5);
+        return kt_opt_check_backend("run", o->backend);
     return 0;
 }
 
@@ -181,7 +181,8 @@ static int finish(const kt_run *st)
         }
     } else {
         print_summary(st, status);
-        kt_print_usage(stdout, &st->run, strcmp(st->spec->backend, "sim") == 0);
+        kt_print_usage(stdout, &st->run,
+                       kt_backend_caps_of(st->spec->backend)->clock == KT_CLOCK_VIRTUAL);
         if (st->opt.quick)
             printf("note: --quick capped repetitions at %d; verdicts may be INCONCLUSIVE where "
                    "a full run would decide\n",

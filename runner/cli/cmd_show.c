@@ -252,7 +252,7 @@ int cmd_show(int argc, char **argv)
     kt_print_summary(stdout, &run, &f);
     char backend[32] = "";
     kt_json_get_str(parsed, "backend", backend, sizeof(backend));
-    kt_print_usage(stdout, &run, strcmp(backend, "sim") == 0);
+    kt_print_usage(stdout, &run, kt_backend_caps_of(backend)->clock == KT_CLOCK_VIRTUAL);
     kt_print_command_tasks(stdout, doc, dir);
     printf("\n");
     print_state(&rf);

@@ -168,18 +168,19 @@ int cmd_slurm(int argc, char **argv)
     if (strcmp(spec->backend_requested, "auto") == 0) {
         /* Each task resolving auto on its own node could measure some shards on the cpu
          * backend and others on cuda; the jobs get one backend, chosen here. */
-        int cuda = kt_backend_find("cuda") && o.gpus_per_task != 0;
-        o.backend = cuda ? "cuda" : "cpu";
+        const kt_backend_iface *gpu = kt_backend_auto(KT_AUTO_DEVICE);
+        int cuda = gpu && o.gpus_per_task != 0;
+        o.backend = (cuda ? gpu : kt_backend_auto(KT_AUTO_HOST))->name;
         if (o.gpus_per_task < 0)
-            o.gpus_per_task = cuda;
+            o.gpus_per_task = cuda ? gpu->caps->gpus : 0;
         fprintf(stderr,
                 "notice: backend auto: the jobs run --backend %s with %d GPU%s per task (%s)\n",
                 o.backend, o.gpus_per_task, o.gpus_per_task == 1 ? "" : "s",
-                cuda                      ? "--gpus-per-task 0 for the cpu backend"
-                : kt_backend_find("cuda") ? "asked for by --gpus-per-task 0"
-                                          : "this ktrial was built without CUDA");
+                cuda  ? "--gpus-per-task 0 for the cpu backend"
+                : gpu ? "asked for by --gpus-per-task 0"
+                      : "this ktrial was built without CUDA");
     } else if (o.gpus_per_task < 0) {
-        o.gpus_per_task = strcmp(spec->backend, "cuda") == 0 ? 1 : 0;
+        o.gpus_per_task = kt_backend_caps_of(spec->backend)->gpus;
     }
 
     char run_dir[PATH_MAX], spec_abs[PATH_MAX], exe[PATH_MAX];

@@ -232,8 +232,7 @@ int cmd_validate(int argc, char **argv)
         rc = KT_EXIT_USAGE;
         goto done;
     }
-    if (opts.backend &&
-        (rc = kt_opt_check_choice("validate", "--backend", opts.backend, kt_backend_choices, 5)))
+    if (opts.backend && (rc = kt_opt_check_backend("validate", opts.backend)))
         goto done;
     if (n_specs == 0) {
         rc = kt_usage_error("validate", "no spec given");

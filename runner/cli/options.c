@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "util/suggest.h"
+#include "kernel.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -173,6 +174,16 @@ int kt_opt_check_choice(const char *command, const char *option, const char *val
         return kt_usage_error(command, "unknown value '%s' for '%s'; did you mean '%s'? (%s)",
                               value, option, guess, list);
     return kt_usage_error(command, "unknown value '%s' for '%s' (%s)", value, option, list);
+}
+
+int kt_opt_check_backend(const char *command, const char *value)
+{
+    const char *choices[16];
+    size_t n = 0;
+    for (int i = 0; i < kt_backend_name_count() && n + 1 < sizeof(choices) / sizeof(*choices); i++)
+        choices[n++] = kt_backend_name_at(i);
+    choices[n++] = "auto";
+    return kt_opt_check_choice(command, "--backend", value, choices, n);
 }
 
 int kt_opt_parse_json_only(int *json, const char *command, int argc, char **argv)

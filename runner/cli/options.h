@@ -52,7 +52,8 @@ int kt_opt_check_choice(const char *command, const char *option, const char *val
  * exit code after printing it. */
 int kt_opt_parse_json_only(int *json, const char *command, int argc, char **argv);
 
-/* The backend names '--backend' takes. */
-extern const char *const kt_backend_choices[5];
+/* kt_opt_check_choice for '--backend': the registry's backend names (those this build left out
+ * too: running says why they cannot run), then auto. */
+int kt_opt_check_backend(const char *command, const char *value);
 
 #endif

@@ -6,8 +6,6 @@
 
 #include <string.h>
 
-const char *const kt_backend_choices[5] = {"cpu", "cuda", "sim", "process", "auto"};
-
 static const kt_option table[] = {
     /* run */
     {"run", "--output", "-o", "DIR",

@@ -196,7 +196,7 @@ static int check_limits(kt_candidate_result *c, const kt_arm_result *base, const
  * CUDA's noise is the SM clock itself, never 0: there only the flag says disturbed. */
 static void describe_times(kt_candidate_result *c, const kt_spec *spec)
 {
-    int noise_is_clock = strcmp(spec->backend, "cuda") == 0;
+    int noise_is_clock = kt_backend_caps_of(spec->backend)->noise == KT_NOISE_LEVEL;
     size_t n = c->n_pairs;
     double *b = malloc((n ? n : 1) * sizeof(double));
     double *x = malloc((n ? n : 1) * sizeof(double));

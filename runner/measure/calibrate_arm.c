@@ -197,8 +197,7 @@ int kt_calibration_arms(kt_arm_cost *out, int *have, const kt_spec *spec, kt_pha
 {
     size_t n = 1 + spec->n_candidates;
     memset(have, 0, n * sizeof(*have));
-    if ((strcmp(spec->backend, "cpu") != 0 && strcmp(spec->backend, "sim") != 0) ||
-        n > 1 + KT_LIMIT_CANDIDATES)
+    if (!kt_backend_caps_of(spec->backend)->calibrated || n > 1 + KT_LIMIT_CANDIDATES)
         return 0;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int threads = spec->threads > 0 ? spec->threads : (cores > 0 ? (int)cores : 1);

@@ -425,7 +425,7 @@ static int after_call(point_run *r, int arm, int set, char *why, size_t len)
  * makes every timed call one that follows itself. The sim has no caches to warm. */
 static int primes(const point_run *r)
 {
-    return !r->spec->flush_cache && strcmp(r->spec->backend, "sim") != 0;
+    return !r->spec->flush_cache && r->backend->iface->caps->flush != KT_FLUSH_NO_CACHES;
 }
 
 /* The untimed call before a timed one (primes()); its outputs are poisoned again before the
@@ -771,7 +771,7 @@ static void profile_arms(point_run *r)
         res->profile = cs.v;
         res->profile.wall_ns = wall * 1e9 / calls;
         res->profiled = 1;
-        if (strcmp(r->backend->iface->name, "cuda") == 0) {
+        if (r->backend->iface->caps->gpus > 0) {
             gpu_call g = {r, (int)arm, call};
             kt_usage_gpu_pass(&res->profile.gpu, gpu_call_once, &g);
         }

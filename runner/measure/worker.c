@@ -4,7 +4,6 @@
 #include "util/json.h"
 #include "result/result_json.h"
 #include "util/memory.h"
-#include "cpu/pool.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -103,8 +102,8 @@ static void child_main(int fd, const kt_spec *spec, const kt_point *point,
         send_line(fd, "error %s\n", kt_error_last());
         _exit(3);
     }
-    if (spec->threads_affinity == KT_SPEC_AFFINITY_COMPACT && strcmp(opts->backend, "cpu") == 0)
-        kt_pool_set_affinity(KT_POOL_AFFINITY_COMPACT); /* this worker process only */
+    if (spec->threads_affinity == KT_SPEC_AFFINITY_COMPACT)
+        kt_backend_place_threads(backend, 1); /* this worker process only */
     kt_point_result res;
     if (kt_trial_run_point(&res, spec, point, backend, &hooks) < 0) {
         send_line(fd, "error %s\n", kt_error_last());

@@ -60,7 +60,7 @@ int kt_run_check_backend(const kt_spec *spec)
     const kt_backend_iface *iface = kt_backend_find(spec->backend);
     if (!iface) {
         fprintf(stderr, "error: backend '%s' is not built into this ktrial%s\n", spec->backend,
-                strcmp(spec->backend, "cuda") == 0 ? " (configure with -DKT_CUDA=ON)" : "");
+                kt_backend_build_hint(spec->backend));
         return KT_EXIT_UNAVAILABLE;
     }
     kt_device_info info;
@@ -69,8 +69,8 @@ int kt_run_check_backend(const kt_spec *spec)
         return KT_EXIT_UNAVAILABLE;
     }
     library_warnings(spec, &info);
-    if (strcmp(spec->backend_requested, "auto") == 0 && strcmp(spec->backend, "cpu") == 0) {
-        const kt_backend_iface *cuda = kt_backend_find("cuda");
+    if (strcmp(spec->backend_requested, "auto") == 0 && iface == kt_backend_auto(KT_AUTO_HOST)) {
+        const kt_backend_iface *cuda = kt_backend_auto(KT_AUTO_DEVICE);
         kt_device_info ci;
         if (!cuda)
             fprintf(stderr, "notice: backend auto: this ktrial was built without CUDA; "
@@ -136,7 +136,8 @@ int kt_run_check_git(kt_run *st, kt_diag *diag)
 void kt_run_warn_load(const kt_spec *spec)
 {
     double load;
-    FILE *f = strcmp(spec->backend, "sim") == 0 ? NULL : fopen("/proc/loadavg", "r");
+    int virtual = kt_backend_caps_of(spec->backend)->clock == KT_CLOCK_VIRTUAL;
+    FILE *f = virtual ? NULL : fopen("/proc/loadavg", "r");
     if (!f)
         return;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);

@@ -200,7 +200,7 @@ int kt_run_execute(kt_run *st, const kt_run_options *opt, int argc, char **argv)
     if (st->opt.backend && strcmp(st->opt.backend, "auto") != 0 &&
         !kt_backend_find(st->opt.backend)) {
         fprintf(stderr, "error: backend '%s' is not built into this ktrial%s\n", st->opt.backend,
-                strcmp(st->opt.backend, "cuda") == 0 ? " (configure with -DKT_CUDA=ON)" : "");
+                kt_backend_build_hint(st->opt.backend));
         return KT_EXIT_UNAVAILABLE;
     }
     kt_run_signals_before_run(&st->old_int, &st->old_term);

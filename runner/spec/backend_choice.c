@@ -16,31 +16,23 @@ static int op_runs_on(const kt_op *op, const char *backend)
     return 0;
 }
 
-static int cuda_answers(void)
-{
-    const kt_backend_iface *cuda = kt_backend_find("cuda");
-    if (!cuda)
-        return 0;
-    kt_device_info info;
-    memset(&info, 0, sizeof(info));
-    return cuda->probe(&info) == KT_OK && info.available;
-}
-
 int kt_spec_resolve_backend(char *out, size_t out_len, const kt_op *op, const char *requested,
                             char *why, size_t why_len)
 {
-    static const char *const known[] = {"auto", "cpu", "cuda", "sim", "process"};
-    int found = 0;
-    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-        found |= strcmp(requested, known[i]) == 0;
+    char known[256] = "auto"; /* the registry's names, built or not, and auto */
+    int found = strcmp(requested, "auto") == 0, n = kt_backend_name_count();
+    for (int i = 0; i < n; i++) {
+        found |= strcmp(requested, kt_backend_name_at(i)) == 0;
+        snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s",
+                 i + 1 < n ? ", " : " or ", kt_backend_name_at(i));
+    }
     if (!found) {
-        snprintf(why, why_len, "unknown backend '%s' (choose auto, cpu, cuda, sim or process)",
-                 requested);
+        snprintf(why, why_len, "unknown backend '%s' (choose %s)", requested, known);
         return -1;
     }
     const char *name = requested;
     if (strcmp(requested, "auto") == 0)
-        name = op->backend_only ? op->backend_only : cuda_answers() ? "cuda" : "cpu";
+        name = op->backend_only ? op->backend_only : kt_backend_auto(KT_AUTO_PROBE)->name;
     if (op->backend_only && strcmp(name, op->backend_only) != 0) {
         snprintf(why, why_len, "op '%s' runs only on backend '%s', not '%s'", op->name,
                  op->backend_only, name);
@@ -48,7 +40,7 @@ int kt_spec_resolve_backend(char *out, size_t out_len, const kt_op *op, const ch
     }
     if (!kt_backend_find(name)) {
         snprintf(why, why_len, "backend '%s' is not built into this ktrial%s", name,
-                 strcmp(name, "cuda") == 0 ? " (configure with -DKT_CUDA=ON)" : "");
+                 kt_backend_build_hint(name));
         return -1;
     }
     if (!op_runs_on(op, name)) {

@@ -42,9 +42,9 @@ static double call_seconds(const kt_spec *spec, const kt_arm *arm, const kt_prob
 {
     if (spec->command) /* op command: what one real call took, when it was calibrated */
         return spec->command->call_seconds[arm == &spec->baseline ? 0 : arm - spec->candidates + 1];
-    if (strcmp(spec->backend, "sim") == 0) /* virtual time, plus any real sleep per call */
+    if (kt_backend_caps_of(spec->backend)->clock == KT_CLOCK_VIRTUAL) /* plus any real sleep */
         return (arm_param(arm, "median_us", 100.0) + arm_param(arm, "sleep_us", 0.0)) * 1e-6;
-    if (strcmp(spec->backend, "cuda") == 0)
+    if (kt_backend_caps_of(spec->backend)->device_memory)
         return fmax(problem->flops / 3e14, problem->bytes / 3e12) + 5e-6;
     /* a roofline on an idle host, slowed by how oversubscribed the host is now */
     return kt_plan_roofline_seconds(spec, problem) * busy;
@@ -150,7 +150,8 @@ static arm_seconds arm_at(const kt_spec *spec, const kt_arm *arm, const kt_probl
                           const kt_arm_cost *cost)
 {
     arm_seconds a;
-    double sim_prepare = strcmp(spec->backend, "sim") == 0 /* prepare_ms: a real sleep */
+    int sim = kt_backend_caps_of(spec->backend)->clock == KT_CLOCK_VIRTUAL;
+    double sim_prepare = sim /* prepare_ms: a real sleep */
                              ? arm_param(arm, "prepare_ms", 0.0) * 1e-3
                              : 0;
     if (!cost) {
@@ -162,7 +163,7 @@ static arm_seconds arm_at(const kt_spec *spec, const kt_arm *arm, const kt_probl
     kt_plan_io_bytes(p, &in, &out);
     double slow = busy / cost->busy;
     double call = cost->call_s * kt_plan_roofline_seconds(spec, p) / cost->roof_s * slow;
-    if (strcmp(spec->backend, "sim") == 0) /* the call is virtual; the steps around it are not */
+    if (sim) /* the call is virtual; the steps around it are not */
         call = call_seconds(spec, arm, p, busy);
     double scan = cost->out_bytes > 0 ? cost->scan_s * out / cost->out_bytes * slow : 0;
     double full = cost->full_s * (in + out) / fmax(cost->in_bytes + cost->out_bytes, 1) * slow;
@@ -170,8 +171,8 @@ static arm_seconds arm_at(const kt_spec *spec, const kt_arm *arm, const kt_probl
     prepare = fmax(prepare, sim_prepare); /* whatever the size */
     a.call = call;
     a.checked = call + scan + FULL_CHECK_RATE * full;
-    int sim = strcmp(spec->backend, "sim") == 0;
-    a.timed = a.checked + (spec->flush_cache ? cost->flush_s * slow : sim ? 0 : call);
+    int primed = kt_backend_caps_of(spec->backend)->flush != KT_FLUSH_NO_CACHES;
+    a.timed = a.checked + (spec->flush_cache ? cost->flush_s * slow : primed ? call : 0);
     a.again = call + scan + full;
     a.correct = prepare + a.again;
     a.touch = cost->in_bytes > 0 ? cost->touch_s * in / cost->in_bytes * slow : 0;
@@ -218,7 +219,7 @@ double kt_plan_point_bytes(const kt_spec *spec, const kt_problem *p)
     kt_plan_io_bytes(p, &in, &out);
     for (int o = 0; o < p->n_outputs; o++)
         out_elems += (double)kt_tensor_elems(&p->tensors[p->n_inputs + o]);
-    if (strcmp(spec->backend, "cuda") == 0) /* the backend's copies are on the device */
+    if (kt_backend_caps_of(spec->backend)->device_memory) /* its copies are on the device */
         return (double)spec->input_sets * (2.0 * in + out + 8.0 * out_elems);
     return (double)spec->input_sets * (3.0 * in + 3.0 * out + 8.0 * out_elems);
 }

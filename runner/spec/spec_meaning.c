@@ -933,7 +933,8 @@ static void check_trials(mctx *c)
     spec->order = o >= 0 ? order_values[o] : KT_ORDER_RANDOM;
     spec->flush_cache = get_bool(kt_node_get(t, "flush_cache"), 1);
     /* counters perturb a GPU's clocks and need CUPTI: opt in there */
-    spec->profile = get_bool(kt_node_get(t, "profile"), strcmp(spec->backend, "cuda") != 0);
+    spec->profile =
+        get_bool(kt_node_get(t, "profile"), !kt_backend_caps_of(spec->backend)->profile_opt_in);
     spec->allow_grouped_verdicts = get_bool(kt_node_get(t, "allow_grouped_verdicts"), 0);
 }
 

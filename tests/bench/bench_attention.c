@@ -26,7 +26,7 @@
 #include "measure/check.h"
 #include "kernel.h"
 
-#include "cpu/ffd_quant.h"
+#include "ffd_quant.h"
 #include "cpu/pool.h"
 #include "spec/catalog.h"
 

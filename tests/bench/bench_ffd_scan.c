@@ -16,7 +16,7 @@
 #include "measure/check.h"
 #include "kernel.h"
 
-#include "cpu/ffd_quant.h"
+#include "ffd_quant.h"
 #include "cpu/ffd_scan_int8.h"
 #include "cpu/ffd_stream.h"
 #include "spec/catalog.h"

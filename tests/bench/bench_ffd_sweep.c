@@ -19,7 +19,7 @@
 #include "measure/check.h"
 #include "kernel.h"
 
-#include "cpu/ffd_quant.h"
+#include "ffd_quant.h"
 #include "spec/catalog.h"
 
 #include <math.h>

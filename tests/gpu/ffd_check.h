@@ -8,7 +8,7 @@
 #ifndef KT_TEST_FFD_CHECK_H
 #define KT_TEST_FFD_CHECK_H
 
-#include "cpu/ffd_quant.h"
+#include "ffd_quant.h"
 #include "cuda/ffd_scan.h"
 #include "kernel.h"
 

@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "measure/check.h"
-#include "cpu/ffd_quant.h"
+#include "ffd_quant.h"
 #include "cpu/ffd_scan_int8.h"
 #include "kernel.h"
 

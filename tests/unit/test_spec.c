@@ -8,9 +8,12 @@
 
 #include "decide/sequential.h"
 #include "measure/calibrate_rates.h"
+#include "spec/embedded.h"
 #include "spec/plan.h"
 #include "spec/spec.h"
 #include "spec/yaml_tree.h"
+
+#include <cjson/cJSON.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -218,6 +221,41 @@ static void test_resolve_backend(void **state)
         assert_string_equal(why, "backend 'cuda' is not built into this ktrial (configure with "
                                  "-DKT_CUDA=ON)");
     }
+}
+
+/* The registry's table is the one list of backend names: every built backend is in it with
+ * the capabilities it declares, the spec schemas' backend enums list it (backend_requested
+ * with auto first), and auto is the GPU where one answers, else the CPU. */
+static void test_backend_table(void **state)
+{
+    (void)state;
+    for (int i = 0; i < kt_backend_count(); i++) {
+        const kt_backend_iface *b = kt_backend_at(i);
+        assert_non_null(b->caps);
+        assert_ptr_equal(kt_backend_caps_of(b->name), b->caps);
+        assert_ptr_equal(kt_backend_find(b->name), b);
+        assert_string_equal(kt_backend_build_hint(b->name), "");
+    }
+    assert_int_equal(kt_backend_caps_of("nonesuch")->clock, KT_CLOCK_HOST);
+    assert_int_equal(kt_backend_caps_of("cuda")->noise, KT_NOISE_LEVEL); /* built or not */
+    assert_int_equal(kt_backend_caps_of("sim")->clock, KT_CLOCK_VIRTUAL);
+    const kt_backend_iface *host = kt_backend_auto(KT_AUTO_HOST);
+    assert_non_null(host);
+    assert_false(host->caps->needs_device);
+    const kt_backend_iface *gpu = kt_backend_auto(KT_AUTO_DEVICE);
+    assert_ptr_equal(gpu, kt_backend_find("cuda"));
+    assert_ptr_equal(kt_backend_auto(0), gpu ? gpu : host);
+
+    cJSON *schema =
+        cJSON_ParseWithLength(kt_embedded_experiment_schema, kt_embedded_experiment_schema_len);
+    assert_non_null(schema);
+    cJSON *choices = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(schema, "properties"), "backend"), "enum");
+    assert_int_equal(cJSON_GetArraySize(choices), 1 + kt_backend_name_count());
+    assert_string_equal(cJSON_GetArrayItem(choices, 0)->valuestring, "auto");
+    for (int i = 0; i < kt_backend_name_count(); i++)
+        assert_string_equal(cJSON_GetArrayItem(choices, 1 + i)->valuestring, kt_backend_name_at(i));
+    cJSON_Delete(schema);
 }
 
 static void test_size_limit(void **state)
@@ -475,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_every_value),
         cmocka_unit_test(test_backend_override),
         cmocka_unit_test(test_resolve_backend),
+        cmocka_unit_test(test_backend_table),
         cmocka_unit_test(test_size_limit),
         cmocka_unit_test(test_yaml_stage_stops),
         cmocka_unit_test(test_schema_stage_stops),

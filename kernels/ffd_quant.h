@@ -16,7 +16,7 @@
 #ifndef KT_FFD_QUANT_H
 #define KT_FFD_QUANT_H
 
-#include "../kernel.h"
+#include "kernel.h"
 
 #include <stddef.h>
 #include <stdint.h>
