@@ -11,7 +11,7 @@
 #include "archive/run_archive.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "cli/summary.h"
+#include "report/summary.h"
 #include "spec/command_spec.h"
 #include "spec/matrix.h"
 #include "spec/spec.h"

@@ -1,14 +1,14 @@
 /* cmd_show.c - 'ktrial show RESULT': the summary of an archived run, as 'run' printed it,
  * with its state (status, exit code, --quick, shard) and its provenance in a few lines; with
  * --json the same facts as one document (schemas/show.schema.json). */
-#include "cli/show_command.h"
+#include "report/command_tasks.h"
 #include "archive/archive.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "cli/show_json.h"
+#include "report/show_json.h"
 #include "util/json.h"
 #include "archive/result_json.h"
-#include "cli/summary.h"
+#include "report/summary.h"
 #include "archive/run_archive.h"
 #include "report/report.h"
 
@@ -245,7 +245,10 @@ int cmd_show(int argc, char **argv)
         goto done;
     }
     if (json) {
-        rc = kt_show_json(stdout, dir, &run, &f, rf.exit_code, decided);
+        if (kt_show_json(stdout, dir, &run, &f, rf.exit_code, decided) < 0) {
+            fprintf(stderr, "error: %s\n", kt_error_last());
+            rc = KT_EXIT_SOFTWARE;
+        }
         goto done;
     }
     f.color = kt_summary_want_color(stdout);

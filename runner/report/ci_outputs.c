@@ -3,9 +3,8 @@
  * GitHub's step summary). */
 #include "archive/archive.h"
 #include "archive/run_archive.h"
-#include "cli/commands.h"
-#include "cli/summary.h"
-#include "cli/summary_cells.h"
+#include "report/summary.h"
+#include "report/cells.h"
 #include "report/report.h"
 #include "report/svg.h"
 #include "util/json.h"

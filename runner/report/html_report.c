@@ -2,8 +2,8 @@
  * script, no font or file fetched) for one or more archives of an experiment. */
 #include "archive/archive.h"
 #include "archive/run_archive.h"
-#include "cli/summary.h"
-#include "cli/summary_cells.h"
+#include "report/summary.h"
+#include "report/cells.h"
 #include "report/gpu_table.h"
 #include "report/report.h"
 #include "report/svg.h"

@@ -1,9 +1,9 @@
 /* summary.c - the summary table printed at the end of run, merge and by show: labelled
  * columns and a legend, "—" for what was not measured, the run's state (INTERRUPTED, NOT RUN,
  * a shard, --quick) on the overall line, colour for verdicts on a terminal. */
-#include "cli/summary.h"
+#include "report/summary.h"
 #include "archive/result_json.h"
-#include "cli/summary_cells.h"
+#include "report/cells.h"
 #include "util/json.h"
 
 #include <math.h>

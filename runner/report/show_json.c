@@ -1,8 +1,7 @@
 /* show_json.c - the document of 'ktrial show --json': the same facts the text summary shows,
  * with null where the text shows "—". */
-#include "cli/show_json.h"
-#include "cli/commands.h"
-#include "cli/summary_cells.h"
+#include "report/show_json.h"
+#include "report/cells.h"
 #include "util/json.h"
 
 #include <math.h>
@@ -109,11 +108,9 @@ int kt_show_json(FILE *out, const char *dir, const kt_run_result *run, const kt_
     cJSON_AddItemToObject(doc, "points", points_json(run, f));
     char *text = kt_json_print(doc);
     cJSON_Delete(doc);
-    if (!text) {
-        fprintf(stderr, "error: out of memory\n");
-        return KT_EXIT_SOFTWARE;
-    }
+    if (!text)
+        return kt_error_set("out of memory");
     fprintf(out, "%s\n", text);
     free(text);
-    return KT_EXIT_KEEP;
+    return 0;
 }
