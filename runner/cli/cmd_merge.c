@@ -11,7 +11,7 @@
 #include "archive/run_archive.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "report/summary.h"
+#include "report/writers.h"
 #include "spec/command_spec.h"
 #include "spec/matrix.h"
 #include "spec/spec.h"
@@ -429,8 +429,7 @@ int cmd_merge(int argc, char **argv)
         const cJSON *as_run = kt_json_at_path(m.shards[0].doc, "provenance.run");
         f.quick = kt_json_get_bool(as_run, "quick", 0); /* every shard's, as checked */
         f.quick_max_repetitions = (int)kt_json_get_real(as_run, "quick_max_repetitions", 20);
-        f.color = kt_summary_want_color(stdout);
-        kt_print_summary(stdout, &run, &f);
+        kt_write("text", stdout, &(kt_output){.run = &run, .facts = &f});
         printf("merged %d shard%s, %zu points: %s\n", m.n, m.n == 1 ? "" : "s", run.n_points,
                m.out_dir);
     }

@@ -10,8 +10,8 @@
 #include "util/memory.h"
 #include "archive/provenance.h"
 #include "archive/result_json.h"
-#include "report/summary.h"
 #include "report/cells.h"
+#include "report/writers.h"
 #include "archive/run_archive.h"
 #include "util/sha256.h"
 #include "archive/provenance_plugin.h"
@@ -44,7 +44,7 @@ typedef struct run_options {
     const char *backend;
     const char *resume_dir;
     int quick, require_clean, force, json, report, no_profile, profile;
-    const char *junit, *markdown; /* CI outputs, written at the end */
+    kt_ci_files ci;               /* --junit FILE, --markdown FILE: written at the end */
     int shard_index, shard_count; /* 1-based index of count */
 } run_options;
 
@@ -166,10 +166,8 @@ static int parse_args(run_options *o, int argc, char **argv)
             o->profile = 1;
         } else if (kt_opt_is(opt, "--report")) {
             o->report = 1;
-        } else if (kt_opt_is(opt, "--junit")) {
-            o->junit = v;
-        } else if (kt_opt_is(opt, "--markdown")) {
-            o->markdown = v;
+        } else if (opt && kt_ci_files_ask(&o->ci, opt->name, v)) {
+            continue; /* --junit FILE, --markdown FILE */
         } else if (!o->spec_path) {
             o->spec_path = v;
         } else {
@@ -1113,14 +1111,7 @@ static int write_reports(const run_state *st)
 {
     if (st->opt.report && kt_report_write_archive(st->dir) < 0)
         return -1;
-    if (!st->opt.junit && !st->opt.markdown)
-        return 0;
-    kt_report_input in;
-    int rc = kt_report_load(&in, st->dir);
-    if (rc == 0)
-        rc = kt_report_ci_files(&in, st->opt.junit, st->opt.markdown);
-    kt_report_input_free(&in);
-    return rc;
+    return kt_ci_files_write(&st->opt.ci, st->dir);
 }
 
 /* The summary with the run's facts: its state, --quick, the shard, the points not run. */
@@ -1138,7 +1129,6 @@ static void print_summary(const run_state *st, const char *status)
     f.quick_max_repetitions = KT_QUICK_MAX_REPETITIONS;
     f.shard_index = st->opt.shard_index;
     f.shard_count = st->opt.shard_count;
-    f.color = kt_summary_want_color(stdout);
     const char **ids = calloc(st->matrix->n ? st->matrix->n : 1, sizeof(*ids));
     for (size_t i = 0; ids && i < st->matrix->n; i++) {
         const char *id = st->matrix->points[i].id;
@@ -1147,7 +1137,9 @@ static void print_summary(const run_state *st, const char *status)
             ids[f.n_not_run++] = id;
     }
     f.not_run_ids = ids;
-    kt_print_summary(stdout, &st->run, &f);
+    kt_output o = {.run = &st->run, .facts = &f, .details = 1};
+    o.virtual_clock = strcmp(st->spec->backend, "sim") == 0;
+    kt_write("text", stdout, &o); /* the summary and the usage lines */
     free(ids);
 }
 
@@ -1186,7 +1178,6 @@ static int finish(run_state *st)
         }
     } else {
         print_summary(st, status);
-        kt_print_usage(stdout, &st->run, strcmp(st->spec->backend, "sim") == 0);
         if (st->opt.quick)
             printf("note: --quick capped repetitions at %d; verdicts may be INCONCLUSIVE where "
                    "a full run would decide\n",

@@ -1,16 +1,13 @@
 /* cmd_show.c - 'ktrial show RESULT': the summary of an archived run, as 'run' printed it,
  * with its state (status, exit code, --quick, shard) and its provenance in a few lines; with
  * --json the same facts as one document (schemas/show.schema.json). */
-#include "report/command_tasks.h"
 #include "archive/archive.h"
+#include "archive/result_json.h"
+#include "archive/run_archive.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "report/show_json.h"
+#include "report/writers.h"
 #include "util/json.h"
-#include "archive/result_json.h"
-#include "report/summary.h"
-#include "archive/run_archive.h"
-#include "report/report.h"
 
 #include <libgen.h>
 #include <limits.h>
@@ -162,16 +159,15 @@ static int incomplete(const char *status, const char *path, const kt_run_result 
 
 int cmd_show(int argc, char **argv)
 {
-    const char *result = NULL, *junit = NULL, *markdown = NULL, *v;
+    const char *result = NULL, *v;
+    kt_ci_files ci = {0};
     int json = 0, more;
     kt_opt_parser p;
     const kt_option *opt;
     kt_opt_init(&p, "show", argc, argv);
     while ((more = kt_opt_next(&p, &opt, &v)) > 0) {
-        if (kt_opt_is(opt, "--junit"))
-            junit = v;
-        else if (kt_opt_is(opt, "--markdown"))
-            markdown = v;
+        if (opt && kt_ci_files_ask(&ci, opt->name, v))
+            continue; /* --junit FILE, --markdown FILE */
         else if (kt_opt_is(opt, "--json"))
             json = 1;
         else if (result)
@@ -233,10 +229,11 @@ int cmd_show(int argc, char **argv)
         n_not_run = kt_run_archive_not_run_ids(&not_run, &run, dir, doc);
     if (n_not_run == f.n_not_run)
         f.not_run_ids = (const char *const *)not_run;
+    kt_output o = {.run = &run, .facts = &f, .dir = dir, .exit_code = rf.exit_code};
+    o.decided = decided;
     if (!decided && !json) {
         if (run.n_points) {
-            f.color = kt_summary_want_color(stdout);
-            kt_print_summary(stdout, &run, &f);
+            kt_write("text", stdout, &o);
             printf("\n");
         }
         print_state(&rf);
@@ -245,29 +242,24 @@ int cmd_show(int argc, char **argv)
         goto done;
     }
     if (json) {
-        if (kt_show_json(stdout, dir, &run, &f, rf.exit_code, decided) < 0) {
+        if (kt_write("json", stdout, &o) < 0) {
             fprintf(stderr, "error: %s\n", kt_error_last());
             rc = KT_EXIT_SOFTWARE;
         }
         goto done;
     }
-    f.color = kt_summary_want_color(stdout);
-    kt_print_summary(stdout, &run, &f);
     char backend[32] = "";
     kt_json_get_str(parsed, "backend", backend, sizeof(backend));
-    kt_print_usage(stdout, &run, strcmp(backend, "sim") == 0);
-    kt_print_command_tasks(stdout, doc, dir);
+    o.details = 1; /* the usage lines and a command run's tasks */
+    o.doc = doc;
+    o.virtual_clock = strcmp(backend, "sim") == 0;
+    kt_write("text", stdout, &o);
     printf("\n");
     print_state(&rf);
     print_provenance(doc);
-    if (junit || markdown) {
-        kt_report_input in;
-        int bad = kt_report_load(&in, result) < 0 || kt_report_ci_files(&in, junit, markdown) < 0;
-        kt_report_input_free(&in);
-        if (bad) {
-            fprintf(stderr, "error: %s\n", kt_error_last());
-            rc = KT_EXIT_IOERR;
-        }
+    if (kt_ci_files_write(&ci, result) < 0) {
+        fprintf(stderr, "error: %s\n", kt_error_last());
+        rc = KT_EXIT_IOERR;
     }
     if (strcmp(status, "interrupted") == 0 && rc == KT_EXIT_KEEP)
         rc = incomplete(status, dir, &run, doc, n_pts);

@@ -43,9 +43,6 @@ int cmd_slurm(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 
-/* Writes DIR/report.html for the archive in 'dir' (run --report). 0 or -1, message set. */
-int kt_report_write_archive(const char *dir);
-
 /* The table, for 'help' and --help handling inside commands. */
 const kt_command *kt_command_find(const char *name);
 /* Prints "usage: ktrial NAME USAGE" and the help line to stdout. */

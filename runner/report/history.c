@@ -3,7 +3,7 @@
  * where it changed: the verdict changed, or the speedup moved significantly (two-sample
  * Hodges-Lehmann on the paired log ratios of the two archives, with both archives' placement
  * spread, as compare judges: kt_compare_shift). */
-#include "report/history.h"
+#include "report/writers.h"
 #include "decide/compare.h"
 #include "report/svg.h"
 #include "util/json.h"
@@ -165,11 +165,12 @@ static int change_at(kt_history_change *ch, const kt_history *h, size_t r, const
     return 0;
 }
 
-void kt_history_text(FILE *f, const kt_history *h)
+int kt_write_history(FILE *f, const kt_output *o)
 {
+    const kt_history *h = o->history;
     series_set *s = calloc(1, sizeof(*s));
     if (!s)
-        return;
+        return 0;
     s->n = series_keys(h, s->points, s->cands, MAX_SERIES);
     if (s->n)
         fprintf(f, "point  candidate\n  %-8s %-20s %-22s %-12s  %s\n", "commit", "start (UTC)",
@@ -199,9 +200,10 @@ void kt_history_text(FILE *f, const kt_history *h)
         }
     }
     free(s);
+    return 0;
 }
 
-cJSON *kt_history_json(const kt_history *h)
+static cJSON *history_json(const kt_history *h)
 {
     series_set *s = calloc(1, sizeof(*s));
     cJSON *arr = cJSON_CreateArray();
@@ -241,6 +243,16 @@ cJSON *kt_history_json(const kt_history *h)
     }
     free(s);
     return arr;
+}
+
+int kt_write_history_json(FILE *f, const kt_output *o)
+{
+    cJSON *doc = history_json(o->history);
+    char *text = kt_json_print(doc);
+    fprintf(f, "%s\n", text ? text : "[]");
+    free(text);
+    cJSON_Delete(doc);
+    return 0;
 }
 
 static void series_plot(FILE *f, const kt_history *h, const char *point, const char *cand)
@@ -293,8 +305,10 @@ static void series_plot(FILE *f, const kt_history *h, const char *point, const c
     kt_plot_close(&p);
 }
 
-void kt_history_html(FILE *f, const kt_history *h, const char *experiment)
+int kt_write_history_html(FILE *f, const kt_output *o)
 {
+    const kt_history *h = o->history;
+    const char *experiment = o->experiment;
     fputs("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>ktrial history: ",
           f);
     kt_html_escape(f, experiment);
@@ -341,4 +355,5 @@ void kt_history_html(FILE *f, const kt_history *h, const char *experiment)
         fputs("</td></tr>\n", f);
     }
     fputs("</table></body></html>\n", f);
+    return 0;
 }

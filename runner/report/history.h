@@ -32,8 +32,6 @@ typedef struct kt_history_change {
 int kt_history_compare(kt_history_change *out, const kt_candidate_result *before,
                        const kt_candidate_result *after);
 
-void kt_history_text(FILE *f, const kt_history *h);
-cJSON *kt_history_json(const kt_history *h);
-void kt_history_html(FILE *f, const kt_history *h, const char *experiment);
+/* Its writers (the text, JSON and HTML chart of 'history') are rows of report/writers.h. */
 
 #endif

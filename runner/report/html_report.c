@@ -2,11 +2,10 @@
  * script, no font or file fetched) for one or more archives of an experiment. */
 #include "archive/archive.h"
 #include "archive/run_archive.h"
-#include "report/summary.h"
 #include "report/cells.h"
 #include "report/gpu_table.h"
-#include "report/report.h"
 #include "report/svg.h"
+#include "report/writers.h"
 #include "util/json.h"
 
 #include <limits.h>
@@ -599,8 +598,10 @@ static void provenance(FILE *f, const kt_report_input *in)
 
 /* ---- the page ----------------------------------------------------------------------------- */
 
-void kt_report_html(FILE *f, const kt_report_input *in, size_t n)
+int kt_write_html(FILE *f, const kt_output *o)
 {
+    const kt_report_input *in = o->archives;
+    size_t n = o->n_archives;
     char name[128];
     text_at(in[0].doc, "spec.parsed.name", name, sizeof(name));
     fputs("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
@@ -659,4 +660,5 @@ void kt_report_html(FILE *f, const kt_report_input *in, size_t n)
     fputs("<p class='muted'>Written by ktrial report. Self-contained: no script, no network "
           "access.</p>\n</body></html>\n",
           f);
+    return 0;
 }
