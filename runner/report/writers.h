@@ -45,9 +45,9 @@ int kt_write_json(FILE *out, const kt_output *o);         /* show_json.c: show -
 int kt_write_junit(FILE *out, const kt_output *o);        /* junit.c */
 int kt_write_markdown(FILE *out, const kt_output *o);     /* markdown.c */
 int kt_write_html(FILE *out, const kt_output *o);         /* html_report.c: 'report' */
-int kt_write_history(FILE *out, const kt_output *o);      /* history.c */
-int kt_write_history_json(FILE *out, const kt_output *o); /* history.c */
-int kt_write_history_html(FILE *out, const kt_output *o); /* history.c */
+int kt_write_history(FILE *out, const kt_output *o);      /* history_text.c */
+int kt_write_history_json(FILE *out, const kt_output *o); /* history_json.c */
+int kt_write_history_html(FILE *out, const kt_output *o); /* history_html.c */
 
 /* The row named 'name', or NULL. */
 const kt_writer *kt_writer_find(const char *name);
