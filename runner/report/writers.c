@@ -11,6 +11,7 @@
 static const kt_writer table[] = {
     {"text", NULL, NULL, 0, kt_write_text},
     {"json", NULL, NULL, 0, kt_write_json},
+    {"state", NULL, NULL, 0, kt_write_state},
     {"junit", "xml", "--junit", 0, kt_write_junit},
     {"markdown", "md", "--markdown", 1, kt_write_markdown},
     {"html", "html", NULL, 0, kt_write_html},

@@ -17,7 +17,7 @@ typedef struct kt_output {
     const kt_run_result *run;
     const kt_summary_facts *facts;
     const char *dir;   /* json: the archive folder; text: where command outputs are kept */
-    const cJSON *doc;  /* text: its result.json, for the command tasks (NULL: none) */
+    const cJSON *doc;  /* state; text: its result.json, for the command tasks (NULL: none) */
     int details;       /* text: the usage lines, and with 'doc' the command tasks */
     int virtual_clock; /* text: the medians are the sim backend's virtual time */
     int exit_code;     /* json: the exit code recorded, or -1 */
@@ -42,12 +42,24 @@ typedef struct kt_writer {
 int kt_write_text(FILE *out, const kt_output *o);         /* summary.c: the summary table, with
                                                            * details its usage lines and tasks */
 int kt_write_json(FILE *out, const kt_output *o);         /* show_json.c: show --json */
+int kt_write_state(FILE *out, const kt_output *o);        /* show_state.c: show's state */
 int kt_write_junit(FILE *out, const kt_output *o);        /* junit.c */
 int kt_write_markdown(FILE *out, const kt_output *o);     /* markdown.c */
 int kt_write_html(FILE *out, const kt_output *o);         /* html_report.c: 'report' */
 int kt_write_history(FILE *out, const kt_output *o);      /* history_text.c */
 int kt_write_history_json(FILE *out, const kt_output *o); /* history_json.c */
 int kt_write_history_html(FILE *out, const kt_output *o); /* history_html.c */
+
+/* What bounds a run's verdict, read from its result.json (show_state.c). */
+typedef struct kt_run_state {
+    char status[32];
+    int exit_code; /* -1: no decision recorded */
+    int quick, quick_max;
+    int shard_index, shard_count;
+    size_t not_run;
+    char verdict[16]; /* decision.verdict, "" without a decision */
+} kt_run_state;
+void kt_run_state_read(kt_run_state *state, const cJSON *doc);
 
 /* The row named 'name', or NULL. */
 const kt_writer *kt_writer_find(const char *name);

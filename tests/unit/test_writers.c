@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const names[] = {"text", "json",    "junit",        "markdown",
+static const char *const names[] = {"text", "json",    "state",        "junit",       "markdown",
                                     "html", "history", "history-json", "history-html"};
 
 static void test_rows(void **state)
