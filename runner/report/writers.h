@@ -1,7 +1,8 @@
 /* writers.h - every output format in one table (writers.c): its name, the extension of its
  * file or a stream, the option of run and show that names its file, and its writer, one file
  * each. 'run', 'show', 'merge', 'report' and 'history' write through the table; a new format
- * is one new file (its writer, declared below) and one row. */
+ * is one new file (its writer, declared below) and one row (a CI format that run and show
+ * write on request also needs its option's rows in cli/options_table.c, for --help). */
 #ifndef KT_WRITERS_H
 #define KT_WRITERS_H
 
