@@ -4,7 +4,7 @@
  * across the rows), numerics changes and verdict flips; the baseline's absolute time change
  * is shown as machine/baseline drift and never decides. Exit 1 on a regression. */
 #include "cli/commands.h"
-#include "cli/summary_cells.h"
+#include "report/cells.h"
 #include "cli/options.h"
 #include "util/json.h"
 #include "result/result_json.h"

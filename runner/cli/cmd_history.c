@@ -1,7 +1,7 @@
 /* cmd_history.c - 'ktrial history [RESULTS_DIR] --experiment NAME [-o FILE] [--json]'. */
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "report/history.h"
+#include "report/writers.h"
 #include "util/json.h"
 
 #include <stdio.h>
@@ -41,6 +41,7 @@ int cmd_history(int argc, char **argv)
         return KT_EXIT_DATAERR;
     }
     int rc = 0;
+    kt_output o = {.history = &h, .experiment = experiment};
     if (h.skipped) /* it may be of this experiment: say that it was left out */
         fprintf(stderr, "warning: %zu archive%s under '%s' left out, unreadable (first %s)\n",
                 h.skipped, h.skipped == 1 ? "" : "s", dir, h.first_skip);
@@ -54,23 +55,14 @@ int cmd_history(int argc, char **argv)
                 dir);
         rc = KT_EXIT_DATAERR;
     } else if (out) {
-        FILE *f = fopen(out, "w");
-        if (!f) {
-            fprintf(stderr, "error: cannot write '%s'\n", out);
+        if (kt_write_file("history-html", out, &o, 0) < 0) {
+            fprintf(stderr, "error: %s\n", kt_error_last());
             rc = KT_EXIT_IOERR;
         } else {
-            kt_history_html(f, &h, experiment);
-            rc = fclose(f) == 0 ? 0 : KT_EXIT_IOERR;
             printf("history: %s (%zu archives)\n", out, h.n);
         }
-    } else if (json) {
-        cJSON *doc = kt_history_json(&h);
-        char *text = kt_json_print(doc);
-        printf("%s\n", text ? text : "[]");
-        free(text);
-        cJSON_Delete(doc);
     } else {
-        kt_history_text(stdout, &h);
+        kt_write(json ? "history-json" : "history", stdout, &o);
     }
     kt_history_free(&h);
     return rc;

@@ -3,7 +3,7 @@
  * and exit with the verdict. */
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "cli/summary.h"
+#include "report/writers.h"
 #include "run/merge.h"
 #include "spec/command_spec.h"
 #include "util/json.h"
@@ -70,8 +70,7 @@ int cmd_merge(int argc, char **argv)
         const cJSON *as_run = kt_json_at_path(m.shards[0].doc, "provenance.run");
         f.quick = kt_json_get_bool(as_run, "quick", 0); /* every shard's, as checked */
         f.quick_max_repetitions = (int)kt_json_get_real(as_run, "quick_max_repetitions", 20);
-        f.color = kt_summary_want_color(stdout);
-        kt_print_summary(stdout, &m.run, &f);
+        kt_write("text", stdout, &(kt_output){.run = &m.run, .facts = &f});
         printf("merged %d shard%s, %zu points: %s\n", m.n, m.n == 1 ? "" : "s", m.run.n_points,
                m.out_dir);
     }

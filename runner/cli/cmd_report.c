@@ -2,37 +2,13 @@
  * archives of one experiment. */
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "report/report.h"
+#include "report/writers.h"
 #include "util/json.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Writes the report of 'n' loaded archives to 'path'. Returns 0 or -1 with the message set. */
-static int write_report(const char *path, const kt_report_input *in, size_t n)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return kt_error_set("cannot write '%s': %m", path);
-    kt_report_html(f, in, n);
-    if (fclose(f) != 0)
-        return kt_error_set("cannot write '%s': %m", path);
-    return 0;
-}
-
-int kt_report_write_archive(const char *dir)
-{
-    kt_report_input in;
-    char path[PATH_MAX + 16];
-    int rc = kt_report_load(&in, dir);
-    snprintf(path, sizeof(path), "%s/report.html", dir);
-    if (rc == 0)
-        rc = write_report(path, &in, 1);
-    kt_report_input_free(&in);
-    return rc;
-}
 
 int cmd_report(int argc, char **argv)
 {
@@ -81,7 +57,8 @@ int cmd_report(int argc, char **argv)
             snprintf(path, sizeof(path), "%s/report.html", in[0].dir);
         else
             snprintf(path, sizeof(path), "report.html");
-        if (write_report(path, in, n) < 0) {
+        kt_output o = {.archives = in, .n_archives = n};
+        if (kt_write_file("html", path, &o, 0) < 0) {
             fprintf(stderr, "error: %s\n", kt_error_last());
             rc = KT_EXIT_IOERR;
         } else {

@@ -3,8 +3,8 @@
 #include "archive/archive.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "cli/summary.h"
-#include "cli/summary_cells.h"
+#include "report/cells.h"
+#include "report/writers.h"
 #include "report/report.h"
 #include "run/run.h"
 #include "spec/command_spec.h"
@@ -80,10 +80,8 @@ static int parse_args(kt_run_options *o, int argc, char **argv)
             o->profile = 1;
         } else if (kt_opt_is(opt, "--report")) {
             o->report = 1;
-        } else if (kt_opt_is(opt, "--junit")) {
-            o->junit = v;
-        } else if (kt_opt_is(opt, "--markdown")) {
-            o->markdown = v;
+        } else if (opt && kt_ci_files_ask(&o->ci, opt->name, v)) {
+            continue; /* --junit FILE, --markdown FILE */
         } else if (!o->spec_path) {
             o->spec_path = v;
         } else {
@@ -124,14 +122,7 @@ static int write_reports(const kt_run *st)
 {
     if (st->opt.report && kt_report_write_archive(st->dir) < 0)
         return -1;
-    if (!st->opt.junit && !st->opt.markdown)
-        return 0;
-    kt_report_input in;
-    int rc = kt_report_load(&in, st->dir);
-    if (rc == 0)
-        rc = kt_report_ci_files(&in, st->opt.junit, st->opt.markdown);
-    kt_report_input_free(&in);
-    return rc;
+    return kt_ci_files_write(&st->opt.ci, st->dir);
 }
 
 /* The summary with the run's facts: its state, --quick, the shard, the points not run. */
@@ -149,7 +140,6 @@ static void print_summary(const kt_run *st, const char *status)
     f.quick_max_repetitions = KT_QUICK_MAX_REPETITIONS;
     f.shard_index = st->opt.shard_index;
     f.shard_count = st->opt.shard_count;
-    f.color = kt_summary_want_color(stdout);
     const char **ids = calloc(st->matrix->n ? st->matrix->n : 1, sizeof(*ids));
     for (size_t i = 0; ids && i < st->matrix->n; i++) {
         const char *id = st->matrix->points[i].id;
@@ -157,7 +147,9 @@ static void print_summary(const kt_run *st, const char *status)
             ids[f.n_not_run++] = id;
     }
     f.not_run_ids = ids;
-    kt_print_summary(stdout, &st->run, &f);
+    kt_output o = {.run = &st->run, .facts = &f, .details = 1};
+    o.virtual_clock = kt_backend_caps_of(st->spec->backend)->clock == KT_CLOCK_VIRTUAL;
+    kt_write("text", stdout, &o); /* the summary and the usage lines */
     free(ids);
 }
 
@@ -181,8 +173,6 @@ static int finish(const kt_run *st)
         }
     } else {
         print_summary(st, status);
-        kt_print_usage(stdout, &st->run,
-                       kt_backend_caps_of(st->spec->backend)->clock == KT_CLOCK_VIRTUAL);
         if (st->opt.quick)
             printf("note: --quick capped repetitions at %d; verdicts may be INCONCLUSIVE where "
                    "a full run would decide\n",

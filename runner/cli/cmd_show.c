@@ -1,16 +1,15 @@
 /* cmd_show.c - 'ktrial show RESULT': the summary of an archived run, as 'run' printed it,
  * with its state (status, exit code, --quick, shard) and its provenance in a few lines; with
- * --json the same facts as one document (schemas/show.schema.json). */
-#include "cli/show_command.h"
+ * --json the same facts as one document (schemas/show.schema.json). The writers are rows of
+ * report/writers.c; here the options, how to go on with a run that did not finish, and the
+ * exit code. */
 #include "archive/archive.h"
+#include "result/result_json.h"
+#include "archive/run_archive.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "cli/show_json.h"
+#include "report/writers.h"
 #include "util/json.h"
-#include "result/result_json.h"
-#include "cli/summary.h"
-#include "archive/run_archive.h"
-#include "report/report.h"
 
 #include <libgen.h>
 #include <limits.h>
@@ -19,104 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-/* What bounds a run's verdict, read from result.json. */
-typedef struct run_facts {
-    char status[32];
-    int exit_code; /* -1: no decision recorded */
-    int quick, quick_max;
-    int shard_index, shard_count;
-    size_t not_run;
-    char verdict[16]; /* decision.verdict, "" without a decision */
-} run_facts;
-
-static void read_facts(run_facts *f, const cJSON *doc)
-{
-    const cJSON *run = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(doc, "provenance"), "run");
-    const cJSON *decision = cJSON_GetObjectItemCaseSensitive(doc, "decision");
-    kt_json_get_str(doc, "status", f->status, sizeof(f->status));
-    f->exit_code = (int)kt_json_get_real(decision, "exit_code", -1);
-    kt_json_get_str(decision, "verdict", f->verdict, sizeof(f->verdict));
-    f->quick = kt_json_get_bool(run, "quick", 0);
-    f->quick_max = (int)kt_json_get_real(run, "quick_max_repetitions", 0);
-    kt_result_shard(doc, &f->shard_index, &f->shard_count);
-    f->not_run =
-        (size_t)kt_json_get_real(cJSON_GetObjectItemCaseSensitive(doc, "timing"), "not_run", 0);
-}
-
-/* "complete, exit code 0; --quick (at most 20 pairs per point); shard 3/16". */
-static void print_state(const run_facts *f)
-{
-    printf("state:   %s, ", f->status);
-    if (f->exit_code >= 0)
-        printf("exit code %d", f->exit_code);
-    else
-        printf("no exit code recorded (no decision)");
-    if (f->quick)
-        printf("; --quick (at most %d pairs per point)", f->quick_max);
-    if (f->shard_count > 1)
-        printf("; shard %d/%d, not the whole experiment", f->shard_index, f->shard_count);
-    if (f->not_run)
-        printf("; %zu point%s not run", f->not_run, f->not_run == 1 ? "" : "s");
-    putchar('\n');
-}
-
-/* A resumed run's sessions, a line each: "  session 2: <start> to <end>, commit abc1234, 3
- * points". Nothing for a run of one session (the run line says it all). */
-static void print_sessions(const cJSON *sessions)
-{
-    int n = cJSON_GetArraySize(sessions), i = 0;
-    const cJSON *s;
-    if (n < 2)
-        return;
-    cJSON_ArrayForEach(s, sessions)
-    {
-        char a[64], b[64], c[64], d[64];
-        const cJSON *points = cJSON_GetObjectItemCaseSensitive(s, "points");
-        kt_json_get_str(s, "commit", c, sizeof(c));
-        kt_json_get_str(s, "diff_blob_id", d, sizeof(d));
-        printf("  session %d: %s to %s, %s%.7s%s%.7s, ", ++i,
-               kt_json_get_str(s, "start_utc", a, sizeof(a))[0] ? a : "(unknown)",
-               kt_json_get_str(s, "end_utc", b, sizeof(b))[0] ? b : "(unfinished)",
-               c[0] ? "commit " : "no git", c, d[0] ? " + diff " : "", d);
-        if (cJSON_IsNumber(points))
-            printf("%d point%s\n", points->valueint, points->valueint == 1 ? "" : "s");
-        else
-            printf("points not recorded\n");
-    }
-}
-
-static void print_provenance(const cJSON *doc)
-{
-    char a[256], b[256], c[256];
-    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(doc, "spec");
-    const cJSON *prov = cJSON_GetObjectItemCaseSensitive(doc, "provenance");
-    const cJSON *git = cJSON_GetObjectItemCaseSensitive(prov, "git");
-    const cJSON *host = cJSON_GetObjectItemCaseSensitive(prov, "host");
-    const cJSON *device = cJSON_GetObjectItemCaseSensitive(prov, "device");
-    const cJSON *run = cJSON_GetObjectItemCaseSensitive(prov, "run");
-    printf("spec:    %s (sha256 %.12s)\n", kt_json_get_str(spec, "path", a, sizeof(a)),
-           kt_json_get_str(spec, "sha256", b, sizeof(b)));
-    if (kt_json_get_bool(git, "available", 0)) {
-        int dirty = kt_json_get_bool(git, "dirty", 0);
-        printf("git:     %s on %s%s%s\n", kt_json_get_str(git, "commit", a, sizeof(a)),
-               kt_json_get_str(git, "branch", b, sizeof(b))[0] ? b : "(detached)",
-               dirty ? ", dirty, diff " : "",
-               dirty ? kt_json_get_str(git, "diff_blob_id", c, sizeof(c)) : "");
-    } else {
-        printf("git:     none (%s)\n", kt_json_get_str(git, "reason", a, sizeof(a)));
-    }
-    printf("host:    %s, %s, %d cores\n", kt_json_get_str(host, "hostname", a, sizeof(a)),
-           kt_json_get_str(host, "cpu_model", b, sizeof(b)),
-           (int)kt_json_get_real(host, "cores", 0));
-    const cJSON *info = cJSON_GetObjectItemCaseSensitive(device, "info");
-    printf("device:  %s (%s)\n", kt_json_get_str(device, "backend", a, sizeof(a)),
-           kt_json_get_str(info, "name", b, sizeof(b)));
-    printf("run:     %s to %s\n", kt_json_get_str(run, "start_utc", a, sizeof(a)),
-           kt_json_get_str(run, "end_utc", b, sizeof(b))[0] ? b : "(unfinished)");
-    print_sessions(cJSON_GetObjectItemCaseSensitive(run, "sessions"));
-}
 
 /* The options the run's resume must repeat, as it was run: " --shard I/N --quick", or "". */
 static const char *resume_flags(char *buf, size_t len, const cJSON *doc)
@@ -162,16 +63,15 @@ static int incomplete(const char *status, const char *path, const kt_run_result 
 
 int cmd_show(int argc, char **argv)
 {
-    const char *result = NULL, *junit = NULL, *markdown = NULL, *v;
+    const char *result = NULL, *v;
+    kt_ci_files ci = {0};
     int json = 0, more;
     kt_opt_parser p;
     const kt_option *opt;
     kt_opt_init(&p, "show", argc, argv);
     while ((more = kt_opt_next(&p, &opt, &v)) > 0) {
-        if (kt_opt_is(opt, "--junit"))
-            junit = v;
-        else if (kt_opt_is(opt, "--markdown"))
-            markdown = v;
+        if (opt && kt_ci_files_ask(&ci, opt->name, v))
+            continue; /* --junit FILE, --markdown FILE */
         else if (kt_opt_is(opt, "--json"))
             json = 1;
         else if (result)
@@ -200,8 +100,8 @@ int cmd_show(int argc, char **argv)
     snprintf(dir, sizeof(dir), "%s", result);
     if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) /* a result.json: its folder */
         snprintf(dir, sizeof(dir), "%s", dirname(strcpy(copy, dir)));
-    run_facts rf;
-    read_facts(&rf, doc);
+    kt_run_state rf;
+    kt_run_state_read(&rf, doc);
     int decided = strcmp(status, "complete") == 0 || strcmp(status, "interrupted") == 0 ||
                   strcmp(status, "over_budget") == 0;
     char baseline[64] = "baseline", aggregate[16] = "all";
@@ -233,38 +133,34 @@ int cmd_show(int argc, char **argv)
         n_not_run = kt_run_archive_not_run_ids(&not_run, &run, dir, doc);
     if (n_not_run == f.n_not_run)
         f.not_run_ids = (const char *const *)not_run;
+    kt_output o = {.run = &run, .facts = &f, .dir = dir, .doc = doc, .exit_code = rf.exit_code};
+    o.decided = decided;
     if (!decided && !json) {
         if (run.n_points) {
-            f.color = kt_summary_want_color(stdout);
-            kt_print_summary(stdout, &run, &f);
+            kt_write("text", stdout, &o);
             printf("\n");
         }
-        print_state(&rf);
-        print_provenance(doc);
+        kt_write("state", stdout, &o);
         rc = incomplete(status, dir, &run, doc, n_pts);
         goto done;
     }
     if (json) {
-        rc = kt_show_json(stdout, dir, &run, &f, rf.exit_code, decided);
+        if (kt_write("json", stdout, &o) < 0) {
+            fprintf(stderr, "error: %s\n", kt_error_last());
+            rc = KT_EXIT_SOFTWARE;
+        }
         goto done;
     }
-    f.color = kt_summary_want_color(stdout);
-    kt_print_summary(stdout, &run, &f);
     char backend[32] = "";
     kt_json_get_str(parsed, "backend", backend, sizeof(backend));
-    kt_print_usage(stdout, &run, kt_backend_caps_of(backend)->clock == KT_CLOCK_VIRTUAL);
-    kt_print_command_tasks(stdout, doc, dir);
+    o.details = 1; /* the usage lines and a command run's tasks */
+    o.virtual_clock = kt_backend_caps_of(backend)->clock == KT_CLOCK_VIRTUAL;
+    kt_write("text", stdout, &o);
     printf("\n");
-    print_state(&rf);
-    print_provenance(doc);
-    if (junit || markdown) {
-        kt_report_input in;
-        int bad = kt_report_load(&in, result) < 0 || kt_report_ci_files(&in, junit, markdown) < 0;
-        kt_report_input_free(&in);
-        if (bad) {
-            fprintf(stderr, "error: %s\n", kt_error_last());
-            rc = KT_EXIT_IOERR;
-        }
+    kt_write("state", stdout, &o);
+    if (kt_ci_files_write(&ci, result) < 0) {
+        fprintf(stderr, "error: %s\n", kt_error_last());
+        rc = KT_EXIT_IOERR;
     }
     if (strcmp(status, "interrupted") == 0 && rc == KT_EXIT_KEEP)
         rc = incomplete(status, dir, &run, doc, n_pts);

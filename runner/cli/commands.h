@@ -20,9 +20,6 @@ int cmd_slurm(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 
-/* Writes DIR/report.html for the archive in 'dir' (run --report). 0 or -1, message set. */
-int kt_report_write_archive(const char *dir);
-
 /* Prints "usage: ktrial NAME USAGE" and the help line to stdout. */
 void kt_command_print_help(const kt_command *cmd);
 /* True when argv (past argv[0]) holds -h or --help. */

@@ -32,8 +32,27 @@ typedef struct kt_history_change {
 int kt_history_compare(kt_history_change *out, const kt_candidate_result *before,
                        const kt_candidate_result *after);
 
-void kt_history_text(FILE *f, const kt_history *h);
-cJSON *kt_history_json(const kt_history *h);
-void kt_history_html(FILE *f, const kt_history *h, const char *experiment);
+/* A change smaller than this (in speedup, relative) is noise whatever its p-value. */
+#define KT_HISTORY_NOISE 0.01
+
+/* The change at archive 'r' of the series (point, cand) against the previous archive that
+ * has it: 1 with *ch set, 0 where there is none. */
+int kt_history_change_at(kt_history_change *ch, const kt_history *h, size_t r, const char *point,
+                         const char *cand);
+
+/* The string at 'path' of an archive's result.json, "" where there is none. */
+const char *kt_history_str(const cJSON *doc, const char *path);
+
+/* Every (point, candidate) that some archive has, in first-seen order: the series. */
+#define KT_HISTORY_SERIES 1024
+typedef struct kt_history_series {
+    char points[KT_HISTORY_SERIES][KT_NAME_MAX * 2];
+    char cands[KT_HISTORY_SERIES][KT_NAME_MAX];
+    size_t n;
+} kt_history_series;
+/* The series of 'h', allocated (free() it), or NULL when out of memory. */
+kt_history_series *kt_history_series_new(const kt_history *h);
+
+/* Its writers (the text, JSON and HTML chart of 'history') are rows of report/writers.h. */
 
 #endif

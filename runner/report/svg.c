@@ -43,6 +43,7 @@ double kt_plot_y(const kt_plot *p, double y)
 void kt_plot_open(kt_plot *p, FILE *f, const char *cls, double w, double h, double left_margin)
 {
     p->f = f;
+    p->log_x = p->log_y = 0; /* linear unless the caller says otherwise after opening */
     p->left = left_margin;
     p->top = 10;
     p->width = w - left_margin - 20;

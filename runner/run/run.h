@@ -16,6 +16,7 @@
 #include "result/samples_csv.h"
 #include "decide/aggregate.h"
 #include "measure/trial.h"
+#include "report/writers.h"
 #include "spec/matrix.h"
 #include "spec/plan.h"
 #include "spec/spec.h"
@@ -32,7 +33,7 @@ typedef struct kt_run_options {
     const char *backend;
     const char *resume_dir;
     int quick, require_clean, force, json, report, no_profile, profile;
-    const char *junit, *markdown; /* CI outputs, written at the end */
+    kt_ci_files ci;               /* --junit FILE, --markdown FILE: written at the end */
     int shard_index, shard_count; /* 1-based index of count */
 } kt_run_options;
 

@@ -10,7 +10,7 @@
 
 #include "cli/commands.h"
 #include "result/result_json.h"
-#include "cli/summary.h"
+#include "report/summary.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "cli/summary_cells.h"
+#include "report/cells.h"
 #include "spec/yaml_tree.h"
 #include "util/suggest.h"
 

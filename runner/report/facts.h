@@ -1,7 +1,7 @@
-/* summary.h - the summary table: per point and candidate, then a line per candidate, then
- * the overall state of the run, in words a newcomer reads right. */
-#ifndef KT_SUMMARY_H
-#define KT_SUMMARY_H
+/* facts.h - what bounds a run's verdict beside its results (how it was decided, how whole the
+ * run is), and the overall line's words every writer prints the same. */
+#ifndef KT_REPORT_FACTS_H
+#define KT_REPORT_FACTS_H
 
 #include "decide/aggregate.h"
 
@@ -40,6 +40,10 @@ int kt_summary_want_color(FILE *out);
  * is its own, not the experiment's ('whole' facts tell them apart). */
 const char *kt_summary_overall(const kt_run_result *run, const kt_summary_facts *facts);
 
+/* Whether the run stopped before its end: interrupted, or still 'running' in result.json (a
+ * run in progress, or one killed; 'show' prints the points it finished). */
+int kt_summary_stopped(const kt_summary_facts *facts);
+
 /* The overall line without its "overall: " and colour: returns its word (the verdict, or
  * INTERRUPTED) and writes the rest to 'buf' ("over 4 points (min_speedup 1.05, aggregate
  * all)", "after 1 of 3 points; no verdict for the experiment (...)"); the report prints both. */
@@ -53,16 +57,5 @@ void kt_summary_facts_from_doc(kt_summary_facts *f, const struct cJSON *doc);
 /* The metric of a command run from its result.json 'parsed' spec (spec.parsed.command), so
  * that the medians show as that metric's values; times otherwise. */
 void kt_summary_facts_metric(kt_summary_facts *f, const struct cJSON *parsed);
-
-void kt_print_summary(FILE *out, const kt_run_result *run, const kt_summary_facts *facts);
-
-/* The usage lines: per point and arm, what the profiling pass measured; costs per million
- * tokens; and once, the counters this machine cannot give with the reason. 'virtual_clock'
- * (the sim backend): the medians are virtual time, the usage lines the host's real work, and
- * the header says so. */
-void kt_print_usage(FILE *out, const kt_run_result *run, int virtual_clock);
-
-/* Share of disturbed pairs above which the summary warns. */
-#define KT_NOISY_SHARE_WARN 0.25
 
 #endif

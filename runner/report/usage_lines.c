@@ -1,8 +1,8 @@
 /* usage_lines.c - the summary's lines on usage costs: what the profiling pass measured per arm
  * (CPU time, context switches, page faults, IPC where the PMU allows, energy), the costs per
  * million tokens, and once, what this machine cannot measure and why. */
-#include "cli/summary.h"
-#include "cli/summary_cells.h"
+#include "report/summary.h"
+#include "report/cells.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
-/* show_command.h - what 'ktrial show' adds for command trials. */
-#ifndef KT_SHOW_COMMAND_H
-#define KT_SHOW_COMMAND_H
+/* command_tasks.h - what 'ktrial show' adds for command trials. */
+#ifndef KT_COMMAND_TASKS_H
+#define KT_COMMAND_TASKS_H
 
 #include <cjson/cJSON.h>
 #include <stdio.h>

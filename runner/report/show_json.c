@@ -1,8 +1,8 @@
-/* show_json.c - the document of 'ktrial show --json': the same facts the text summary shows,
- * with null where the text shows "—". */
-#include "cli/show_json.h"
-#include "cli/commands.h"
-#include "cli/summary_cells.h"
+/* show_json.c - the document of 'ktrial show --json' (schemas/show.schema.json): an archived
+ * run's state and verdicts, the same facts the text summary shows, with null where the text
+ * shows "—". */
+#include "report/writers.h"
+#include "report/cells.h"
 #include "util/json.h"
 
 #include <math.h>
@@ -80,11 +80,13 @@ static cJSON *overall_json(const kt_run_result *run, const kt_summary_facts *f, 
     return o;
 }
 
-int kt_show_json(FILE *out, const char *dir, const kt_run_result *run, const kt_summary_facts *f,
-                 int exit_code, int decided)
+int kt_write_json(FILE *out, const kt_output *o)
 {
+    const kt_run_result *run = o->run;
+    const kt_summary_facts *f = o->facts;
+    int exit_code = o->exit_code, decided = o->decided;
     cJSON *doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "archive", dir);
+    cJSON_AddStringToObject(doc, "archive", o->dir);
     cJSON_AddStringToObject(doc, "status", f->status);
     if (exit_code >= 0)
         cJSON_AddNumberToObject(doc, "exit_code", exit_code);
@@ -109,11 +111,9 @@ int kt_show_json(FILE *out, const char *dir, const kt_run_result *run, const kt_
     cJSON_AddItemToObject(doc, "points", points_json(run, f));
     char *text = kt_json_print(doc);
     cJSON_Delete(doc);
-    if (!text) {
-        fprintf(stderr, "error: out of memory\n");
-        return KT_EXIT_SOFTWARE;
-    }
+    if (!text)
+        return kt_error_set("out of memory");
     fprintf(out, "%s\n", text);
     free(text);
-    return KT_EXIT_KEEP;
+    return 0;
 }

@@ -1,6 +1,6 @@
-/* show_command.c - 'ktrial show' for command trials: per candidate and point, the tasks whose
+/* command_tasks.c - 'ktrial show' for command trials: per candidate and point, the tasks whose
  * outputs differ most from their reference, with the file kept for review. */
-#include "cli/show_command.h"
+#include "report/command_tasks.h"
 #include "util/json.h"
 
 #include <math.h>

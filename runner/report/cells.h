@@ -1,6 +1,6 @@
-/* summary_cells.h - formatting one cell of the summary table. */
-#ifndef KT_SUMMARY_CELLS_H
-#define KT_SUMMARY_CELLS_H
+/* cells.h - formatting one cell of the summary table (also the reports' and show --json's). */
+#ifndef KT_REPORT_CELLS_H
+#define KT_REPORT_CELLS_H
 
 #include <stddef.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
-/* summary_cells.c - the cells of the summary table: times, speedups, p values, throughput
+/* cells.c - the cells of the summary table: times, speedups, p values, throughput
  * against the machine's roofline, each "—" when it was not measured, padded by display
  * width (so the 3-byte "—" lines up). */
-#include "cli/summary_cells.h"
+#include "report/cells.h"
 
 #include <math.h>
 #include <stdio.h>

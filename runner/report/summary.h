@@ -1,0 +1,21 @@
+/* summary.h - the summary table: per point and candidate, then a line per candidate, then
+ * the overall state of the run, in words a newcomer reads right. */
+#ifndef KT_SUMMARY_H
+#define KT_SUMMARY_H
+
+#include "report/facts.h"
+
+#include <stdio.h>
+
+void kt_print_summary(FILE *out, const kt_run_result *run, const kt_summary_facts *facts);
+
+/* The usage lines: per point and arm, what the profiling pass measured; costs per million
+ * tokens; and once, the counters this machine cannot give with the reason. 'virtual_clock'
+ * (the sim backend): the medians are virtual time, the usage lines the host's real work, and
+ * the header says so. */
+void kt_print_usage(FILE *out, const kt_run_result *run, int virtual_clock);
+
+/* Share of disturbed pairs above which the summary warns. */
+#define KT_NOISY_SHARE_WARN 0.25
+
+#endif
