@@ -30,11 +30,6 @@ static void child_on_signal(int sig)
     child_interrupted = 1;
 }
 
-uint64_t kt_point_seed(const kt_spec *spec, const kt_point *point)
-{
-    return kt_seed_mix(spec->seed, kt_hash_bytes(point->id, strlen(point->id)));
-}
-
 size_t kt_worker_frame_line(char *out, size_t cap, const char *fmt, va_list ap)
 {
     if (cap < 2)

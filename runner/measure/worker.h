@@ -43,7 +43,4 @@ int kt_worker_run_point(kt_point_result *out, const kt_spec *spec, const kt_poin
  * too long for 'cap' is cut, and the line always ends with '\n'. Returns its length. */
 size_t kt_worker_frame_line(char *out, size_t cap, const char *fmt, va_list ap);
 
-/* The seed of everything random at a point: inputs, order coin, sim durations. */
-uint64_t kt_point_seed(const kt_spec *spec, const kt_point *point);
-
 #endif
