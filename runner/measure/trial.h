@@ -9,6 +9,7 @@
 #ifndef KT_TRIAL_H
 #define KT_TRIAL_H
 
+#include "arm/arm.h"
 #include "decide/sequential.h"
 #include "decide/verdict.h"
 #include "measure/check.h"
@@ -160,10 +161,16 @@ typedef struct kt_trial_hooks {
     kt_spending spending;
 } kt_trial_hooks;
 
-/* Runs one point on an open backend. Fills 'out' (free with kt_point_result_free). Returns 0,
+/* Runs one point of any kind of arm (arm/arm.h) on an open backend (NULL for a kind that needs
+ * none). Fills 'out' (free with kt_point_result_free). Returns 0,
  * or a negative code for a failure of the harness itself (not of a variant). */
 int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point *point,
                        kt_backend *backend, const kt_trial_hooks *hooks);
+/* The same, for a kind of arm that keeps files of the point for review in the run folder
+ * ('keep', called with hooks->ctx: arm.h, kt_arm_env.keep). */
+int kt_trial_run_point_keeping(kt_point_result *out, const kt_spec *spec, const kt_point *point,
+                               kt_backend *backend, const kt_trial_hooks *hooks,
+                               kt_arm_keep_fn keep);
 void kt_point_result_free(kt_point_result *r);
 /* Marks every candidate of 'out' (n_cands of them, already allocated) INCONCLUSIVE with the
  * reason "not measured: <out->error> at <point id>", named after the spec's arms, for a point
