@@ -11,9 +11,14 @@ const kt_arm_kind *kt_arm_kind_of(const kt_spec *spec)
     return spec->command ? &kt_arm_command : &kt_arm_kernel;
 }
 
+const kt_arm_kind *kt_arm_kind_at(size_t i)
+{
+    return i < sizeof(kinds) / sizeof(kinds[0]) ? kinds[i] : NULL;
+}
+
 const kt_arm_kind *kt_arm_kind_find(const char *name)
 {
-    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+    for (size_t i = 0; kt_arm_kind_at(i); i++)
         if (strcmp(kinds[i]->name, name) == 0)
             return kinds[i];
     return NULL;

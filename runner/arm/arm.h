@@ -19,6 +19,7 @@
 #include "spec/spec.h"
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct kt_point_result;
@@ -95,7 +96,10 @@ typedef struct kt_arm_kind {
     unsigned usage;     /* KT_ARM_USAGE_* */
     kt_arm_clock clock; /* KT_ARM_CLOCK_CHILD: 'tick_ns' is its resolution */
     double tick_ns;
-    int isolated;   /* each point runs in a forked worker (measure/worker.c) */
+    int isolated; /* each point runs in a forked worker (measure/worker.c) */
+    /* opens a backend: its threads, its device and memory are the arms' (a command's threads
+     * and memory are its own business) */
+    int needs_backend;
     int placements; /* several prepared states per input set, drawn per pair; cache flushes */
     int grouped;    /* honours order: grouped (all baseline calls, then each candidate's) */
     /* the seeded shuffle of the candidates in each repetition; without it they run in index
@@ -130,6 +134,15 @@ typedef struct kt_arm_kind {
     void (*release)(kt_arm_set *s, int arm);
     /* Frees the point's inputs or work folder, and 's'. */
     void (*close)(kt_arm_set *s);
+
+    /* Of the spec, not of a point's arms. */
+    /* Prices one call of each arm for the plan by making it at 'point' (a kind whose cost
+     * the plan cannot estimate from the op); returns the number of arms whose call
+     * succeeded. NULL: the plan estimates it. */
+    int (*calibrate)(const kt_spec *spec, const kt_point *point);
+    /* What the samples are of: the metric's name ("wall": each call's wall time) and whether
+     * higher is better (the samples are then 1e9 / value). NULL: the backend's time. */
+    const char *(*metric)(const kt_spec *spec, int *higher);
 } kt_arm_kind;
 
 extern const kt_arm_kind kt_arm_kernel;  /* arm/kernel/ */
@@ -137,6 +150,8 @@ extern const kt_arm_kind kt_arm_command; /* arm/command/ */
 
 /* The kind of every arm of 'spec'. */
 const kt_arm_kind *kt_arm_kind_of(const kt_spec *spec);
+/* Kind 'i' of the table (arm.c), NULL past its end. */
+const kt_arm_kind *kt_arm_kind_at(size_t i);
 /* The kind called 'name', or NULL. */
 const kt_arm_kind *kt_arm_kind_find(const char *name);
 

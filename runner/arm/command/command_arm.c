@@ -4,6 +4,7 @@
  * failed call or a differing output means for it. One call itself (placeholders, spawn,
  * sample, costs) is in command_call.c; calibration calls in command_calibrate.c. */
 #include "arm/command/command_run.h"
+#include "arm/command/command.h"
 #include "arm/command/command_output.h"
 
 #include <math.h>
@@ -285,6 +286,13 @@ static void command_close(crun *r)
     free(r);
 }
 
+/* The metric the samples are of ("wall" or one the command reports), and its direction. */
+static const char *command_metric(const kt_spec *spec, int *higher)
+{
+    *higher = spec->command->higher;
+    return spec->command->metric;
+}
+
 const kt_arm_kind kt_arm_command = {
     .name = "command",
     .numerics = KT_ARM_NUMERICS_OUTPUT,
@@ -292,6 +300,7 @@ const kt_arm_kind kt_arm_command = {
     .clock = KT_ARM_CLOCK_CHILD,
     .tick_ns = 1,
     .isolated = 0, /* each call is a child process: a crash or a hang costs only that call */
+    .needs_backend = 0,
     .placements = 0,
     .grouped = 0,
     .shuffles = 0,
@@ -307,6 +316,8 @@ const kt_arm_kind kt_arm_command = {
     .profile = NULL,
     .release = command_release,
     .close = command_close,
+    .calibrate = kt_command_calibrate_spec,
+    .metric = command_metric,
 };
 
 double kt_command_calibrate(const kt_spec *spec, const kt_point *point, int arm, double *failed_s)

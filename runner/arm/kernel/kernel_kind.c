@@ -10,6 +10,7 @@ const kt_arm_kind kt_arm_kernel = {
     .clock = KT_ARM_CLOCK_BACKEND,
     .tick_ns = 0,
     .isolated = 1,
+    .needs_backend = 1,
     .placements = 1,
     .grouped = 1,
     .shuffles = 1,
@@ -25,4 +26,6 @@ const kt_arm_kind kt_arm_kernel = {
     .profile = kt_kernel_profile,
     .release = kt_kernel_release,
     .close = kt_kernel_close,
+    .calibrate = NULL,
+    .metric = NULL,
 };
