@@ -1,11 +1,11 @@
 /* trial.h - the measurements and decisions of one matrix point.
  *
  * For each candidate, correctness first (every input set, against float64), then warmup,
- * then paired repetitions; every warmup and timed call is checked too (see checked_call in
- * trial.c): each pair runs the baseline and the candidate back to back on one
- * input set, in an order set by a seeded coin (random), ABBA (alternate) or, for comparison
- * only, all baseline calls before all candidate calls (grouped). Looks at a fixed schedule
- * decide each candidate with a Bonferroni-adjusted confidence. */
+ * then paired repetitions; every warmup and timed call is checked too (see kt_kernel_call
+ * and kt_kernel_check in arm/kernel/kernel_call.c): each pair runs the baseline and the candidate
+ * back to back on one input set, in an order set by a seeded coin (random), ABBA (alternate) or,
+ * for comparison only, all baseline calls before all candidate calls (grouped). Looks at a fixed
+ * schedule decide each candidate with a Bonferroni-adjusted confidence. */
 #ifndef KT_TRIAL_H
 #define KT_TRIAL_H
 
@@ -22,8 +22,8 @@
 
 #define KT_MAX_SETS KT_LIMIT_INPUT_SETS
 
-/* States an arm is prepared into per input set where its prepare is cheap (trial.c,
- * add_placements): at most this many, when one prepare took under KT_PLACEMENT_MAX_PREPARE_S
+/* States an arm is prepared into per input set where its prepare is cheap (arm/kernel/
+ * kernel_place.c): at most this many, when one prepare took under KT_PLACEMENT_MAX_PREPARE_S
  * seconds and the copies take at most KT_PLACEMENT_MAX_BYTES of backend memory in all. */
 #define KT_PLACEMENTS              8
 #define KT_PLACEMENT_MAX_PREPARE_S 0.05
@@ -46,7 +46,8 @@ typedef struct kt_pair {
     double base_ns, cand_ns;
     double base_noise, cand_noise;
     int throttled; /* either call was flagged by the backend */
-    int placement; /* index of the arms' prepared states the pair ran on (add_placements) */
+    int placement; /* index of the arms' prepared states the pair ran on (arm/kernel/kernel_place.c)
+                    */
 } kt_pair;
 
 /* What is known of one variant at one point, apart from timing. */
@@ -101,7 +102,7 @@ typedef struct kt_candidate_result {
     double set_shift; /* HL shift of d between the two sets of that p (log units) */
     int set_warning;
     /* the spread between clusters of pairs that ran on the same prepared states (input set x
-     * placement; trial.c, add_placements), counted into the interval (kt_candidate_evaluate):
+     * placement; arm/kernel/kernel_place.c), counted into the interval (kt_candidate_evaluate):
      * DerSimonian and Laird's between-cluster variance of d (log units squared), 0 when the
      * clusters agree, NAN with fewer than two clusters of KT_CLUSTER_MIN_PAIRS pairs */
     double placement_tau2;
