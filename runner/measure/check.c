@@ -12,22 +12,6 @@ static const uint32_t poison_fp32[N_POISON] = {0x7fc0deadu, 0x7fd1beefu, 0x7fe2c
 static const uint16_t poison_fp16[N_POISON] = {0x7e5au, 0x7e6bu, 0x7f3cu, 0x7f4du};
 static const uint16_t poison_bf16[N_POISON] = {0x7fdau, 0x7febu, 0x7fcdu, 0x7fe5u};
 
-uint64_t kt_hash_bytes(const void *data, size_t bytes)
-{
-    const unsigned char *p = data;
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ bytes;
-    size_t i = 0;
-    for (; i + 8 <= bytes; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    for (; i < bytes; i++)
-        h = (h ^ p[i]) * 0xc4ceb9fe1a85ec53ull;
-    return h ^ (h >> 29);
-}
-
 static void fill_poison(void *dst, kt_dtype dtype, size_t n, int k)
 {
     for (size_t i = 0; i < n; i++) {

@@ -10,6 +10,7 @@
 
 #include "kernel.h"
 #include "result/numerics.h"
+#include "util/hash.h"
 
 #include <stdint.h>
 
@@ -73,8 +74,5 @@ int kt_outputs_identical(const kt_instance *inst, void *const *a, void *const *b
  * variant error is returned as a negative code with its message in kt_error_last(). */
 int kt_check_call(kt_numerics *out, kt_instance *inst, const kt_variant *variant, void *state,
                   const kt_call *call);
-
-/* 64-bit hash of 'bytes' (8-byte words, multiply-mix; not cryptographic). */
-uint64_t kt_hash_bytes(const void *data, size_t bytes);
 
 #endif

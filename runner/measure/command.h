@@ -10,6 +10,7 @@
 #ifndef KT_COMMAND_H
 #define KT_COMMAND_H
 
+#include "arm/command/command.h"
 #include "measure/trial.h"
 
 #include <signal.h>
@@ -26,19 +27,11 @@ typedef struct kt_command_hooks {
     int quick;                          /* --quick: cap repetitions */
 } kt_command_hooks;
 
-/* Runs one point of a command spec (spec->command is set). Fills 'out' (free with
- * kt_point_result_free). Returns 0, or a negative code for a failure of the harness itself
- * (no temporary folder, no memory), never for a failing command. */
+/* Runs one point of a command spec through the trial engine (kt_trial_run_point) in this
+ * process: its kind of arm isolates each call in a child of its own. Fills 'out' (free with
+ * kt_point_result_free). Returns 0, or a negative code for a failure of the harness itself (no
+ * temporary folder, no memory), never for a failing command. */
 int kt_command_run_point(kt_point_result *out, const kt_spec *spec, const kt_point *point,
                          const kt_command_hooks *hooks);
-
-/* The seconds of one call of 'arm' (0 the baseline, k+1 candidate k) at 'point' on the first
- * task, for plans: one real call, its output discarded. NAN when it fails, with '*failed_s' the
- * seconds its setup and call took to fail. */
-double kt_command_calibrate(const kt_spec *spec, const kt_point *point, int arm, double *failed_s);
-
-/* Calibrates spec->command->call_seconds (what the plan reads) with one call per arm at
- * 'point' on the first task. Returns the number of arms whose call succeeded. */
-int kt_command_calibrate_spec(const kt_spec *spec, const kt_point *point);
 
 #endif

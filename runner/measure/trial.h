@@ -1,14 +1,15 @@
 /* trial.h - the measurements and decisions of one matrix point.
  *
  * For each candidate, correctness first (every input set, against float64), then warmup,
- * then paired repetitions; every warmup and timed call is checked too (see checked_call in
- * trial.c): each pair runs the baseline and the candidate back to back on one
- * input set, in an order set by a seeded coin (random), ABBA (alternate) or, for comparison
- * only, all baseline calls before all candidate calls (grouped). Looks at a fixed schedule
- * decide each candidate with a Bonferroni-adjusted confidence. */
+ * then paired repetitions; every warmup and timed call is checked too (see kt_kernel_call
+ * and kt_kernel_check in arm/kernel/kernel_call.c): each pair runs the baseline and the candidate
+ * back to back on one input set, in an order set by a seeded coin (random), ABBA (alternate) or,
+ * for comparison only, all baseline calls before all candidate calls (grouped). Looks at a fixed
+ * schedule decide each candidate with a Bonferroni-adjusted confidence. */
 #ifndef KT_TRIAL_H
 #define KT_TRIAL_H
 
+#include "arm/arm.h"
 #include "decide/sequential.h"
 #include "decide/verdict.h"
 #include "measure/check.h"
@@ -18,8 +19,8 @@
 
 #include <stddef.h>
 
-/* States an arm is prepared into per input set where its prepare is cheap (trial.c,
- * add_placements): at most KT_PLACEMENTS (result/point.h), when one prepare took under
+/* States an arm is prepared into per input set where its prepare is cheap (arm/kernel/
+ * kernel_place.c): at most KT_PLACEMENTS (result/point.h), when one prepare took under
  * KT_PLACEMENT_MAX_PREPARE_S seconds and the copies take at most KT_PLACEMENT_MAX_BYTES of
  * backend memory in all. */
 #define KT_PLACEMENT_MAX_PREPARE_S 0.05
@@ -47,10 +48,16 @@ typedef struct kt_trial_hooks {
     kt_spending spending;
 } kt_trial_hooks;
 
-/* Runs one point on an open backend. Fills 'out' (free with kt_point_result_free). Returns 0,
+/* Runs one point of any kind of arm (arm/arm.h) on an open backend (NULL for a kind that needs
+ * none). Fills 'out' (free with kt_point_result_free). Returns 0,
  * or a negative code for a failure of the harness itself (not of a variant). */
 int kt_trial_run_point(kt_point_result *out, const kt_spec *spec, const kt_point *point,
                        kt_backend *backend, const kt_trial_hooks *hooks);
+/* The same, for a kind of arm that keeps files of the point for review in the run folder
+ * ('keep', called with hooks->ctx: arm.h, kt_arm_env.keep). */
+int kt_trial_run_point_keeping(kt_point_result *out, const kt_spec *spec, const kt_point *point,
+                               kt_backend *backend, const kt_trial_hooks *hooks,
+                               kt_arm_keep_fn keep);
 /* Marks every candidate of 'out' (n_cands of them, already allocated) INCONCLUSIVE with the
  * reason "not measured: <out->error> at <point id>", named after the spec's arms, for a point
  * that failed or was interrupted before its verdict. */

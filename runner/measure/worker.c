@@ -29,11 +29,6 @@ static void child_on_signal(int sig)
     child_interrupted = 1;
 }
 
-uint64_t kt_point_seed(const kt_spec *spec, const kt_point *point)
-{
-    return kt_seed_mix(spec->seed, kt_hash_bytes(point->id, strlen(point->id)));
-}
-
 size_t kt_worker_frame_line(char *out, size_t cap, const char *fmt, va_list ap)
 {
     if (cap < 2)
@@ -401,4 +396,18 @@ done:
     free(skip);
     free(reasons);
     return rc;
+}
+
+int kt_measure_point(kt_point_result *out, const kt_spec *spec, const kt_point *point,
+                     const kt_worker_options *opts, kt_arm_keep_fn keep)
+{
+    if (kt_arm_kind_of(spec)->isolated)
+        return kt_worker_run_point(out, spec, point, opts);
+    kt_trial_hooks hooks = {0};
+    hooks.on_progress = opts->on_progress;
+    hooks.ctx = opts->ctx;
+    hooks.interrupted = opts->interrupted;
+    hooks.quick = opts->quick;
+    hooks.no_profile = opts->no_profile;
+    return kt_trial_run_point_keeping(out, spec, point, NULL, &hooks, keep);
 }

@@ -39,11 +39,15 @@ typedef struct kt_worker_options {
 int kt_worker_run_point(kt_point_result *out, const kt_spec *spec, const kt_point *point,
                         const kt_worker_options *opts);
 
+/* Runs one point with the isolation its kind of arm declares (arm.h, kt_arm_kind.isolated):
+ * in a forked worker (kt_worker_run_point), or in this process through the trial engine with
+ * the hooks of 'opts' (progress, Ctrl-C, --quick, --no-profile) and 'keep' for the files a kind
+ * keeps for review (may be NULL). Returns 0, or a negative code for a failure of the harness. */
+int kt_measure_point(kt_point_result *out, const kt_spec *spec, const kt_point *point,
+                     const kt_worker_options *opts, kt_arm_keep_fn keep);
+
 /* Formats one worker message as exactly one line: inner newlines become spaces, a message
  * too long for 'cap' is cut, and the line always ends with '\n'. Returns its length. */
 size_t kt_worker_frame_line(char *out, size_t cap, const char *fmt, va_list ap);
-
-/* The seed of everything random at a point: inputs, order coin, sim durations. */
-uint64_t kt_point_seed(const kt_spec *spec, const kt_point *point);
 
 #endif

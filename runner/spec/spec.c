@@ -8,6 +8,7 @@
 #include "spec/matrix.h"
 #include "spec/spec_meaning.h"
 #include "spec/yaml_tree.h"
+#include "util/hash.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -31,6 +32,11 @@ const char *kt_order_name(kt_order o)
 const char *kt_aggregate_name(kt_aggregate a)
 {
     return a == KT_AGGREGATE_GEOMEAN ? "geomean" : "all";
+}
+
+uint64_t kt_point_seed(const kt_spec *spec, const kt_point *point)
+{
+    return kt_seed_mix(spec->seed, kt_hash_bytes(point->id, strlen(point->id)));
 }
 
 void kt_spec_free(kt_spec *spec)

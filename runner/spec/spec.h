@@ -154,6 +154,9 @@ int kt_spec_parse(kt_spec **out, const char *path, const char *bytes, size_t len
                   const kt_spec_options *opts, kt_diag *diag);
 void kt_spec_free(kt_spec *spec);
 
+/* The seed of everything random at a point: inputs, order coin, sim durations. */
+uint64_t kt_point_seed(const kt_spec *spec, const kt_point *point);
+
 /* Resolves a requested backend name ("auto", "cpu", "cuda", "sim") for 'op' into 'out'
  * (auto: the op's only backend, else cuda when built and a device answers, else cpu).
  * Returns 0, or -1 with the reason in 'why' (an unknown name, a backend not built, a

@@ -1,8 +1,8 @@
 /* command_call.c - one call of a command trial: its placeholders substituted, the command
  * spawned (kernels/process), its sample read (wall time or a reported metric), its costs summed
  * per arm, and the program each arm runs identified. */
-#include "measure/command_run.h"
-#include "measure/command_output.h"
+#include "arm/command/command_run.h"
+#include "arm/command/command_output.h"
 #include "util/sha256.h"
 
 #include <cjson/cJSON.h>
@@ -106,7 +106,7 @@ int kt_command_run_one(kt_process_result *res, crun *r, int arm, const kt_argv *
                           ca->env.n,
                           cwd,
                           ca->timeout_s,
-                          r->hooks ? r->hooks->interrupted : NULL,
+                          r->env.interrupted,
                           tmpl == &ca->run}; /* a call ends its group; a setup may not */
     rc = kt_process_run(res, &ps);
     if (rc < 0) {
@@ -209,6 +209,10 @@ int kt_command_call(crun *r, int arm, int task, int rep, call_result *cr)
     double floor_kib = getrusage(RUSAGE_SELF, &self) == 0 ? (double)self.ru_maxrss : NAN;
     int rc = kt_command_run_one(&res, r, arm, &command_arm(r, arm)->run, &v, cr);
     arm_costs *c = &r->costs[arm];
+    cr->usage.wall_s = res.out ? res.wall_ns * 1e-9 : NAN;
+    cr->usage.user_s = res.out ? res.user_s : NAN;
+    cr->usage.sys_s = res.out ? res.sys_s : NAN;
+    cr->usage.max_rss_kib = res.out ? res.max_rss_kib : NAN;
     if (res.left_behind && !c->left_behind++)
         fprintf(stderr,
                 "warning: a call of '%s' at %s left processes running after it exited; they "
@@ -249,13 +253,13 @@ int kt_command_call(crun *r, int arm, int task, int rep, call_result *cr)
             cr->sample = r->cs->higher ? 1e9 / value : value;
         }
     }
-    if (rc < 0 && r->hooks && r->hooks->keep) {
+    if (rc < 0 && r->env.keep) {
         char name[160], *text = NULL;
         snprintf(name, sizeof(name), "%s.%s%d.failure.txt", r->cs->tasks[task].name,
                  rep < 0 ? "w" : "r", rep < 0 ? -rep : rep);
         if (asprintf(&text, "%s\n\n--- the last %zu bytes of stderr ---\n%s", cr->why,
                      strlen(res.err_tail), res.err_tail) >= 0)
-            r->hooks->keep(r->hooks->ctx, r->point->id, arm_name(r, arm), name, NULL, text);
+            r->env.keep(r->env.ctx, r->point->id, arm_name(r, arm), name, NULL, text);
         free(text);
     }
     kt_process_result_free(&res);

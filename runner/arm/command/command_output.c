@@ -1,6 +1,6 @@
 /* command_output.c - output files of command calls: f32/f64 raw little-endian floats, every
  * number of a JSON document in document order, or text compared line by line. */
-#include "measure/command_output.h"
+#include "arm/command/command_output.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -1,9 +1,10 @@
-/* command_run.h - private to the command trials (command.c, command_call.c): the state of one
- * point's run and what one call returns. */
+/* command_run.h - private to the command kind of arm (arm/command/): the state of one point's
+ * arms (their work folder, placeholder values, costs, last outputs) and what one call returns. */
 #ifndef KT_COMMAND_RUN_H
 #define KT_COMMAND_RUN_H
 
-#include "measure/command.h"
+#include "arm/arm.h"
+#include "measure/trial.h"
 #include "process/process.h"
 #include "spec/command_spec.h"
 
@@ -22,25 +23,31 @@ typedef struct arm_costs {
     int64_t left_behind;            /* calls that left processes running (killed, warned once) */
 } arm_costs;
 
-typedef struct crun {
-    const kt_spec *spec;
-    const kt_command_spec *cs;
-    const kt_point *point;
-    kt_point_result *out;
-    const kt_command_hooks *hooks;
-    kt_rng order_rng;
-    char workdir[4096];
-    char seed[32], batch[32], context[32];
-    arm_costs costs[1 + KT_LIMIT_CANDIDATES];
-} crun;
-
 /* One call as made: its sample and where its output went. */
 typedef struct call_result {
     double sample; /* ns (wall or 1e9/value for better: higher) or the metric as reported */
+    kt_arm_usage usage;
     char output[4200];
     kt_reason_code code; /* KT_REASON_NONE when the call succeeded */
     char why[512];
 } call_result;
+
+struct kt_arm_set {
+    kt_arm_env env; /* its keep, ctx and interrupted; zero for a calibration call */
+    const kt_spec *spec;
+    const kt_command_spec *cs;
+    const kt_point *point;
+    kt_point_result *out;
+    char workdir[4096];
+    char seed[32], batch[32], context[32];
+    arm_costs costs[1 + KT_LIMIT_CANDIDATES];
+    call_result last[1 + KT_LIMIT_CANDIDATES]; /* each arm's last call (its output, kept
+                                                  until the pair is checked) */
+    int set_up[1 + KT_LIMIT_CANDIDATES];       /* its setup ran (its teardown runs) */
+    int described[1 + KT_LIMIT_CANDIDATES];
+};
+
+typedef struct kt_arm_set crun;
 
 static inline const kt_command_arm *command_arm(const crun *r, int arm)
 {
