@@ -2,8 +2,8 @@
  * one-line help, in the order 'ktrial --help' lists them. The list is expanded twice:
  * command_table.c makes of it the table that usage lines and the overview are printed from,
  * and main.c the dispatch table that calls cmd_NAME; so the option parser, which prints usage
- * lines, does not link to the commands it parses for. A new command is a row here, its
- * cmd_NAME in commands.h and its options in options_table.c. */
+ * lines, does not link to the commands it parses for; commands.h declares each cmd_NAME from
+ * it. A new command is a row here, its cmd_NAME.c, and its options in options_table.c. */
 #ifndef KT_COMMAND_TABLE_H
 #define KT_COMMAND_TABLE_H
 

@@ -1,5 +1,5 @@
-/* commands.h - the commands' entry points (listed in command_table.h), the exit codes they
- * return, and their usage lines (printed by options.c). */
+/* commands.h - the commands' entry points (declared from command_table.h's rows), the exit
+ * codes they return, and their usage lines (printed by options.c). */
 #ifndef KT_COMMANDS_H
 #define KT_COMMANDS_H
 
@@ -8,17 +8,10 @@
 
 #include <stddef.h>
 
-int cmd_kernels(int argc, char **argv);
-int cmd_models(int argc, char **argv);
-int cmd_validate(int argc, char **argv);
-int cmd_run(int argc, char **argv);
-int cmd_show(int argc, char **argv);
-int cmd_compare(int argc, char **argv);
-int cmd_env(int argc, char **argv);
-int cmd_merge(int argc, char **argv);
-int cmd_slurm(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-int cmd_history(int argc, char **argv);
+/* int cmd_NAME(int argc, char **argv) for every row of command_table.h; argv[0] is the name. */
+#define KT_DECLARE_COMMAND(name, usage, help) int cmd_##name(int argc, char **argv);
+KT_COMMAND_TABLE(KT_DECLARE_COMMAND)
+#undef KT_DECLARE_COMMAND
 
 /* Prints "usage: ktrial NAME USAGE" and the help line to stdout. */
 void kt_command_print_help(const kt_command *cmd);

@@ -11,8 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static int cmd_help(int argc, char **argv);
-
 /* The entry point of each command of command_table.h. */
 static const struct {
     const char *name;
@@ -63,7 +61,7 @@ static int unknown_option(const char *name)
     return kt_usage_error("help", "unknown option '%s'", name);
 }
 
-static int cmd_help(int argc, char **argv)
+int cmd_help(int argc, char **argv)
 {
     if (argc < 2 || kt_wants_help(argc, argv)) {
         print_overview(stdout);

@@ -32,6 +32,7 @@ static const kt_option table[] = {
     {"run", "--report", NULL, NULL, "write report.html into the archive"},
     {"run", "--junit", NULL, "FILE", "write a JUnit XML file of the verdicts, for CI"},
     {"run", "--markdown", NULL, "FILE", "write a markdown summary, for CI (GITHUB_STEP_SUMMARY)"},
+    {"run", "--csv", NULL, "FILE", "write the verdicts as CSV, a row per point and candidate"},
     /* validate */
     {"validate", "--plan", NULL, NULL,
      "print each point's estimated time, the total, and whether it fits the budget"},
@@ -53,6 +54,7 @@ static const kt_option table[] = {
      "JSON"},
     {"show", "--junit", NULL, "FILE", "write a JUnit XML file of the verdicts"},
     {"show", "--markdown", NULL, "FILE", "write a markdown summary"},
+    {"show", "--csv", NULL, "FILE", "write the verdicts as CSV, a row per point and candidate"},
     /* compare */
     {"compare", "--threshold", NULL, "F",
      "the change of speedup that counts, as a fraction in [0, 1) (default 0.01)"},

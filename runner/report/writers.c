@@ -7,17 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* name, extension (NULL: a stream), option naming its file, step summary, writer */
 static const kt_writer table[] = {
-    {"text", NULL, NULL, 0, kt_write_text},
-    {"json", NULL, NULL, 0, kt_write_json},
-    {"state", NULL, NULL, 0, kt_write_state},
-    {"junit", "xml", "--junit", 0, kt_write_junit},
-    {"markdown", "md", "--markdown", 1, kt_write_markdown},
-    {"html", "html", NULL, 0, kt_write_html},
-    {"history", NULL, NULL, 0, kt_write_history},
-    {"history-json", NULL, NULL, 0, kt_write_history_json},
-    {"history-html", "html", NULL, 0, kt_write_history_html},
+#define KT_WRITER_ROW(name, writer, extension, option, step_summary)                               \
+    {name, extension, option, step_summary, kt_write_##writer},
+    KT_WRITER_TABLE(KT_WRITER_ROW)
+#undef KT_WRITER_ROW
 };
 #define N_WRITERS (sizeof(table) / sizeof(table[0]))
 _Static_assert(N_WRITERS <= KT_WRITERS_MAX, "kt_ci_files holds a path per row");

@@ -1,8 +1,8 @@
 /* writers.h - every output format in one table (writers.c): its name, the extension of its
  * file or a stream, the option of run and show that names its file, and its writer, one file
  * each. 'run', 'show', 'merge', 'report' and 'history' write through the table; a new format
- * is one new file (its writer, declared below) and one row (a CI format that run and show
- * write on request also needs its option's rows in cli/options_table.c, for --help). */
+ * is one new file (its writer) and one row of KT_WRITER_TABLE below (a CI format that run and
+ * show write on request also needs its option's rows in cli/options_table.c). */
 #ifndef KT_WRITERS_H
 #define KT_WRITERS_H
 
@@ -39,17 +39,25 @@ typedef struct kt_writer {
     int (*write)(FILE *out, const kt_output *o); /* 0, or -1 with the message set */
 } kt_writer;
 
-/* The writers, one file each. */
-int kt_write_text(FILE *out, const kt_output *o);         /* summary.c: the summary table, with
-                                                           * details its usage lines and tasks */
-int kt_write_json(FILE *out, const kt_output *o);         /* show_json.c: show --json */
-int kt_write_state(FILE *out, const kt_output *o);        /* show_state.c: show's state */
-int kt_write_junit(FILE *out, const kt_output *o);        /* junit.c */
-int kt_write_markdown(FILE *out, const kt_output *o);     /* markdown.c */
-int kt_write_html(FILE *out, const kt_output *o);         /* html_report.c: 'report' */
-int kt_write_history(FILE *out, const kt_output *o);      /* history_text.c */
-int kt_write_history_json(FILE *out, const kt_output *o); /* history_json.c */
-int kt_write_history_html(FILE *out, const kt_output *o); /* history_html.c */
+/* Every output format, once: X(name, writer, extension of its file or NULL for a stream,
+ * the option of run and show naming its file or NULL, also appended to $GITHUB_STEP_SUMMARY).
+ * The writer is kt_write_<writer>, in the file the comment names. */
+#define KT_WRITER_TABLE(X)                                                                         \
+    X("text", text, NULL, NULL, 0)                   /* summary.c, usage_lines.c */                \
+    X("json", json, NULL, NULL, 0)                   /* show_json.c: show --json */                \
+    X("state", state, NULL, NULL, 0)                 /* show_state.c: show's state lines */        \
+    X("junit", junit, "xml", "--junit", 0)           /* junit.c */                                 \
+    X("markdown", markdown, "md", "--markdown", 1)   /* markdown.c */                              \
+    X("csv", csv, "csv", "--csv", 0)                 /* csv.c: a row per point and candidate */    \
+    X("html", html, "html", NULL, 0)                 /* html_report.c, html_plots.c: report */     \
+    X("history", history, NULL, NULL, 0)             /* history_text.c */                          \
+    X("history-json", history_json, NULL, NULL, 0)   /* history_json.c */                          \
+    X("history-html", history_html, "html", NULL, 0) /* history_html.c */
+
+#define KT_DECLARE_WRITER(name, writer, extension, option, step_summary)                           \
+    int kt_write_##writer(FILE *out, const kt_output *o);
+KT_WRITER_TABLE(KT_DECLARE_WRITER)
+#undef KT_DECLARE_WRITER
 
 /* What bounds a run's verdict, read from its result.json (show_state.c). */
 typedef struct kt_run_state {

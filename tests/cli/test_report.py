@@ -4,6 +4,7 @@ it produces is counted (table rows, forest-plot marks, distribution and series p
 screenshot is taken. The JUnit file is validated against tests/report/junit.xsd (xmllint) and
 parsed with xml.etree. History runs over archives made at three commits of a scratch git
 repository and must mark exactly the commit where the simulated speedup changed."""
+import csv
 import json
 import os
 import re
@@ -235,6 +236,37 @@ class ReportTest(unittest.TestCase):
         run(["show", out, "--markdown", md])
         with open(md) as f:
             self.assertIn("— **INTERRUPTED** after 1 of 1 point; no verdict", f.read())
+
+    def test_csv_is_the_decision_table_of_result_json(self):
+        # the output format added by docs/architecture.md's recipe (one file, one table row,
+        # the options' rows): a row per point and candidate, in run order, agreeing with
+        # result.json; run and show write the same bytes; a comma in a reason is quoted
+        spec = sim_spec(os.path.join(self.tmp, "csv.yaml"), name="sim-csv", batch_sizes=(1, 2),
+                        candidates={"fast": {"median_us": 80, "spread": 0.05},
+                                    "slow": {"median_us": 120, "spread": 0.05}},
+                        trials={"max_repetitions": 60})
+        out, first, again = (os.path.join(self.tmp, n) for n in ("csv", "run.csv", "show.csv"))
+        p = run(["run", spec, "-o", out, "--csv", first])
+        self.assertEqual(1, p.returncode, p.stderr)
+        self.assertEqual(0, run(["show", out, "--csv", again]).returncode)
+        with open(first, "rb") as a, open(again, "rb") as b:
+            self.assertEqual(a.read(), b.read())
+        with open(first, newline="") as f:
+            rows = list(csv.DictReader(f))
+        doc = json.load(open(os.path.join(out, "result.json")))
+        want = [(pt["id"], c["name"], c) for pt in doc["points"] for c in pt["candidates"]]
+        self.assertEqual([(i, n) for i, n, _ in want], [(r["point"], r["candidate"]) for r in rows])
+        for (_, _, c), r in zip(want, rows):
+            self.assertEqual("sim-csv", r["experiment"])
+            self.assertEqual(c["verdict"], r["verdict"])
+            self.assertAlmostEqual(c["speedup"], float(r["speedup"]), delta=1e-5 * c["speedup"])
+            self.assertAlmostEqual(c["ci"][0], float(r["ci_low"]), delta=1e-5 * c["ci"][0])
+            self.assertEqual(c["n_pairs"], int(r["pairs"]))
+            self.assertEqual(";".join(c["reason_codes"]), r["reason_codes"])
+            self.assertEqual("; ".join(c["reasons"]), r["reasons"])
+        self.assertEqual({"KEEP", "REJECT"}, {r["verdict"] for r in rows})
+        with open(first, newline="") as f:
+            self.assertIn('"speedup ', f.read())  # reasons hold commas: quoted
 
     def test_report_of_the_quickstart(self):
         out = os.path.join(self.tmp, "quick")

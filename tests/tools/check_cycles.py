@@ -1,15 +1,25 @@
-"""Finds dependency cycles between the object files of ktrial's static libraries.
+"""Checks ktrial's layering: no dependency cycle, and no dependency against the declared order.
 
-An object A depends on object B when A refers to a symbol that B defines (read with
-`nm` from the archives). A cycle (A needs B, B needs A, possibly through others) means the
-two files cannot be understood, tested or replaced apart; the layering in
-docs/architecture.md forbids it. Prints every strongly connected component of more than
-one object and exits 1 if there is any.
+Two graphs, each checked for cycles (any strongly connected component of more than one node,
+Tarjan's algorithm) and, when --order is given, for back-edges between folders:
 
-It also reads the #include lines of every .c, .h, .cu and .cuh under the source folders
-given with --src and reports include cycles (a header that includes itself through others).
+- objects: an object depends on the object that defines a symbol it uses, read with `nm` from
+  the static libraries and the program's own objects (main.c's) given as arguments. An object
+  is placed in the folder of its source file when its name is that of exactly one source file
+  under the --src folders.
+- files: the `#include "..."` lines of every .c, .h, .cu and .cuh under the --src folders (tests
+  are not among them); a name resolves against the including file's folder, then each root.
 
-usage: check_cycles.py [--src DIR ...] LIB.a [LIB.a ...]
+The order is read from the one place it is written: the fenced block that follows the line
+`<!-- layers: -->` in docs/architecture.md. Each line of the block that starts with a folder
+(`runner/<name>` or `kernels`) is a layer, the highest first; several folders at the start of one
+line are peers, none of which may use another. A folder may use only the layers below it. A file
+in no declared folder (a new folder nobody placed) is an error too.
+
+Prints every cycle and every back-edge (with the files or objects behind it) and exits 1 if
+there is any.
+
+usage: check_cycles.py [--order DOC] [--src DIR ...] LIB.a|OBJ.o [...]
 """
 import os
 import re
@@ -17,26 +27,31 @@ import subprocess
 import sys
 
 
-LINE = re.compile(r"^(.*?):([^:]+):\s*[0-9a-fA-F]*\s+([A-Za-z])\s+(\S+)$")
+NM_ARCHIVE = re.compile(r"^(.*?):([^:]+):\s*[0-9a-fA-F]*\s+([A-Za-z])\s+(\S+)$")
+NM_OBJECT = re.compile(r"^([^:]+):\s*[0-9a-fA-F]*\s+([A-Za-z])\s+(\S+)$")
 
 
-def nm(args, lib):
-    """(object, type letter, symbol) for each line of `nm -A ARGS LIB`."""
-    out = subprocess.run(["nm", "-A", *args, lib], capture_output=True, text=True,
+def nm(args, path):
+    """(object, type letter, symbol) for each line of `nm -A ARGS PATH`."""
+    out = subprocess.run(["nm", "-A", *args, path], capture_output=True, text=True,
                          check=True).stdout
+    archive = path.endswith(".a")
     for line in out.splitlines():
-        m = LINE.match(line)
+        m = (NM_ARCHIVE if archive else NM_OBJECT).match(line)
         if m:
-            yield f"{m.group(1)}:{m.group(2)}", m.group(3), m.group(4)
+            if archive:
+                yield f"{m.group(1)}:{m.group(2)}", m.group(3), m.group(4)
+            else:
+                yield m.group(1), m.group(2), m.group(3)
 
 
-def read_objects(archives):
+def read_objects(paths):
     defined, used = {}, {}
-    for lib in archives:
-        for obj, _, sym in nm(["--defined-only", "-g"], lib):
+    for path in paths:
+        for obj, _, sym in nm(["--defined-only", "-g"], path):
             defined.setdefault(sym, obj)
             used.setdefault(obj, set())
-        for obj, _, sym in nm(["-u"], lib):
+        for obj, _, sym in nm(["-u"], path):
             used.setdefault(obj, set()).add(sym)
     graph = {o: set() for o in used}
     for obj, syms in used.items():
@@ -87,34 +102,109 @@ def components(graph):
 
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+SOURCE_SUFFIXES = (".c", ".h", ".cu", ".cuh")
 
 
-def read_includes(roots):
-    """Module graph from #include "..." lines; a name resolves against the including file's
-    folder, then against each root (the include paths of the build)."""
+def source_files(roots):
     files = []
     for root in roots:
         for dirpath, _, names in os.walk(root):
-            files += [os.path.join(dirpath, n) for n in names
-                      if n.endswith((".c", ".h", ".cu", ".cuh"))]
-    def module(path):
-        return os.path.normpath(path)
-    graph = {module(f): set() for f in files}
+            files += [os.path.normpath(os.path.join(dirpath, n)) for n in names
+                      if n.endswith(SOURCE_SUFFIXES)]
+    return sorted(files)
+
+
+def read_includes(roots):
+    """File graph from #include "..." lines."""
+    files = source_files(roots)
+    graph = {f: set() for f in files}
     for f in files:
         with open(f, encoding="utf-8", errors="replace") as fh:
             text = fh.read()
         for name in INCLUDE.findall(text):
             for base in [os.path.dirname(f), *roots]:
-                target = os.path.join(base, name)
+                target = os.path.normpath(os.path.join(base, name))
                 if os.path.exists(target):
-                    if module(target) != module(f):
-                        graph.setdefault(module(f), set()).add(module(target))
-                        graph.setdefault(module(target), set())
+                    if target != f:
+                        graph[f].add(target)
+                        graph.setdefault(target, set())
                     break
     return graph
 
 
-def report(what, graph):
+FOLDER = re.compile(r"^(?:runner/[A-Za-z0-9_]+|kernels)$")
+
+
+def read_order(doc):
+    """[[folder, ...], ...], the highest layer first, from the block after '<!-- layers: -->'."""
+    with open(doc, encoding="utf-8") as fh:
+        lines = fh.read().splitlines()
+    try:
+        start = next(i for i, l in enumerate(lines) if l.strip().startswith("<!-- layers:"))
+        fence = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("```"))
+    except StopIteration:
+        sys.exit(f"{doc}: no '<!-- layers: -->' line followed by a fenced block")
+    layers = []
+    for line in lines[fence + 1:]:
+        if line.startswith("```"):
+            break
+        peers = []
+        for token in line.split():
+            if not FOLDER.match(token):
+                break
+            peers.append(token)
+        if peers:
+            layers.append(peers)
+    if not layers:
+        sys.exit(f"{doc}: the layers block names no folder")
+    return layers
+
+
+def rank_of(layers):
+    """{folder: rank}, 0 for the lowest layer."""
+    return {f: len(layers) - 1 - i for i, peers in enumerate(layers) for f in peers}
+
+
+def folder_of(path, src_parent):
+    """'runner/<name>' or 'kernels' for a source path, or None."""
+    rel = os.path.relpath(path, src_parent)
+    parts = rel.split(os.sep)
+    if parts[0] == "kernels":
+        return "kernels"
+    if parts[0] == "runner" and len(parts) > 2:
+        return "runner/" + parts[1]
+    return None
+
+
+def back_edges(what, graph, where, ranks):
+    """Edges from a folder to one at the same rank (a peer) or above it, and nodes in no
+    declared folder. 'where' maps a node to its folder, or None when it is unknown."""
+    bad = 0
+    crossings = {}
+    for node, deps in graph.items():
+        a = where(node)
+        if a is None:
+            continue
+        if a not in ranks:
+            print(f"  {node}: in folder {a}, which the declared order does not place")
+            bad += 1
+            continue
+        for dep in deps:
+            b = where(dep)
+            if b is None or b == a or b not in ranks:
+                continue
+            if ranks[b] >= ranks[a]:
+                crossings.setdefault((a, b), []).append(f"{node} -> {dep}")
+    for (a, b), examples in sorted(crossings.items()):
+        print(f"  back-edge: {a} -> {b} ({len(examples)}), against the declared order")
+        for e in sorted(examples)[:5]:
+            print(f"      {e}")
+        bad += 1
+    print(f"{what}: {bad} back-edge(s) or unplaced folder(s)")
+    return bad
+
+
+def report_cycles(what, graph):
     cycles = [c for c in components(graph) if len(c) > 1]
     edges = sum(len(v) for v in graph.values())
     print(f"{what}: {len(graph)} nodes, {edges} dependencies between them")
@@ -124,17 +214,44 @@ def report(what, graph):
     return len(cycles)
 
 
+def object_folders(graph, roots):
+    """{object node: folder} for objects named after exactly one source file."""
+    by_name = {}
+    for f in source_files(roots):
+        by_name.setdefault(os.path.basename(f) + ".o", []).append(f)
+    parent = os.path.dirname(os.path.normpath(roots[0])) if roots else "."
+    out = {}
+    for node in graph:
+        name = os.path.basename(node.split(":")[-1])
+        paths = by_name.get(name, [])
+        out[node] = folder_of(paths[0], parent) if len(paths) == 1 else None
+    return out
+
+
 def main():
-    args, roots = sys.argv[1:], []
-    while len(args) >= 2 and args[0] == "--src":
-        roots.append(args[1])
+    args, roots, order = sys.argv[1:], [], None
+    while len(args) >= 2 and args[0] in ("--src", "--order"):
+        if args[0] == "--src":
+            roots.append(os.path.normpath(args[1]))
+        else:
+            order = args[1]
         args = args[2:]
     if not args:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 64
-    bad = report("objects (symbols)", read_objects(args))
+    objects = read_objects(args)
+    bad = report_cycles("objects (symbols)", objects)
+    files = read_includes(roots) if roots else {}
     if roots:
-        bad += report("files (#include)", read_includes(roots))
+        bad += report_cycles("files (#include)", files)
+    if order:
+        layers = read_order(order)
+        ranks = rank_of(layers)
+        print("declared order, highest first: " + " > ".join("|".join(p) for p in layers))
+        parent = os.path.dirname(roots[0]) if roots else "."
+        bad += back_edges("files (#include)", files, lambda n: folder_of(n, parent), ranks)
+        placed = object_folders(objects, roots)
+        bad += back_edges("objects (symbols)", objects, placed.get, ranks)
     return 1 if bad else 0
 
 
