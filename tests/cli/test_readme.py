@@ -31,6 +31,7 @@ class ReadmeTest(unittest.TestCase):
         self.assertIn("set up, build, and run the whole test suite", ci)
         line = self.readme.split("# set up, build, and run the whole test suite\n")[1].split("\n")[0]
         self.assertIn("ctest --test-dir build", line)
+        self.assertIn("-L full", line)  # every test but the benchmarks (tests/CMakeLists.txt)
 
 
 if __name__ == "__main__":
