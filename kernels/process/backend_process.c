@@ -1,7 +1,7 @@
 /* backend_process.c - the process backend's registry entries: the backend (host memory, a
  * wall clock), the op 'command' (a whole program run per call, no tensors) and its one
  * variant 'exec'. What a call runs comes from the spec's 'run' lists, which only the command
- * trials read (runner/measure/command.c); the variant is how the registry, 'ktrial kernels'
+ * trials read (runner/arm/command/); the variant is how the registry, 'ktrial kernels'
  * and the spec checks know the op and the backend exist. */
 #include "process.h"
 #include "../ops/ops.h"

@@ -6,7 +6,7 @@
  * the rusage of the command itself (user and system CPU time, peak RSS), keeps the first
  * KT_PROCESS_STDOUT_MAX bytes of stdout and the last KT_PROCESS_STDERR_TAIL bytes of stderr.
  * The op 'command' and its variant 'exec' make the backend visible to the registry; the
- * command trials (runner/measure/command.c) call kt_process_run directly. */
+ * command trials (runner/arm/command/) call kt_process_run directly. */
 #ifndef KT_PROCESS_H
 #define KT_PROCESS_H
 

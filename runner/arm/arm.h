@@ -90,7 +90,8 @@ typedef struct kt_arm_set kt_arm_set;
 
 /* Arms are numbered 0 for the baseline, k + 1 for candidate k. */
 typedef struct kt_arm_kind {
-    const char *name; /* "kernel", "command" */
+    const char *name;    /* "kernel", "command" */
+    const char *startup; /* what a point's start-up does, for progress lines */
     /* What the kind declares. */
     kt_arm_numerics numerics;
     unsigned usage;     /* KT_ARM_USAGE_* */

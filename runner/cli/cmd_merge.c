@@ -5,7 +5,7 @@
 #include "cli/options.h"
 #include "report/writers.h"
 #include "run/merge.h"
-#include "spec/command_spec.h"
+#include "arm/arm.h"
 #include "util/json.h"
 
 #include <stdio.h>
@@ -63,10 +63,9 @@ int cmd_merge(int argc, char **argv)
         kt_summary_facts f;
         kt_summary_facts_init(&f, spec->baseline.name, kt_aggregate_name(spec->aggregate),
                               spec->min_speedup, spec->confidence);
-        if (spec->command) {
-            f.metric = spec->command->metric;
-            f.metric_higher = spec->command->higher;
-        }
+        const kt_arm_kind *k = kt_arm_kind_of(spec);
+        if (k->metric)
+            f.metric = k->metric(spec, &f.metric_higher);
         const cJSON *as_run = kt_json_at_path(m.shards[0].doc, "provenance.run");
         f.quick = kt_json_get_bool(as_run, "quick", 0); /* every shard's, as checked */
         f.quick_max_repetitions = (int)kt_json_get_real(as_run, "quick_max_repetitions", 20);

@@ -7,7 +7,7 @@
 #include "report/writers.h"
 #include "report/report.h"
 #include "run/run.h"
-#include "spec/command_spec.h"
+#include "arm/arm.h"
 
 #include <limits.h>
 #include <math.h>
@@ -131,10 +131,9 @@ static void print_summary(const kt_run *st, const char *status)
     kt_summary_facts f;
     kt_summary_facts_init(&f, st->spec->baseline.name, kt_aggregate_name(st->spec->aggregate),
                           st->spec->min_speedup, st->spec->confidence);
-    if (st->spec->command) {
-        f.metric = st->spec->command->metric;
-        f.metric_higher = st->spec->command->higher;
-    }
+    const kt_arm_kind *k = kt_arm_kind_of(st->spec);
+    if (k->metric)
+        f.metric = k->metric(st->spec, &f.metric_higher);
     f.status = status;
     f.quick = st->opt.quick;
     f.quick_max_repetitions = KT_QUICK_MAX_REPETITIONS;

@@ -9,7 +9,7 @@
 #include "spec/yaml_tree.h"
 #include "spec/matrix.h"
 #include "spec/plan.h"
-#include "measure/command.h"
+#include "arm/arm.h"
 #include "spec/spec.h"
 #include "util/memory.h"
 
@@ -23,9 +23,10 @@
 static void print_plan(const kt_spec *spec, const kt_matrix *m)
 {
     kt_plan plan;
-    if (spec->command && m->n > 0) /* a command's cost is known only by running it */
+    const kt_arm_kind *k = kt_arm_kind_of(spec);
+    if (k->calibrate && m->n > 0) /* a command's cost is known only by running it */
         printf("  calibrated with one call per arm at %s: %d of %zu succeeded\n", m->points[0].id,
-               kt_command_calibrate_spec(spec, &m->points[0]), spec->n_candidates + 1);
+               k->calibrate(spec, &m->points[0]), spec->n_candidates + 1);
     if (kt_plan_estimate(&plan, spec, m) != KT_OK) {
         fprintf(stderr, "%s: cannot estimate the plan: %s\n", spec->path, kt_error_last());
         return;

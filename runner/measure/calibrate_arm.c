@@ -1,6 +1,6 @@
 /* calibrate_arm.c - an arm's call, flush, checks and prepare, measured (see calibrate_arm.h). */
 #include "measure/calibrate_arm.h"
-#include "measure/check.h"
+#include "arm/kernel/check.h"
 #include "measure/calibrate_rates.h"
 #include "spec/spec_plugins.h"
 #include "fork_pipe.h"

@@ -12,22 +12,10 @@
 #include "arm/arm.h"
 #include "decide/sequential.h"
 #include "decide/verdict.h"
-#include "measure/check.h"
-#include "measure/counters.h"
 #include "result/point.h"
 #include "spec/spec.h"
 
 #include <stddef.h>
-
-/* States an arm is prepared into per input set where its prepare is cheap (arm/kernel/
- * kernel_place.c): at most KT_PLACEMENTS (result/point.h), when one prepare took under
- * KT_PLACEMENT_MAX_PREPARE_S seconds and the copies take at most KT_PLACEMENT_MAX_BYTES of
- * backend memory in all. */
-#define KT_PLACEMENT_MAX_PREPARE_S 0.05
-#define KT_PLACEMENT_MAX_BYTES     (256.0 * 1024 * 1024)
-/* The share of warmup and timed calls, drawn after each call, that also get the full
- * numerics against float64 and the input hash (every call gets the poison/NaN scan). */
-#define KT_FULL_CHECK_RATE 0.125
 
 typedef struct kt_trial_hooks {
     /* Called before each risky step of an arm ("prepare", "correctness", "repetitions"),
@@ -103,8 +91,5 @@ void kt_candidate_judge_at_look(kt_candidate_result *c, const kt_arm_result *bas
 
 /* --quick's cap on repetitions. */
 #define KT_QUICK_MAX_REPETITIONS 20
-
-/* Calls per arm in the profiling pass (after the verdict, never in the timed pairs). */
-#define KT_PROFILE_CALLS 5
 
 #endif

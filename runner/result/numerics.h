@@ -1,5 +1,5 @@
 /* numerics.h - how far one output of an arm is from its float64 reference, on one input set
- * (measure/check.c computes it; result.json carries it). */
+ * (arm/kernel/check.c computes it; result.json carries it). */
 #ifndef KT_NUMERICS_H
 #define KT_NUMERICS_H
 

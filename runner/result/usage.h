@@ -1,5 +1,5 @@
 /* usage.h - what a few extra calls of an arm cost, per call: CPU counters, energy and the
- * GPU half (measure/counters.c measures them apart from the timed pairs). A counter the
+ * GPU half (arm/meters/counters.c measures them apart from the timed pairs). A counter the
  * machine could not give carries the reason, never a zero. */
 #ifndef KT_USAGE_H
 #define KT_USAGE_H
@@ -29,7 +29,7 @@ typedef struct kt_counter_values {
     kt_gpu_usage gpu;             /* GPU energy and counters (cuda backend; zero elsewhere) */
 } kt_counter_values;
 
-/* The names of the counters, in the order measure/counters.c opens them; NULL past the end. */
+/* The names of the counters, in the order arm/meters/counters.c opens them; NULL past the end. */
 const char *kt_counter_name(int i);
 
 #endif

@@ -1,6 +1,7 @@
 /* budget.c - the run's plan, its shard and its budget (see budget.h). */
 #include "run/budget.h"
 
+#include "arm/arm.h"
 #include "run/progress.h"
 
 #include <math.h>
@@ -37,12 +38,14 @@ void kt_run_plan(kt_run *st, const kt_point_result *done, size_t n_done)
         st->estimate_s += st->plan.point_seconds[i];
         n++;
     }
-    if (st->spec->command) /* a command's cost is known only by running it */
+    /* a kind that prices its calls by making them (a command) has no estimate before a point */
+    int calibrated = kt_arm_kind_of(st->spec)->calibrate != NULL;
+    if (calibrated)
         st->estimate_s = NAN;
     st->left_estimate_s = st->estimate_s;
     if (st->opt.json)
         return;
-    if (st->spec->command)
+    if (calibrated)
         fprintf(stderr,
                 "plan: %zu point%s to measure, estimate after the first point (`ktrial "
                 "validate --plan` calls each arm once to price a command spec)",

@@ -1,6 +1,7 @@
 /* checks.c - the engine's checks before the run takes a folder (see checks.h). */
 #include "run/checks.h"
 
+#include "arm/arm.h"
 #include "decide/sequential.h"
 #include "run/exit_code.h"
 #include "util/memory.h"
@@ -141,7 +142,8 @@ void kt_run_warn_load(const kt_spec *spec)
     if (!f)
         return;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = spec->command ? 0 : kt_run_threads(spec); /* a command's own business */
+    const kt_arm_kind *k = kt_arm_kind_of(spec);
+    int threads = k->needs_backend ? kt_run_threads(spec) : 0; /* else the arms' own business */
     if (cores > 0 && threads > cores)
         fprintf(stderr,
                 "warning: threads: %d is more than the %ld online core(s): the threads take "
@@ -149,7 +151,7 @@ void kt_run_warn_load(const kt_spec *spec)
                 threads, cores, cores);
     double free_cores = cores > threads ? (double)(cores - threads) : 0.0;
     int busy = fscanf(f, "%lf", &load) == 1 && load > free_cores + 1;
-    if (busy && spec->command)
+    if (busy && !k->needs_backend)
         fprintf(stderr,
                 "warning: load average %.2f at start exceeds the %ld online core(s): expect "
                 "disturbed pairs and wider intervals\n",
@@ -191,7 +193,8 @@ int kt_run_check_memory(const kt_run *st)
     const kt_spec *spec = st->spec;
     size_t worst = 0;
     double need = 0;
-    for (size_t i = 0; i < st->matrix->n && !spec->command; i++) { /* the points of this shard */
+    int device = kt_arm_kind_of(spec)->usage & KT_ARM_USAGE_DEVICE_MEMORY;
+    for (size_t i = 0; i < st->matrix->n && device; i++) { /* the points of this shard */
         kt_problem p;
         if (!kt_run_in_shard(st, i) || kt_op_shape(spec->op, &p, &st->matrix->points[i],
                                                    spec->dtype, spec->input_params) != KT_OK)

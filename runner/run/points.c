@@ -3,7 +3,6 @@
 
 #include "archive/command_archive.h"
 #include "archive/run_archive.h"
-#include "measure/command.h"
 #include "measure/worker.h"
 #include "run/budget.h"
 #include "run/exit_code.h"
@@ -24,9 +23,10 @@ static double startup_limit(const kt_spec *spec, const kt_point *pt)
     return fmax(120.0, 20.0 * kt_plan_startup_seconds(spec, pt));
 }
 
-/* command trials keep outputs and failure details under the run folder */
-static int keep_command_file(void *ctx, const char *point_id, const char *arm, const char *name,
-                             const char *src, const char *text)
+/* the files a kind of arm keeps for review (a command's outputs and failure details) go under
+ * the run folder */
+static int keep_arm_file(void *ctx, const char *point_id, const char *arm, const char *name,
+                         const char *src, const char *text)
 {
     const kt_run *st = ctx;
     int rc = kt_command_archive_keep(st->dir, point_id, arm, name, src, text);
@@ -34,18 +34,6 @@ static int keep_command_file(void *ctx, const char *point_id, const char *arm, c
         fprintf(stderr, "warning: cannot keep '%s' of '%s' at %s: %s\n", name, arm, point_id,
                 kt_error_last());
     return rc;
-}
-
-/* One point: command specs run their commands from here (each call is its own process),
- * kernel specs in a forked worker. */
-static int run_one_point(kt_run *st, kt_point_result *slot, const kt_point *pt,
-                         const kt_worker_options *wo)
-{
-    if (!st->spec->command)
-        return kt_worker_run_point(slot, st->spec, pt, wo);
-    kt_command_hooks hooks = {keep_command_file, wo->on_progress, st, &kt_run_got_signal,
-                              st->opt.quick};
-    return kt_command_run_point(slot, st->spec, pt, &hooks);
 }
 
 int kt_run_points(kt_run *st)
@@ -101,7 +89,7 @@ int kt_run_points(kt_run *st)
             kt_run_show_progress(st, 0, st->spec->max_repetitions);
         else
             kt_run_note_point_start(st);
-        if (run_one_point(st, slot, pt, &wo) < 0) {
+        if (kt_measure_point(slot, st->spec, pt, &wo, keep_arm_file) < 0) {
             rc = kt_error_set("point '%s': %s", pt->id, kt_error_last());
             break;
         }

@@ -1,7 +1,7 @@
 /* points.h - the point loop: each point of the run's shard in the matrix's order, reused from
- * --resume or measured (a kernel spec's in a forked worker, a command spec's here), archived
- * to points.jsonl as it finishes; it stops at the budget, a signal, a killed worker or a
- * failed archive. */
+ * --resume or measured with the isolation its kind of arm declares (kt_measure_point: a kernel
+ * spec's in a forked worker, a command spec's in this process), archived to points.jsonl as it
+ * finishes; it stops at the budget, a signal, a killed worker or a failed archive. */
 #ifndef KT_RUN_POINTS_H
 #define KT_RUN_POINTS_H
 

@@ -1,6 +1,8 @@
 /* progress.c - the run's progress lines on stderr (see progress.h). */
 #include "run/progress.h"
 
+#include "arm/arm.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -46,9 +48,7 @@ void kt_run_note_measuring(void *ctx)
 void kt_run_note_point_start(const kt_run *st)
 {
     fprintf(stderr, "[%zu/%zu] %s: start-up (%s)\n", st->point_index + 1, st->n_todo,
-            st->current_id,
-            strcmp(st->spec->op->name, "command") == 0 ? "the arms' setup"
-                                                       : "inputs, float64 reference, prepare");
+            st->current_id, kt_arm_kind_of(st->spec)->startup);
     fflush(stderr);
 }
 

@@ -137,9 +137,9 @@ typedef struct arm_seconds {
     double touch;   /* once per input set: the first full check's copy of the inputs */
 } arm_seconds;
 
-/* The share of warmup and timed calls that get the full check (trial.h's KT_FULL_CHECK_RATE,
- * which test_plan checks this against) and the profiling pass's calls per arm
- * (KT_PROFILE_CALLS). */
+/* The share of warmup and timed calls that get the full check (KT_FULL_CHECK_RATE of
+ * arm/kernel/kernel_kind.h, which test_plan checks this against) and the profiling pass's calls
+ * per arm (KT_PROFILE_CALLS). */
 #define FULL_CHECK_RATE 0.125
 #define PROFILE_CALLS   5
 

@@ -1,4 +1,4 @@
-/* hash.h - a fast 64-bit hash of bytes: input hashes (measure/check.c) and point seeds
+/* hash.h - a fast 64-bit hash of bytes: input hashes (arm/kernel/check.c) and point seeds
  * (kt_point_seed). Not cryptographic (util/sha256.h is). */
 #ifndef KT_UTIL_HASH_H
 #define KT_UTIL_HASH_H

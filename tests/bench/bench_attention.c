@@ -23,7 +23,7 @@
  * its default 300,000 pauses after each pass, into the arm timed next; by default the
  * benchmark runs itself again with GOMP_SPINCOUNT=2000 (bench_keep_idle_threads_short).
  * Prints markdown tables on stdout. */
-#include "measure/check.h"
+#include "arm/kernel/check.h"
 #include "kernel.h"
 
 #include "ffd_quant.h"

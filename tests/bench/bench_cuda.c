@@ -10,7 +10,7 @@
  * the ratios (dense bandwidth fraction, FFD / fused SwiGLU / deterministic GEMM speedups).
  * Exits 69 when CUDA is not built or no device answers. */
 #include "kernel.h"
-#include "measure/check.h"
+#include "arm/kernel/check.h"
 
 #include <stdio.h>
 #include <stdlib.h>

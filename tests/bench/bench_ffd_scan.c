@@ -13,7 +13,7 @@
  * Instructions and cycles (user space, this thread) come from perf_event_open where the kernel
  * allows it, else "n/a". About 10 s for the 8 models at 32K on an idle machine. Prints markdown on
  * stdout. */
-#include "measure/check.h"
+#include "arm/kernel/check.h"
 #include "kernel.h"
 
 #include "ffd_quant.h"

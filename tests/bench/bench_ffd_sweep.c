@@ -16,7 +16,7 @@
  * that load from elsewhere falls on all of them alike; times are medians. The arms: dense,
  * FFD with its default scan (int8 where the CPU has AVX-512 VNNI) and FFD with scan float,
  * both at the default delta with stored keys. Prints markdown on stdout. */
-#include "measure/check.h"
+#include "arm/kernel/check.h"
 #include "kernel.h"
 
 #include "ffd_quant.h"

@@ -19,7 +19,7 @@
  * GB/s counts the op's compulsory bytes (inputs read once, outputs written once). */
 #include "bench_common.h"
 #include "cpu/baselines.h"
-#include "measure/check.h"
+#include "arm/kernel/check.h"
 #include "kernel.h"
 #include "spec/catalog.h"
 

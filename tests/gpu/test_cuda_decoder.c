@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "kernel.h"
-#include "measure/check.h"
+#include "arm/kernel/check.h"
 #include "kernels/decoder_test_shape.h"
 #include "kernels/gemm_tolerance.h"
 

@@ -1,6 +1,6 @@
 /* decoder_test_shape.h - what the decoder_layer tests of every backend share: a test shape,
  * its matrix point, the relative L2 error of an output and its limit, and the copy of a call's
- * three outputs. Include after kernel.h and measure/check.h (kt_instance). */
+ * three outputs. Include after kernel.h and arm/kernel/check.h (kt_instance). */
 #ifndef KT_DECODER_TEST_SHAPE_H
 #define KT_DECODER_TEST_SHAPE_H
 

@@ -3,7 +3,7 @@
 #ifndef KT_TEST_HARNESS_H
 #define KT_TEST_HARNESS_H
 
-#include "measure/check.h"
+#include "arm/kernel/check.h"
 #include "kernel.h"
 
 #include <stdio.h>

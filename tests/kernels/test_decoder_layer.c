@@ -5,7 +5,7 @@
  * same for prefill chunks (chunks no multiple of the causal kernel's row block or key chunk),
  * and a chunk of one token must give a decode step's outputs. */
 #include "kernel.h"
-#include "measure/check.h"
+#include "arm/kernel/check.h"
 #include "gemm_tolerance.h"
 #include "decoder_test_shape.h"
 

@@ -7,7 +7,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "measure/check.h"
+#include "arm/kernel/check.h"
 #include "ffd_quant.h"
 #include "cpu/ffd_scan_int8.h"
 #include "kernel.h"

@@ -9,7 +9,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "measure/check.h"
+#include "arm/kernel/check.h"
 
 #include <math.h>
 #include <stdio.h>

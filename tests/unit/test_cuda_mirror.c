@@ -19,7 +19,7 @@
 #include "cuda/ffd_scan.h"
 #include "gpu/ffd_check.h"
 #include "kernel.h"
-#include "measure/check.h"
+#include "arm/kernel/check.h"
 
 #include <math.h>
 #include <stdio.h>

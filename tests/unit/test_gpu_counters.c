@@ -9,7 +9,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "measure/nvml_energy.h"
+#include "arm/meters/nvml_energy.h"
 #include "result/usage_gpu.h"
 #include "report/gpu_table.h"
 #include "spec/embedded.h"

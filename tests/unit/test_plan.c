@@ -8,7 +8,7 @@
 
 #include "measure/calibrate_rates.h"
 #include "spec/plan.h"
-#include "measure/trial.h"
+#include "arm/kernel/kernel_kind.h"
 
 #include <string.h>
 

@@ -9,7 +9,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "measure/check.h"
+#include "arm/kernel/check.h"
 #include "spec/matrix.h"
 #include "measure/worker.h"
 

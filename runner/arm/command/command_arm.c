@@ -295,6 +295,7 @@ static const char *command_metric(const kt_spec *spec, int *higher)
 
 const kt_arm_kind kt_arm_command = {
     .name = "command",
+    .startup = "the arms' setup",
     .numerics = KT_ARM_NUMERICS_OUTPUT,
     .usage = KT_ARM_USAGE_RSS | KT_ARM_USAGE_CPU_TIME,
     .clock = KT_ARM_CLOCK_CHILD,

@@ -4,7 +4,7 @@
 #ifndef KT_COMMAND_OUTPUT_H
 #define KT_COMMAND_OUTPUT_H
 
-#include "measure/check.h"
+#include "result/numerics.h"
 #include "spec/command_spec.h"
 
 #include <stddef.h>

@@ -4,7 +4,7 @@
 #define KT_COMMAND_RUN_H
 
 #include "arm/arm.h"
-#include "measure/trial.h"
+#include "result/point.h"
 #include "process/process.h"
 #include "spec/command_spec.h"
 

@@ -4,7 +4,9 @@
 #define KT_KERNEL_ARM_H
 
 #include "arm/arm.h"
-#include "measure/trial.h"
+#include "arm/kernel/check.h"
+#include "arm/kernel/kernel_kind.h"
+#include "result/point.h"
 
 #include <stdarg.h>
 

@@ -4,7 +4,8 @@
  * pass after the pairs, under the meters. */
 #include "arm/kernel/kernel_arm.h"
 
-#include "measure/usage_gpu_pass.h"
+#include "arm/meters/counters.h"
+#include "arm/meters/usage_gpu_pass.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -5,6 +5,7 @@
 
 const kt_arm_kind kt_arm_kernel = {
     .name = "kernel",
+    .startup = "inputs, float64 reference, prepare",
     .numerics = KT_ARM_NUMERICS_FLOAT64,
     .usage = KT_ARM_USAGE_DEVICE_MEMORY | KT_ARM_USAGE_COUNTERS,
     .clock = KT_ARM_CLOCK_BACKEND,

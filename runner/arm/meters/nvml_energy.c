@@ -1,7 +1,7 @@
 /* nvml_energy.c - NVML loaded with dlopen: the device handle and its total-energy counter. */
-#include "measure/nvml_energy.h"
+#include "arm/meters/nvml_energy.h"
 
-#include "measure/nvml_api.h"
+#include "arm/meters/nvml_api.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* counters.c - see counters.h. perf_event_open(2) per thread of the process, user space only
  * (exclude_kernel), which perf_event_paranoid <= 2 allows for one's own threads. */
-#include "measure/counters.h"
+#include "arm/meters/counters.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* usage_gpu_pass.c - NVML energy and CUPTI counters around an arm's extra calls. */
-#include "measure/usage_gpu_pass.h"
+#include "arm/meters/usage_gpu_pass.h"
 
-#include "measure/nvml_energy.h"
+#include "arm/meters/nvml_energy.h"
 
 #include <kernel.h>
 #include <math.h>

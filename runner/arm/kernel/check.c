@@ -1,5 +1,5 @@
 /* check.c - problem instances and output correctness against float64. */
-#include "measure/check.h"
+#include "arm/kernel/check.h"
 
 #include <math.h>
 #include <stdlib.h>
