@@ -326,3 +326,17 @@ size_t kt_run_archive_load_unfinished(kt_run_result *run, size_t *not_run, const
     kt_spec_free(spec);
     return n_pts;
 }
+
+int kt_result_write(const char *dir, cJSON *doc, char **text_out)
+{
+    char *text = doc ? kt_json_print(doc) : NULL;
+    cJSON_Delete(doc);
+    if (!text)
+        return kt_error_set("out of memory");
+    int rc = kt_archive_write(dir, "result.json", text, strlen(text));
+    if (text_out)
+        *text_out = text;
+    else
+        free(text);
+    return rc;
+}

@@ -9,7 +9,7 @@
 #include "result/result_json.h"
 #include "archive/run_archive.h"
 #include "run/exit_code.h"
-#include "run/result_doc.h"
+#include "result/result_doc.h"
 #include "spec/matrix.h"
 
 #include <errno.h>

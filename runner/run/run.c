@@ -11,7 +11,7 @@
 #include "run/exit_code.h"
 #include "run/folder.h"
 #include "run/points.h"
-#include "run/result_doc.h"
+#include "result/result_doc.h"
 #include "run/resume.h"
 #include "run/signals.h"
 #include "util/sha256.h"

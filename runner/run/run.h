@@ -6,8 +6,8 @@
  *
  * The engine's jobs live in one file each: signals.c, folder.c (the folder and its lock),
  * resume.c, checks.c (git, backend, memory, load), budget.c (the plan), progress.c, points.c
- * (the point loop), result_doc.c (the one builder of result.json), state.c (facts read from
- * this struct) and run.c (the order of the steps). Beside the run: merge.c (shards into one
+ * (the point loop), state.c (facts read from this struct) and run.c (the order of the steps);
+ * result.json is built by result/result_doc.c. Beside the run: merge.c (shards into one
  * run), slurm_jobs.c (a sharded run's Slurm jobs) and exit_code.c. */
 #ifndef KT_RUN_RUN_H
 #define KT_RUN_RUN_H

@@ -1,7 +1,6 @@
 /* result_doc.c - the one builder of result.json (see result_doc.h). */
-#include "run/result_doc.h"
+#include "result/result_doc.h"
 
-#include "archive/archive.h"
 #include "result/result_json.h"
 #include "spec/spec_json.h"
 #include "util/version.h"
@@ -66,18 +65,4 @@ cJSON *kt_result_document(kt_result_parts *parts)
     }
     parts->tool = parts->spec_json = parts->provenance = parts->timing = parts->shards = NULL;
     return doc;
-}
-
-int kt_result_write(const char *dir, cJSON *doc, char **text_out)
-{
-    char *text = doc ? kt_json_print(doc) : NULL;
-    cJSON_Delete(doc);
-    if (!text)
-        return kt_error_set("out of memory");
-    int rc = kt_archive_write(dir, "result.json", text, strlen(text));
-    if (text_out)
-        *text_out = text;
-    else
-        free(text);
-    return rc;
 }

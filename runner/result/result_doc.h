@@ -3,10 +3,10 @@
  * points, candidates, and a merge's shards), the decision null while a run is running or
  * failed, the points and verdicts from the run result. What differs between the callers
  * (a new run's provenance, or a merge's taken from its first shard) comes in as parts. */
-#ifndef KT_RUN_RESULT_DOC_H
-#define KT_RUN_RESULT_DOC_H
+#ifndef KT_RESULT_RESULT_DOC_H
+#define KT_RESULT_RESULT_DOC_H
 
-#include "decide/aggregate.h"
+#include "result/run.h"
 #include "spec/spec.h"
 #include "util/json.h"
 
@@ -31,9 +31,5 @@ cJSON *kt_result_tool_json(void);
 
 /* {path, sha256, bytes, parsed} of the spec whose bytes hash to 'sha256'. */
 cJSON *kt_result_spec_json(const kt_spec *spec, const char *sha256);
-
-/* Writes 'doc' (freed) as DIR/result.json; with 'text' non-NULL the caller gets the text
- * written (to free). 0 or -1, message set. */
-int kt_result_write(const char *dir, cJSON *doc, char **text);
 
 #endif
