@@ -6,6 +6,7 @@
  * after probing, and a CUDA context does not survive fork. It asks a child process instead,
  * unless this process has already opened the backend (a forked child of an initialised
  * process cannot use CUDA, and asking in place then costs nothing). */
+#include "cublaslt_load.h"
 #include "cuda_backend.h"
 #include "cuda_private.h"
 
@@ -40,8 +41,10 @@ int kt_blaslt_status(cublasStatus_t st, const char *file, int line)
 {
     if (st == CUBLAS_STATUS_SUCCESS)
         return KT_OK;
-    return kt_error_set("%s:%d: %s: %s", file, line, cublasLtGetStatusName(st),
-                        cublasLtGetStatusString(st));
+    if (!kt_lt.GetStatusName) /* a status from before cuBLASLt was loaded */
+        return kt_error_set("%s:%d: cuBLAS status %d", file, line, (int)st);
+    return kt_error_set("%s:%d: %s: %s", file, line, kt_lt.GetStatusName(st),
+                        kt_lt.GetStatusString(st));
 }
 
 /* ---- probe ---------------------------------------------------------------------------- */
@@ -76,7 +79,12 @@ static void probe_device(kt_device_info *info)
     cudaDeviceGetAttribute(&mem_clock_khz, cudaDevAttrMemoryClockRate, 0);
     cudaDriverGetVersion(&driver);
     cudaRuntimeGetVersion(&runtime);
-    size_t blaslt = cublasLtGetVersion();
+    if (kt_cublaslt_load() < 0) {
+        info->available = 0;
+        snprintf(info->reason, sizeof(info->reason), "%s", kt_error_last());
+        return;
+    }
+    size_t blaslt = kt_lt.GetVersion();
     const unsigned char *u = (const unsigned char *)prop.uuid.bytes;
     char drv[32], rt[32];
     version_string(drv, sizeof(drv), driver);
@@ -194,7 +202,7 @@ static void cuda_shutdown(void *ctx)
     if (c->stream)
         cudaStreamSynchronize(c->stream);
     if (c->blaslt)
-        cublasLtDestroy(c->blaslt);
+        kt_lt.Destroy(c->blaslt);
     cudaFree(c->flush_buf);
     cudaFree(c->flush_sink);
     cudaFree(c->stamps);
@@ -218,7 +226,10 @@ static int init_ctx(cuda_ctx *c)
     KT_CUDA_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
     KT_CUDA_CHECK(cudaEventCreate(&c->ev_start));
     KT_CUDA_CHECK(cudaEventCreate(&c->ev_stop));
-    KT_BLASLT_CHECK(cublasLtCreate(&c->blaslt));
+    int rc = kt_cublaslt_load();
+    if (rc < 0)
+        return rc;
+    KT_BLASLT_CHECK(kt_lt.Create(&c->blaslt));
     c->flush_bytes = 2 * (size_t)(l2_bytes > 0 ? l2_bytes : 64 << 20);
     KT_CUDA_CHECK(cudaMalloc(&c->flush_buf, c->flush_bytes));
     KT_CUDA_CHECK(cudaMemset(c->flush_buf, 0, c->flush_bytes)); /* once: the flush reads it */

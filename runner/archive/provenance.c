@@ -16,7 +16,8 @@
 #include <yaml.h>
 
 #ifdef KT_HAVE_CUDA
-#include <cublasLt.h>
+#include "cuda/cublaslt_load.h"
+
 #include <cuda_runtime_api.h>
 #endif
 
@@ -153,7 +154,11 @@ static void add_cuda_versions(cJSON *o, int *ok)
     add_str(o, "cuda_compiler", kt_build_cuda_compiler(), ok);
     snprintf(buf, sizeof(buf), "%d.%d", CUDART_VERSION / 1000, (CUDART_VERSION % 1000) / 10);
     add_str(o, "cuda_runtime", buf, ok);
-    size_t lt = cublasLtGetVersion(); /* the library's own constant; no device work */
+    if (kt_cublaslt_load() < 0) { /* loads cuBLASLt; no device work */
+        add_str(o, "cublaslt", "unavailable", ok);
+        return;
+    }
+    size_t lt = kt_lt.GetVersion(); /* the library's own constant; no device work */
     snprintf(buf, sizeof(buf), "%zu.%zu.%zu", lt / 10000, (lt / 100) % 100, lt % 100);
     add_str(o, "cublaslt", buf, ok);
 }

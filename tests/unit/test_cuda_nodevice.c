@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #ifdef KT_HAVE_CUDA
+#include "cuda/cublaslt_load.h"
 #include "cuda/cuda_private.h"
 
 static void test_registered(void **state)
@@ -76,10 +77,10 @@ static void test_error_formatting(void **state)
     snprintf(want, sizeof(want), "x.c:12: cudaErrorInvalidValue: %s",
              cudaGetErrorString(cudaErrorInvalidValue));
     assert_string_equal(kt_error_last(), want);
+    assert_int_equal(kt_cublaslt_load(), KT_OK);
     assert_int_equal(kt_blaslt_status(CUBLAS_STATUS_NOT_SUPPORTED, "y.c", 7), KT_ERROR);
-    snprintf(want, sizeof(want), "y.c:7: %s: %s",
-             cublasLtGetStatusName(CUBLAS_STATUS_NOT_SUPPORTED),
-             cublasLtGetStatusString(CUBLAS_STATUS_NOT_SUPPORTED));
+    snprintf(want, sizeof(want), "y.c:7: %s: %s", kt_lt.GetStatusName(CUBLAS_STATUS_NOT_SUPPORTED),
+             kt_lt.GetStatusString(CUBLAS_STATUS_NOT_SUPPORTED));
     assert_string_equal(kt_error_last(), want);
     assert_non_null(strstr(kt_error_last(), "CUBLAS_STATUS_NOT_SUPPORTED"));
 }
