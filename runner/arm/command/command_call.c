@@ -3,6 +3,7 @@
  * per arm, and the program each arm runs identified. */
 #include "arm/command/command_run.h"
 #include "arm/command/command_output.h"
+#include "util/memory.h"
 #include "util/sha256.h"
 
 #include <cjson/cJSON.h>
@@ -202,11 +203,16 @@ int kt_command_call(crun *r, int arm, int task, int rep, call_result *cr)
     kt_command_call_vars(&v, r, arm, task, reps, cr->output);
     kt_process_result res;
     memset(&res, 0, sizeof(res));
-    /* Linux folds the spawning process's peak RSS into the child's at exec (posix_spawn shares
-     * ktrial's address space until then): no peak of this call reads below ktrial's peak now
-     * (docs/command-trials.md, Costs) */
+    /* Linux folds the high-water mark of the address space that exec replaces into the new
+     * program's peak (posix_spawn shares ktrial's address space until then): no peak of this
+     * call reads below ktrial's own peak now. Of the two readings of it, the lower: ru_maxrss
+     * also holds what was folded into ktrial from the program that started it (a Python test
+     * runner larger than ktrial), and VmHWM is a precise sum where the fold at exec uses the
+     * kernel's approximate counters (docs/command-trials.md) */
     struct rusage self;
-    double floor_kib = getrusage(RUSAGE_SELF, &self) == 0 ? (double)self.ru_maxrss : NAN;
+    double floor_kib = kt_memory_peak_rss_kib();
+    if (getrusage(RUSAGE_SELF, &self) == 0 && !((double)self.ru_maxrss >= floor_kib))
+        floor_kib = (double)self.ru_maxrss;
     int rc = kt_command_run_one(&res, r, arm, &command_arm(r, arm)->run, &v, cr);
     arm_costs *c = &r->costs[arm];
     cr->usage.wall_s = res.out ? res.wall_ns * 1e-9 : NAN;
