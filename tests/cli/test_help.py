@@ -77,9 +77,9 @@ class HelpTest(unittest.TestCase):
                 self.assertIn("-h, --help", p.stdout)
 
     def test_the_readme_commands_table_lists_every_option(self):
-        """README.md's "Commands" table is where a new user learns the options: each row names
-        every option of its command."""
-        with open(os.path.join(SOURCE, "README.md")) as f:
+        """docs/commands.md's table is where a user looks the options up: each row names every
+        option of its command."""
+        with open(os.path.join(SOURCE, "docs", "commands.md")) as f:
             text = f.read()
         rows = {m.group(1): m.group(2) for m in
                 re.finditer(r"^\| `ktrial (\w+) ([^`]*)` \|", text, re.M)}
