@@ -13,6 +13,7 @@
 #define KT_COMMAND_TABLE(X)                                                                        \
     X(run, "SPEC", "run an experiment, archive it, and exit with its verdict")                     \
     X(validate, "SPEC...", "check specs without running them")                                     \
+    X(init, "", "print a commented starter spec that validates and runs (or write it with -o)")    \
     X(models, "", "list the model catalog")                                                        \
     X(kernels, "", "list ops, variants per backend, and their params (or what a plugin provides)") \
     X(show, "RESULT", "print the summary of an archived run")                                      \

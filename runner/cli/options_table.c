@@ -41,6 +41,14 @@ static const kt_option table[] = {
     {"validate", "--json", NULL, NULL,
      "print one JSON document: per spec ok or not, its problems (file, line, col, path, "
      "message), and with --plan the plan"},
+    /* init */
+    {"init", "--op", NULL, "OP",
+     "the op of the spec: attention_decode (default), gemm, swiglu_mlp, decoder_layer, "
+     "synthetic, command or service"},
+    {"init", "--model", NULL, "M", "the model of a kernel op's shapes (default llama-3.2-1b)"},
+    {"init", "--command", NULL, NULL, "a command trial: two programs, a process per call"},
+    {"init", "--service", NULL, NULL, "a service trial: two servers, paired requests"},
+    {"init", "--output", "-o", "FILE", "write the spec to FILE (a new file) instead of stdout"},
     /* models */
     {"models", "--json", NULL, NULL, "print the catalog as a JSON document"},
     /* kernels */

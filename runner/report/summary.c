@@ -136,7 +136,7 @@ static void row(FILE *out, const kt_point_result *p, const kt_candidate_result *
     if (c->set_warning)
         fputs(" (input sets differ!)", out);
     if (c->state_warning)
-        fputs(" (a prepared state off!)", out);
+        fputs(" (uneven buffer placement: see the warning below)", out);
     fputc('\n', out);
 }
 
@@ -156,14 +156,18 @@ static void state_warning_line(FILE *out, const kt_run_result *run)
         }
     if (!worst)
         return;
+    double r = worst->state_ratio;
     fprintf(out,
-            "warning: at %d %s one prepared state of an arm ran more than %.2gx off its other "
-            "states (furthest: %s's state of input set %d, placement %d, %.2fx its others' "
-            "median at %s with %s): where its buffers lie in memory moved its speed; the "
-            "interval counts the spread (docs/statistics.md, \"Placement\")\n",
-            run->state_warnings, run->state_warnings == 1 ? "point" : "points", KT_STATE_WARN_RATIO,
-            worst->state_arm ? worst->arm.name : "the baseline", worst->state_set,
-            worst->state_placement, worst->state_ratio, at->point.id, worst->arm.name);
+            "warning: uneven buffer placement at %d %s. ktrial prepares each arm's inputs and "
+            "buffers several times over (placements), because where they land in memory can "
+            "change a kernel's speed; here one placement's calls ran %.2fx %s than the median "
+            "of the same arm's other placements (%s, input set %d, placement %d, at %s "
+            "with candidate %s). The verdict stands: its interval includes this spread, so it "
+            "is wider, not wrong. If it recurs, look at the buffers' alignment or NUMA node "
+            "(docs/statistics.md, \"Placement\").\n",
+            run->state_warnings, run->state_warnings == 1 ? "point" : "points", r >= 1 ? r : 1 / r,
+            r >= 1 ? "slower" : "faster", worst->state_arm ? worst->arm.name : "the baseline",
+            worst->state_set, worst->state_placement, at->point.id, worst->arm.name);
 }
 
 /* A disturbed majority and a coarse timer, where they could move the verdict. */

@@ -130,6 +130,33 @@ int kt_run_check_git(kt_run *st, kt_diag *diag)
     return 0;
 }
 
+size_t kt_run_load_message(char *buf, size_t len, double load, long cores, int threads)
+{
+    buf[0] = '\0';
+    double free_cores = cores > threads ? (double)(cores - threads) : 0.0;
+    if (!(load > free_cores + 1))
+        return 0;
+    char what[160];
+    if (threads <= 0) /* the arms' own programs: ktrial sets no threads */
+        snprintf(what, sizeof(what), "this machine has %ld core(s)", cores);
+    else if (free_cores < 1)
+        snprintf(what, sizeof(what),
+                 "this run's %d thread(s) take all %ld core(s), leaving none for anything else",
+                 threads, cores);
+    else
+        snprintf(what, sizeof(what),
+                 "this run's %d thread(s) leave %.0f of the %ld core(s) for anything else", threads,
+                 free_cores, cores);
+    return (size_t)snprintf(
+        buf, len,
+        "warning: the machine is busy: %.2f processes were running or waiting for a CPU on "
+        "average over the last minute (the load average), and %s. Other work will interrupt "
+        "the timed calls: the verdicts stay valid, but expect disturbed pairs (the 'noisy' "
+        "column), wider intervals and more INCONCLUSIVE verdicts. For sharper results run on "
+        "an idle machine%s.\n",
+        load, what, threads > 1 ? " or set 'threads' lower" : "");
+}
+
 /* A machine already busy at the start disturbs the timed pairs: warn when the 1-minute load
  * average exceeds the cores the run leaves free, plus one for ordinary background work. More
  * threads than cores (a spec written for a bigger machine) is said too: the kernels' threads
@@ -149,18 +176,9 @@ void kt_run_warn_load(const kt_spec *spec)
                 "warning: threads: %d is more than the %ld online core(s): the threads take "
                 "turns on them, and the times measure that; set threads to at most %ld\n",
                 threads, cores, cores);
-    double free_cores = cores > threads ? (double)(cores - threads) : 0.0;
-    int busy = fscanf(f, "%lf", &load) == 1 && load > free_cores + 1;
-    if (busy && !k->needs_backend)
-        fprintf(stderr,
-                "warning: load average %.2f at start exceeds the %ld online core(s): expect "
-                "disturbed pairs and wider intervals\n",
-                load, cores);
-    else if (busy)
-        fprintf(stderr,
-                "warning: load average %.2f at start exceeds the %.0f core(s) this run leaves "
-                "free (%ld online, %d threads): expect disturbed pairs and wider intervals\n",
-                load, free_cores, cores, threads);
+    char msg[768];
+    if (fscanf(f, "%lf", &load) == 1 && kt_run_load_message(msg, sizeof(msg), load, cores, threads))
+        fputs(msg, stderr);
     fclose(f);
 }
 

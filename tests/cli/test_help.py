@@ -9,16 +9,16 @@ import unittest
 
 from ktrial_cli import SOURCE, run, sim_spec
 
-COMMANDS = ["run", "validate", "models", "kernels", "show", "compare", "merge", "slurm",
+COMMANDS = ["run", "validate", "init", "models", "kernels", "show", "compare", "merge", "slurm",
             "report", "history", "env"]
 
 # A value each kind of argument accepts, so that parsing succeeds and the command fails later
 # (on the missing files) with something other than a usage error.
 VALUES = {"DIR": "{tmp}/dir", "NAME": "cpu", "I/N|auto": "1/2", "FILE": "{tmp}/file",
           "PATH": "{tmp}/lib.so", "F": "0.02", "C": "0.9", "N": "2", "GPUS": "0", "CPUS": "2", "P": "debug",
-          "T": "01:00:00"}
+          "T": "01:00:00", "OP": "gemm", "M": "qwen2.5-0.5b"}
 # Positional arguments (and required options) that make each command complete.
-POSITIONAL = {"run": ["{tmp}/none.yaml"], "validate": ["{tmp}/none.yaml"], "models": [],
+POSITIONAL = {"run": ["{tmp}/none.yaml"], "validate": ["{tmp}/none.yaml"], "init": [], "models": [],
               "kernels": [], "show": ["{tmp}/none"], "compare": ["{tmp}/a", "{tmp}/b"],
               "merge": ["{tmp}/s1", "-o", "{tmp}/m"], "slurm": ["{tmp}/none.yaml"],
               "report": ["{tmp}/none"], "history": ["{tmp}", "--experiment", "x"],
