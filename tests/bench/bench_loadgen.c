@@ -1,7 +1,9 @@
 /* bench_loadgen.c - the service trials' load generator (runner/arm/service/loadgen.h) alone,
  * against one running server, in closed or open loop: what bench_service_wrk.sh compares with
  * wrk. Sends one round of --requests requests (after --warmup untimed ones on the same
- * connections) and prints one line of key=value figures:
+ * connections), or as many as complete within --duration seconds (then the requests still out
+ * are cut and not counted, as wrk -d counts; --requests, 10000 by default then, must be more than
+ * the window holds), and prints one line of key=value figures:
  *
  *   loadgen mode=closed concurrency=4 requests=200 completed=200 errors=0 duration_s=...
  *           rate_per_s=... p50_ms=... p90_ms=... p99_ms=... mean_ms=... tokens_per_s=...
@@ -9,14 +11,25 @@
  * Latencies are e2e from each request's scheduled send (closed loop: when its slot freed);
  * --raw FILE also writes each successful request's e2e in microseconds, one a line.
  *
- * usage: bench_loadgen --port N [--host H] [--path P] [--body JSON] [--stream none|sse]
- *                      [--concurrency N | --rate R] [--requests N] [--warmup N] [--timeout S]
- *                      [--raw FILE] */
+ * usage: bench_loadgen --port N [--host H] [--method M] [--path P] [--body JSON] [--stream
+ * none|sse]
+ *                      [--concurrency N | --rate R] [--requests N | --duration S] [--warmup N]
+ *                      [--timeout S] [--raw FILE] */
 #include "arm/service/loadgen.h"
 #include "bench/bench_common.h"
 #include "kernel.h"
 
 #include <math.h>
+#include <signal.h>
+#include <sys/time.h>
+
+static volatile sig_atomic_t window_over;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    window_over = 1;
+}
 
 static double quantile(const double *sorted, int n, double q)
 {
@@ -30,9 +43,10 @@ static double quantile(const double *sorted, int n, double q)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: bench_loadgen --port N [--host H] [--path P] [--body JSON] "
-                    "[--stream none|sse] [--concurrency N | --rate R] [--requests N] "
-                    "[--warmup N] [--timeout S] [--raw FILE]\n");
+    fprintf(stderr,
+            "usage: bench_loadgen --port N [--host H] [--method M] [--path P] [--body JSON] "
+            "[--stream none|sse] [--concurrency N | --rate R] "
+            "[--requests N | --duration S] [--warmup N] [--timeout S] [--raw FILE]\n");
     return 2;
 }
 
@@ -46,8 +60,8 @@ int main(int argc, char **argv)
     const char *body = "{\"prompt\": \"measure the kernel inside the server\", "
                        "\"max_tokens\": 16, \"seed\": 1}";
     const char *raw = NULL;
-    int n = 100, warmup = -1;
-    double rate = 0;
+    int n = -1, warmup = -1;
+    double rate = 0, duration = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
@@ -57,6 +71,8 @@ int main(int argc, char **argv)
             c.port = atoi(v);
         else if (strcmp(a, "--host") == 0)
             c.host = v;
+        else if (strcmp(a, "--method") == 0)
+            c.method = v;
         else if (strcmp(a, "--path") == 0)
             c.path = v;
         else if (strcmp(a, "--body") == 0)
@@ -69,6 +85,8 @@ int main(int argc, char **argv)
             rate = atof(v), c.mode = KT_LOADGEN_OPEN;
         else if (strcmp(a, "--requests") == 0)
             n = atoi(v);
+        else if (strcmp(a, "--duration") == 0)
+            duration = atof(v);
         else if (strcmp(a, "--warmup") == 0)
             warmup = atoi(v);
         else if (strcmp(a, "--raw") == 0)
@@ -78,6 +96,8 @@ int main(int argc, char **argv)
         else
             return usage();
     }
+    if (n < 0) /* a window's requests are at most this many */
+        n = duration > 0 ? 10000 : 100;
     if (n < 1 || (c.mode == KT_LOADGEN_OPEN && !(rate > 0)))
         return usage();
     if (warmup < 0)
@@ -90,9 +110,10 @@ int main(int argc, char **argv)
     int total = n > warmup ? n : warmup;
     kt_loadgen_request *q = calloc((size_t)total, sizeof *q);
     kt_loadgen_record *r = calloc((size_t)total, sizeof *r);
+    memset(r, 0, (size_t)total * sizeof *r); /* touched now, not in the window */
     double *e2e = calloc((size_t)total, sizeof *e2e);
     for (int i = 0; i < total; i++)
-        q[i] = (kt_loadgen_request){.body = body, .body_len = strlen(body)};
+        q[i] = (kt_loadgen_request){.body = body, .body_len = strlen(body)}; /* "": none */
     if (c.mode == KT_LOADGEN_OPEN)
         kt_loadgen_schedule(q, (size_t)n, rate, 0);
     kt_loadgen_round_info info;
@@ -100,13 +121,35 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_loadgen: %s\n", kt_error_last());
         return 1;
     }
-    if (kt_loadgen_round(lg, q, (size_t)n, r, &info, NULL) < 0) {
+    double t0 = now_s();
+    if (duration > 0) { /* the window starts with the round */
+        struct sigaction sa = {.sa_handler = on_alarm};
+        sigaction(SIGALRM, &sa, NULL);
+        struct itimerval it = {
+            .it_value = {(time_t)duration, (suseconds_t)((duration - floor(duration)) * 1e6)}};
+        setitimer(ITIMER_REAL, &it, NULL);
+    }
+    if (kt_loadgen_round(lg, q, (size_t)n, r, &info, &window_over) < 0) {
         fprintf(stderr, "bench_loadgen: %s\n", kt_error_last());
         return 1;
     }
     int ok = 0;
     double sum = 0;
+    /* the rate's window: the round's own span, or the whole timed window (as wrk -d) */
+    double window = duration > 0 ? now_s() - t0 : info.duration_s;
+    if (duration > 0 && !info.interrupted) {
+        fprintf(stderr,
+                "bench_loadgen: all %d requests ended within the %g s window: raise "
+                "--requests\n",
+                n, duration);
+        return 1;
+    }
+    int cut = 0;
     for (int i = 0; i < n; i++) {
+        if (duration > 0 && r[i].error == KT_LOADGEN_ERR_CANCELLED) {
+            cut++; /* out (or not yet sent) when the window closed */
+            continue;
+        }
         if (r[i].error != KT_LOADGEN_OK) {
             fprintf(stderr, "bench_loadgen: request %d: %s: %s\n", i,
                     kt_loadgen_error_name(r[i].error), r[i].message);
@@ -125,12 +168,13 @@ int main(int argc, char **argv)
     if (f)
         fclose(f);
     qsort(e2e, (size_t)ok, sizeof *e2e, cmp_double);
+    n -= cut;
     printf("loadgen mode=%s concurrency=%d rate=%g requests=%d completed=%d errors=%d "
            "duration_s=%.3f rate_per_s=%.3f p50_ms=%.3f p90_ms=%.3f p99_ms=%.3f mean_ms=%.3f "
            "tokens_per_s=%.2f\n",
            c.mode == KT_LOADGEN_OPEN ? "open" : "closed", c.concurrency, rate, n, ok, n - ok,
-           info.duration_s, ok / info.duration_s, quantile(e2e, ok, 0.5), quantile(e2e, ok, 0.9),
-           quantile(e2e, ok, 0.99), ok ? sum / ok : NAN, info.tokens / info.duration_s);
+           window, ok / window, quantile(e2e, ok, 0.5), quantile(e2e, ok, 0.9),
+           quantile(e2e, ok, 0.99), ok ? sum / ok : NAN, info.tokens / window);
     kt_loadgen_records_free(r, (size_t)total);
     kt_loadgen_close(lg);
     free(q);

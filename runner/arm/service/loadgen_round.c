@@ -69,7 +69,7 @@ static int keep(kt_lg_xfer *x, const char *p, size_t len)
     if (take == 0)
         return 0;
     if (r->body_len + take + 1 > x->body_cap) {
-        size_t cap = x->body_cap ? x->body_cap : 4096;
+        size_t cap = x->body_cap ? x->body_cap : 512;
         while (cap < r->body_len + take + 1)
             cap *= 2;
         char *b = realloc(r->body, cap);
