@@ -135,8 +135,11 @@ int main(int argc, char **argv)
     }
     int ok = 0;
     double sum = 0;
-    /* the rate's window: the round's own span, or the whole timed window (as wrk -d) */
-    double window = duration > 0 ? now_s() - t0 : info.duration_s;
+    /* the rate's window: the round's own span, or from the round's start (after it set up its
+     * records) to the window's end, when the requests still out were cut (as wrk -d) */
+    double window = duration > 0 ? now_s() - info.start_s : info.duration_s;
+    fprintf(stderr, "bench_loadgen: the round set itself up in %.3f s (not in the window)\n",
+            info.start_s - t0);
     if (duration > 0 && !info.interrupted) {
         fprintf(stderr,
                 "bench_loadgen: all %d requests ended within the %g s window: raise "
