@@ -159,6 +159,8 @@ static int start(kt_loadgen *lg, const kt_loadgen_request *req, kt_loadgen_recor
     }
     int custom = strcmp(m, "GET") != 0 && strcmp(m, "POST") != 0;
     curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, custom ? m : NULL);
+    if (strcmp(m, "HEAD") == 0) /* no body follows, whatever Content-Length says */
+        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
     rec->scheduled_s = sched_rel;
     double sent = kt_lg_now() - t0;
     rec->sent_s = sent > sched_rel ? sent : sched_rel;
