@@ -19,20 +19,23 @@
 #
 #   tests/bench/bench_service_wrk.sh [--quick] [BUILD_DIR]
 #
-# Environment: REPS (default 10), SECONDS_PER_RUN (5), CONC (4), SERVE_ARGS (default
+# Environment: REPS (default 10), SECONDS_PER_RUN (5), SETTLE_S (3), CONC (4), SERVE_ARGS (default
 # "--model qwen2.5-0.5b --layers 1 --context 256"). --quick: 1 rep of 2 s, to see that it
 # works. Exits 69 without wrk or kt_serve.
 #
 # Like with like: wrk times a request from its write on the connection to the response's end;
 # the generator from when the request was due (closed loop: when its connection freed) to the
-# end, a few microseconds more. Both keep their connections alive, on 1 thread each.
+# end, a few microseconds more. Both keep their connections alive, on 1 thread each, and both
+# start each window on an idle server with no connection open (see settle below).
 set -eu
 reps=${REPS:-10}
 secs=${SECONDS_PER_RUN:-5}
+settle_s=${SETTLE_S:-3}
 quick=0
 if [ "${1:-}" = "--quick" ]; then
     reps=1
     secs=2
+    settle_s=1
     quick=1
     shift
 fi
@@ -74,13 +77,19 @@ until grep -q "prepared" "$tmp/serve.log"; do
 done
 url=http://127.0.0.1:$port/v1/completions
 
+# Before every run the server is left SETTLE_S seconds to finish the requests the last run cut
+# at its window's end (a server decodes an abandoned request to its end): each window starts on
+# an idle server, and neither tool opens its connections before it (no warm-up round).
+settle() { sleep "$settle_s"; }
 run_wrk() { # conc rep
+    settle
     KT_WRK_OUT=$tmp/wrk_c$1_$2.txt wrk -t1 -c"$1" -d"${secs}s" --timeout 60s \
         -s tests/bench/wrk_latencies.lua "$url" >/dev/null
 }
 run_gen() { # conc rep
-    "$gen" --port "$port" --body "$body" --concurrency "$1" --duration "$secs" --timeout 60 \
-        --raw "$tmp/gen_c$1_$2.txt" >"$tmp/gen_c$1_$2.line"
+    settle
+    "$gen" --port "$port" --body "$body" --concurrency "$1" --duration "$secs" --warmup 0 \
+        --timeout 60 --raw "$tmp/gen_c$1_$2.txt" >"$tmp/gen_c$1_$2.line"
 }
 
 echo "bench_service_wrk: kt_serve on port $port; $reps reps of $secs s at 1 and $conc connections; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
@@ -100,6 +109,7 @@ while [ $rep -le "$reps" ]; do
 done
 # the ceilings: GET /health, 1 connection: wrk for 3 s, the generator 20000 requests (its rate
 # over the round's span: a window would also time its setting up of 20000 records)
+settle
 wrk -t1 -c1 -d3s "http://127.0.0.1:$port/health" >"$tmp/wrk_health.txt"
 "$gen" --port "$port" --method GET --path /health --body "" --concurrency 1 --requests 20000 \
     >"$tmp/gen_health.line"
