@@ -3,6 +3,7 @@
 #include "spec/spec_plugins.h"
 #include "util/json.h"
 #include "spec/command_spec.h"
+#include "spec/service_spec.h"
 
 #include <math.h>
 
@@ -158,5 +159,7 @@ cJSON *kt_spec_to_json(const kt_spec *spec)
     add_optional(budget, "max_minutes", spec->budget_minutes);
     if (spec->command)
         cJSON_AddItemToObject(o, "command", kt_command_spec_to_json(spec->command));
+    if (spec->service)
+        cJSON_AddItemToObject(o, "service", kt_service_spec_to_json(spec->service));
     return o;
 }
