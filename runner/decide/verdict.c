@@ -65,24 +65,24 @@ static int check_service(kt_candidate_result *c, const kt_arm_result *base, cons
     if (!s->present)
         return 0;
     if (!isnan(spec->max_error_rate) && s->error_rate > spec->max_error_rate) {
-        kt_candidate_add_reason(c, KT_REASON_ERRORS,
-                                "%lld of %lld requests failed (%s): error rate %s above "
-                                "errors.max_rate %s at %s",
-                                s->errors, s->requests, s->error_kinds,
-                                kt_format_apart(v, sizeof(v), s->error_rate, spec->max_error_rate,
-                                                3, 0),
-                                kt_format_limit(l, sizeof(l), spec->max_error_rate, 0, 0), id);
+        kt_candidate_add_reason(
+            c, KT_REASON_ERRORS,
+            "%lld of %lld requests failed (%s): error rate %s above "
+            "errors.max_rate %s at %s%s%.200s",
+            s->errors, s->requests, s->error_kinds,
+            kt_format_apart(v, sizeof(v), s->error_rate, spec->max_error_rate, 3, 0),
+            kt_format_limit(l, sizeof(l), spec->max_error_rate, 0, 0), id,
+            s->stderr_tail[0] ? "; server stderr: " : "", s->stderr_tail);
         broken++;
     }
     if (!isnan(spec->max_p99_ratio) && s->p99_ratio.low > spec->max_p99_ratio) {
-        kt_candidate_add_reason(c, KT_REASON_P99,
-                                "p99 %.3g ms is %.3gx the baseline's %.3g ms [%s, %.3g], above "
-                                "latency.max_p99_ratio %s at %s",
-                                s->p99.value, s->p99_ratio.value, b->p99.value,
-                                kt_format_apart(v, sizeof(v), s->p99_ratio.low,
-                                                spec->max_p99_ratio, 3, 0),
-                                s->p99_ratio.high,
-                                kt_format_limit(l, sizeof(l), spec->max_p99_ratio, 0, 0), id);
+        kt_candidate_add_reason(
+            c, KT_REASON_P99,
+            "p99 %.3g ms is %.3gx the baseline's %.3g ms [%s, %.3g], above "
+            "latency.max_p99_ratio %s at %s",
+            s->p99.value, s->p99_ratio.value, b->p99.value,
+            kt_format_apart(v, sizeof(v), s->p99_ratio.low, spec->max_p99_ratio, 3, 0),
+            s->p99_ratio.high, kt_format_limit(l, sizeof(l), spec->max_p99_ratio, 0, 0), id);
         broken++;
     }
     if (!isnan(spec->min_throughput_ratio) &&

@@ -61,6 +61,7 @@ cJSON *kt_serving_to_json(const kt_serving *s)
     kt_json_add_real(o, "cpu_s", s->cpu_s);
     add_q(o, "p99_ratio", &s->p99_ratio);
     add_q(o, "throughput_ratio", &s->throughput_ratio);
+    cJSON_AddStringToObject(o, "stderr_tail", s->stderr_tail);
     cJSON *changed = cJSON_AddArrayToObject(o, "changed_tasks");
     char copy[sizeof(s->changed)];
     snprintf(copy, sizeof(copy), "%s", s->changed);
@@ -93,6 +94,7 @@ void kt_serving_from_json(kt_serving *s, const cJSON *o)
     kt_json_get_str(o, "error_kinds", s->error_kinds, sizeof(s->error_kinds));
     s->peak_rss_mib = kt_json_get_real(o, "peak_rss_mib", NAN);
     s->cpu_s = kt_json_get_real(o, "cpu_s", NAN);
+    kt_json_get_str(o, "stderr_tail", s->stderr_tail, sizeof(s->stderr_tail));
     get_q(o, "p99_ratio", &s->p99_ratio);
     get_q(o, "throughput_ratio", &s->throughput_ratio);
     const cJSON *x, *changed = cJSON_GetObjectItemCaseSensitive(o, "changed_tasks");

@@ -16,11 +16,11 @@ typedef struct kt_serving_q {
 } kt_serving_q;
 
 typedef struct kt_serving {
-    int present;      /* 1 for an arm of a service trial */
-    int starts;       /* server starts (1, or one per round with exclusive) */
-    double startup_s; /* setup to ready: the median over the starts */
-    double cold_ms;   /* the first request after ready (e2e), median over the starts */
-    int rounds;       /* timed rounds */
+    int present;                /* 1 for an arm of a service trial */
+    int starts;                 /* server starts (1, or one per round with exclusive) */
+    double startup_s;           /* setup to ready: the median over the starts */
+    double cold_ms;             /* the first request after ready (e2e), median over the starts */
+    int rounds;                 /* timed rounds */
     kt_serving_q p50, p90, p99; /* of the metric, ms, over the timed rounds' requests */
     double e2e_p50_ms, ttft_p50_ms, tpot_p50_ms;
     double requests_per_s, tokens_per_s; /* completed, over the rounds' durations */
@@ -30,10 +30,11 @@ typedef struct kt_serving {
     double peak_rss_mib;   /* the server's process tree, sampled */
     double cpu_s;          /* its CPU time (user + system) */
     /* a candidate's, against the baseline rounds it was paired with */
-    kt_serving_q p99_ratio;  /* candidate p99 / baseline p99, bootstrap interval */
+    kt_serving_q p99_ratio;        /* candidate p99 / baseline p99, bootstrap interval */
     kt_serving_q throughput_ratio; /* candidate / baseline requests per second */
-    int n_changed;           /* tasks whose answer differed from the reference */
-    char changed[512];       /* their names, ", "-separated */
+    int n_changed;                 /* tasks whose answer differed from the reference */
+    char changed[512];             /* their names, ", "-separated */
+    char stderr_tail[256];         /* the server's last stderr lines, when it had errors */
 } kt_serving;
 
 /* An empty record: every figure NAN, nothing present. */

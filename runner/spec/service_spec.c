@@ -104,8 +104,9 @@ static int read_list(sctx *c, const kt_node *list, const char *where, kt_argv *o
                 kt_node here = *item;
                 if (!strchr(s, '\n'))
                     here.col = item->col + (item->quoted ? 1 : 0) + (int)(p - s);
-                fail(c, &here, "%s[%zu]: unknown placeholder '{%.*s}' (op service knows: port, arm)",
-                     where, i, (int)n, p + 1);
+                fail(c, &here,
+                     "%s[%zu]: unknown placeholder '{%.*s}' (op service knows: port, arm)", where,
+                     i, (int)n, p + 1);
             }
             p += n + 1;
         }
@@ -120,8 +121,8 @@ static void read_arm(sctx *c, const kt_node *node, const char *where, kt_service
     arm->ready_timeout_s = KT_SERVICE_DEFAULT_READY_S;
     if (!node)
         return;
-    static const char *const foreign[] = {"run", "env", "cwd", "timeout_s", "variant", "plugin",
-                                          "params"};
+    static const char *const foreign[] = {"run",     "env",    "cwd",   "timeout_s",
+                                          "variant", "plugin", "params"};
     for (size_t i = 0; i < sizeof(foreign) / sizeof(foreign[0]); i++) {
         const kt_node *k = kt_node_get(node, foreign[i]);
         if (k)
@@ -177,8 +178,8 @@ static void read_tasks(sctx *c, const kt_node *root, const char *dir)
         char **dst[2] = {&task->input, &task->expect};
         for (int k = 0; k < 2; k++) {
             const char *v = kt_node_str(kt_node_get(t, keys[k]));
-            if (v && asprintf(dst[k], "%s%s%s", v[0] == '/' ? "" : dir, v[0] == '/' ? "" : "/",
-                              v) < 0)
+            if (v &&
+                asprintf(dst[k], "%s%s%s", v[0] == '/' ? "" : dir, v[0] == '/' ? "" : "/", v) < 0)
                 *dst[k] = NULL;
         }
     }
@@ -213,11 +214,13 @@ static void read_request_load(sctx *c, const kt_node *root)
     if (load && s->closed && !conc)
         fail(c, load, "load: mode closed needs concurrency (requests in flight at once)");
     if (s->closed && rate)
-        fail(c, rate, "load.rate_per_s: mode closed has no rate (it sends as fast as answers "
-                      "come); use mode open or remove it");
+        fail(c, rate,
+             "load.rate_per_s: mode closed has no rate (it sends as fast as answers "
+             "come); use mode open or remove it");
     if (!s->closed && conc)
-        fail(c, conc, "load.concurrency: mode open has no concurrency (arrivals follow the "
-                      "rate); use mode closed or remove it");
+        fail(c, conc,
+             "load.concurrency: mode open has no concurrency (arrivals follow the "
+             "rate); use mode closed or remove it");
     s->rate_per_s = 1.0;
     kt_node_double(rate, &s->rate_per_s);
     s->concurrency = 1;
@@ -241,7 +244,8 @@ static void read_measure(sctx *c, const kt_node *root)
         fail(c, mn, "measure.metric: %s needs request.stream: sse (a token is an event)",
              kt_service_metric_name(s->metric));
     if (better && strcmp(better, "higher") == 0)
-        fail(c, bn, "measure.better: %s is a time; lower is better", kt_service_metric_name(s->metric));
+        fail(c, bn, "measure.better: %s is a time; lower is better",
+             kt_service_metric_name(s->metric));
     if (kt_node_get(m, "report"))
         fail(c, kt_node_get(m, "report"), "measure.report: op 'service' measures requests itself");
 }

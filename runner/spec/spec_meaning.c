@@ -543,8 +543,8 @@ static void check_axes(mctx *c)
     for (size_t i = 0; spec->roles && i < spec->n_roles; i++)
         spec->roles[i] = role_values[roles[i]];
     check_models(c);
-    check_int_axis(c, "batch_sizes", KT_AXIS_BATCH, "batch_size", MAX_BYTES_DIM, !is_process_op(spec),
-                   &spec->batch_sizes, &spec->n_batch_sizes);
+    check_int_axis(c, "batch_sizes", KT_AXIS_BATCH, "batch_size", MAX_BYTES_DIM,
+                   !is_process_op(spec), &spec->batch_sizes, &spec->n_batch_sizes);
     default_axis(c, "batch_sizes", &spec->batch_sizes, &spec->n_batch_sizes, 1);
     /* kt_phase values are the indexes of phase_names; defaults: decode only */
     check_enum_axis(c, "phases", KT_AXIS_PHASE, "phase", phase_names, 2, 1, &phases,
@@ -1269,6 +1269,10 @@ int kt_spec_check_meaning(kt_spec *spec, const kt_spec_options *opts, kt_diag *d
     check_arm_limits_all(&c);
     check_command(&c);
     check_trials(&c);
+    if (spec->service) { /* op service: repetitions count rounds; the pairs are their requests */
+        spec->min_repetitions *= spec->service->requests_per_round;
+        spec->max_repetitions *= spec->service->requests_per_round;
+    }
     check_thresholds(&c);
     if (diag->n_errors == errors_before)
         check_plan(&c, spec);
