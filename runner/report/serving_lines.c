@@ -51,6 +51,30 @@ static void arm_line(FILE *out, const kt_arm_result *a, int w)
             isfinite(s->cpu_s) ? cpu : kt_cell_none);
 }
 
+const char *kt_serving_text(char *buf, size_t len, const kt_arm_result *a)
+{
+    const kt_serving *s = &a->serving;
+    char cold[16], q[3][48], st[24];
+    if (isfinite(s->startup_s))
+        snprintf(st, sizeof(st), "%.2f s", s->startup_s);
+    else
+        snprintf(st, sizeof(st), "%s", kt_cell_none);
+    int n = snprintf(buf, len,
+                     "%s: startup %s, cold %s ms, p50 %s ms, p90 %s ms, p99 %s ms, %.3g req/s, "
+                     "%.3g tok/s, errors %lld/%lld%s%s%s, peak RSS %.1f MiB, CPU %.2f s",
+                     a->name, st, ms(cold, sizeof(cold), s->cold_ms),
+                     q_cell(q[0], sizeof(q[0]), &s->p50), q_cell(q[1], sizeof(q[1]), &s->p90),
+                     q_cell(q[2], sizeof(q[2]), &s->p99), s->requests_per_s, s->tokens_per_s,
+                     s->errors, s->requests, s->error_kinds[0] ? " (" : "", s->error_kinds,
+                     s->error_kinds[0] ? ")" : "", s->peak_rss_mib, s->cpu_s);
+    if (n >= 0 && (size_t)n < len && isfinite(s->p99_ratio.value))
+        n += snprintf(buf + n, len - (size_t)n, "; p99 ratio %.3g [%.3g, %.3g]", s->p99_ratio.value,
+                      s->p99_ratio.low, s->p99_ratio.high);
+    if (n >= 0 && (size_t)n < len && s->n_changed)
+        snprintf(buf + n, len - (size_t)n, "; changed answers: %s", s->changed);
+    return buf;
+}
+
 void kt_print_serving(FILE *out, const kt_run_result *run)
 {
     for (size_t i = 0; i < run->n_points; i++) {

@@ -17,38 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-double kt_svc_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-int kt_svc_fail(svc *s, int arm, kt_reason_code code, const char *fmt, ...)
-{
-    char why[400], tail[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, sizeof(why), fmt, ap);
-    va_end(ap);
-    kt_svc_stderr_tail(s, arm, tail, sizeof(tail));
-    if (s->out->error[0])
-        return -2;
-    if (arm == 0) {
-        snprintf(s->out->error, sizeof(s->out->error), "baseline '%s': %s%s%s", svc_arm_name(s, 0),
-                 why, tail[0] ? "; server stderr: " : "", tail);
-        return -2;
-    }
-    kt_arm_result *a = svc_result(s, arm);
-    if (!a->failed) {
-        a->failed = 1;
-        a->failure_code = code;
-        snprintf(a->failure, sizeof(a->failure), "server '%s': %s%s%.200s", svc_arm_name(s, arm),
-                 why, tail[0] ? "; server stderr: " : "", tail);
-    }
-    return -1;
-}
-
 /* A whole file into a new string (*len its bytes); NULL when it cannot be read. */
 static char *slurp(const char *path, size_t *len)
 {
@@ -145,7 +113,7 @@ static void service_describe(svc *s, int arm)
 static int service_prepare(svc *s, int arm)
 {
     double t0 = kt_svc_now();
-    int rc = kt_svc_start(s, arm);
+    int rc = kt_svc_start_cold(s, arm);
     svc_result(s, arm)->prepare_ns = (kt_svc_now() - t0) * 1e9;
     if (rc == 0 && s->ss->exclusive) /* one server at a time: each round starts its own */
         kt_svc_stop(s, arm);

@@ -150,11 +150,28 @@ int kt_svc_one(svc *s, int arm, int task, double *ms)
     return kt_svc_alive(s, arm, "after a request");
 }
 
+int kt_svc_start_cold(svc *s, int arm)
+{
+    svc_arm *a = &s->arms[arm];
+    double ready = NAN, cold = NAN;
+    int rc = kt_svc_start(s, arm, &ready);
+    if (rc == 0)
+        rc = kt_svc_one(s, arm, 0, &cold);
+    if (rc < 0)
+        return rc;
+    if (a->starts < (int)(sizeof(a->startup_s) / sizeof(a->startup_s[0]))) {
+        a->startup_s[a->starts] = ready;
+        a->cold_ms[a->starts] = cold;
+    }
+    a->starts++;
+    return 0;
+}
+
 int kt_svc_round(svc *s, int arm, int round, double *ms, double *dur_s, int *done)
 {
     svc_arm *a = &s->arms[arm];
     int rc = 0;
-    if (s->ss->exclusive && (rc = kt_svc_start(s, arm)) < 0)
+    if (s->ss->exclusive && (rc = kt_svc_start_cold(s, arm)) < 0)
         return rc;
     if ((rc = kt_svc_alive(s, arm, "before a round")) < 0)
         return rc;

@@ -86,6 +86,7 @@ static inline kt_arm_result *svc_result(svc *s, int arm)
     return arm == 0 ? &s->out->baseline : &s->out->cands[arm - 1].arm;
 }
 
+/* service_fail.c: the clock, failures, the stderr tail. */
 double kt_svc_now(void);
 /* Fails 'arm' with 'code' and a reason (the server's stderr tail appended): the baseline's is
  * the point's error. Returns -2 for the baseline, -1 for a candidate. */
@@ -93,9 +94,8 @@ int kt_svc_fail(svc *s, int arm, kt_reason_code code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /* service_server.c: starts the arm's server on a free loopback port and waits until its ready
- * probe answers 2xx, then sends the cold request; records startup and cold. Returns 0, or
- * -1/-2 as kt_svc_fail. */
-int kt_svc_start(svc *s, int arm);
+ * probe answers 2xx (*ready_s: spawn to ready). Returns 0, or -1/-2 as kt_svc_fail. */
+int kt_svc_start(svc *s, int arm, double *ready_s);
 /* Stops the arm's server (teardown, then SIGTERM and SIGKILL to its process group), adding its
  * CPU time and peak RSS. Safe when it is not running. */
 void kt_svc_stop(svc *s, int arm);
@@ -106,7 +106,10 @@ void kt_svc_sample_rss(svc *s, int arm);
 /* The last bytes of the server's stderr, one line, into 'buf'. */
 void kt_svc_stderr_tail(const svc *s, int arm, char *buf, size_t len);
 
-/* service_round.c: one timed round of 'arm': its metric per request into ms[0..n) (ms), the
+/* service_round.c: starts the arm's server (kt_svc_start) and sends its cold request;
+ * records startup and cold. Returns 0, or -1/-2 as kt_svc_fail. */
+int kt_svc_start_cold(svc *s, int arm);
+/* One timed round of 'arm': its metric per request into ms[0..n) (ms), the
  * duration and completed count; counts, texts and archive. Returns 0, -1/-2 as kt_svc_fail. */
 int kt_svc_round(svc *s, int arm, int round, double *ms, double *dur_s, int *done);
 /* One untimed request of task 'task' (warmup). Returns 0 or -1/-2. */

@@ -46,41 +46,6 @@ static int free_port(void)
     return port;
 }
 
-void kt_svc_stderr_tail(const svc *s, int arm, char *buf, size_t len)
-{
-    buf[0] = '\0';
-    FILE *f = fopen(s->arms[arm].srv.log_path, "rb");
-    if (!f)
-        return;
-    char tail[512];
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    long from = size > (long)sizeof(tail) - 1 ? size - (long)sizeof(tail) + 1 : 0;
-    fseek(f, from, SEEK_SET);
-    size_t n = fread(tail, 1, sizeof(tail) - 1, f);
-    fclose(f);
-    tail[n] = '\0';
-    while (n > 0 && (tail[n - 1] == '\n' || tail[n - 1] == '\r'))
-        tail[--n] = '\0';
-    const char *start = tail;
-    /* the last few lines, joined with " | " */
-    int lines = 0;
-    for (size_t i = n; i > 0; i--)
-        if (tail[i - 1] == '\n' && ++lines == 3) {
-            start = tail + i;
-            break;
-        }
-    size_t o = 0;
-    for (const char *p = start; *p && o + 4 < len; p++) {
-        if (*p == '\n') {
-            o += (size_t)snprintf(buf + o, len - o, " | ");
-        } else if ((unsigned char)*p >= 0x20 || *p == '\t') {
-            buf[o++] = *p;
-        }
-    }
-    buf[o < len ? o : len - 1] = '\0';
-}
-
 /* The sum of VmHWM (peak resident set) of the processes of group 'pgid', KiB. */
 static double group_hwm_kib(pid_t pgid)
 {
@@ -252,7 +217,7 @@ static int wait_ready(svc *s, int arm)
                        sa->ready_path, sa->ready_timeout_s, status);
 }
 
-int kt_svc_start(svc *s, int arm)
+int kt_svc_start(svc *s, int arm, double *ready_s)
 {
     const kt_service_arm *sa = svc_spec_arm(s, arm);
     svc_arm *a = &s->arms[arm];
@@ -287,15 +252,7 @@ int kt_svc_start(svc *s, int arm)
     int rc = wait_ready(s, arm);
     if (rc < 0)
         return rc;
-    double ready = kt_svc_now() - a->srv.started_s, cold = NAN;
-    rc = kt_svc_one(s, arm, 0, &cold);
-    if (rc < 0)
-        return rc;
-    if (a->starts < (int)(sizeof(a->startup_s) / sizeof(a->startup_s[0]))) {
-        a->startup_s[a->starts] = ready;
-        a->cold_ms[a->starts] = cold;
-    }
-    a->starts++;
+    *ready_s = kt_svc_now() - a->srv.started_s;
     kt_svc_sample_rss(s, arm);
     return 0;
 }
