@@ -136,6 +136,20 @@ class ServiceTrials(unittest.TestCase):
             self.assertRegex(text, r"fast: startup [0-9.]+ s, cold [0-9.]+ ms, p50 [0-9.]+ \[")
             self.assertIn("peak RSS", text)
 
+    def test_exclusive_restarts_per_round(self):
+        path = self.spec({"fast": ("--delay-ms", "2")}, rounds=(2, 2))
+        with open(path, "a") as f:
+            f.write("exclusive: true\n")
+        r, out = self.run_spec(path)
+        self.assertEqual(0, r.returncode, r.stdout + r.stderr)
+        doc = kc.validate_result(self, out)
+        c = self.cand(doc, "fast")
+        self.assertEqual("KEEP", c["verdict"], r.stdout)
+        for s in (doc["points"][0]["baseline"]["service"], c["service"]):
+            self.assertEqual(3, s["starts"])  # the check at prepare, then one per round
+            self.assertEqual(2, s["rounds"])
+        self.assert_no_server()
+
     def test_better_median_worse_p99_is_rejected(self):
         # two requests in ten take 600 ms: the candidate's median is 2 ms, its p99 600 ms, far
         # above any p99 the baseline's 20 ms can reach on a loaded machine
