@@ -23,6 +23,8 @@ extern const kt_backend_iface kt_backend_process;
 extern const kt_backend_caps kt_backend_process_caps;
 extern const kt_op kt_op_command;
 extern const kt_variant kt_variant_process_exec;
+extern const kt_op kt_op_service;
+extern const kt_variant kt_variant_process_serve;
 
 /* What to run: argv (NULL-terminated), extra environment entries "NAME=value" added to (and
  * overriding) the parent's, a working directory (NULL: the parent's), a timeout (<= 0: none). */

@@ -7,6 +7,7 @@
 #include "report/html_numerics.h"
 #include "report/html_plots.h"
 #include "report/history.h"
+#include "report/summary.h"
 #include "report/svg.h"
 #include "report/writers.h"
 #include "util/json.h"
@@ -419,6 +420,19 @@ int kt_write_html(FILE *f, const kt_output *o)
                 fprintf(f, " (%zu pairs, %d looks taken)</h3>\n", pt->cands[k].n_pairs,
                         pt->cands[k].looks);
                 kt_html_series_plot(f, &in[a], &pt->cands[k]);
+            }
+            if (pt->baseline.serving.present) {
+                char line[1024];
+                fputs("<h3>Serving: each arm under load (ms of the metric; 95% bootstrap "
+                      "intervals)</h3>\n<ul>\n",
+                      f);
+                for (size_t k = 0; k <= pt->n_cands; k++) {
+                    fputs("<li>", f);
+                    esc(f, kt_serving_text(line, sizeof(line),
+                                           k ? &pt->cands[k - 1].arm : &pt->baseline));
+                    fputs("</li>\n", f);
+                }
+                fputs("</ul>\n", f);
             }
             kt_html_numerics_table(f, in[a].doc, pt);
             extras(f, &in[a], pt);

@@ -262,6 +262,7 @@ void kt_print_summary(FILE *out, const kt_run_result *run, const kt_summary_fact
             fprintf(out, "    error: %s\n", p->error);
     }
     not_run_rows(out, f, pw, cw);
+    kt_print_serving(out, run);
     if (have_roof)
         fprintf(out, "(throughput %% of the roofline KT_ROOFLINE=%.6g GFLOP/s : %.6g GB/s)\n",
                 roof.gflops, roof.gbps);
