@@ -13,6 +13,7 @@
 #define KT_COMMAND_TABLE(X)                                                                        \
     X(run, "SPEC", "run an experiment, archive it, and exit with its verdict")                     \
     X(validate, "SPEC...", "check specs without running them")                                     \
+    X(lock, "SPEC", "fix an experiment's limits before it runs: write SPEC.lock beside it")        \
     X(models, "", "list the model catalog")                                                        \
     X(kernels, "", "list ops, variants per backend, and their params (or what a plugin provides)") \
     X(show, "RESULT", "print the summary of an archived run")                                      \

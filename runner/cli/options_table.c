@@ -29,6 +29,8 @@ static const kt_option table[] = {
      "energy)"},
     {"run", "--no-profile", NULL, NULL,
      "skip the profiling pass (counters, energy) after the pairs"},
+    {"run", "--relock", NULL, NULL,
+     "run a spec that no longer matches its SPEC.lock, locking its new limits (recorded)"},
     {"run", "--report", NULL, NULL, "write report.html into the archive"},
     {"run", "--junit", NULL, "FILE", "write a JUnit XML file of the verdicts, for CI"},
     {"run", "--markdown", NULL, "FILE", "write a markdown summary, for CI (GITHUB_STEP_SUMMARY)"},
