@@ -1,7 +1,7 @@
 /* cmd_lock.c - 'ktrial lock SPEC': fix an experiment's limits before it runs. Writes SPEC.lock
  * beside the spec (run/limits.h: the sha256 of its decision-relevant parts, one per key path,
  * the time and the git commit), to be committed before any run; 'run' then refuses the spec
- * once those parts change. A lock that still matches is left as it is. */
+ * once those parts change. A lock that still matches is left as it is; --check only compares. */
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "run/exit_code.h"
@@ -17,9 +17,13 @@ int cmd_lock(int argc, char **argv)
     kt_opt_parser p;
     const kt_option *opt;
     const char *v, *spec_path = NULL;
-    int more;
+    int more, check = 0;
     kt_opt_init(&p, "lock", argc, argv);
     while ((more = kt_opt_next(&p, &opt, &v)) > 0) {
+        if (kt_opt_is(opt, "--check")) {
+            check = 1;
+            continue;
+        }
         if (spec_path)
             return kt_usage_error("lock", "unexpected argument '%s' (one spec)", v);
         spec_path = v;
@@ -49,6 +53,15 @@ int cmd_lock(int argc, char **argv)
         goto done;
     }
     size_t n = have == 0 ? kt_limits_lock_diff(&changed, old, now) : 1;
+    if (check && n) {
+        if (have == 0)
+            fprintf(stderr, "error: '%s' no longer matches its lock '%s': changed %s\n", spec_path,
+                    path, changed ? changed : "?");
+        else
+            fprintf(stderr, "error: '%s' has no lock ('%s')\n", spec_path, path);
+        rc = KT_EXIT_DATAERR;
+        goto done;
+    }
     if (have == 0 && n == 0) {
         char when[33];
         printf("%s: unchanged since it was locked at %s; '%s' left as it is\n", spec_path,

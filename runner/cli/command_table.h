@@ -19,6 +19,8 @@
     X(show, "RESULT", "print the summary of an archived run")                                      \
     X(compare, "OLD NEW", "compare two runs of one experiment at two code states")                 \
     X(merge, "SHARD_DIR...", "merge the shards of one run into one archive with one verdict")      \
+    X(reproduce, "ARCHIVE",                                                                        \
+      "rebuild an archive's recorded code state, run its spec again here, and compare the runs")   \
     X(slurm, "SPEC",                                                                               \
       "write (and submit) a Slurm job array that runs the shards, and a job that merges them")     \
     X(report, "RESULT...",                                                                         \

@@ -43,6 +43,9 @@ static const kt_option table[] = {
     {"validate", "--json", NULL, NULL,
      "print one JSON document: per spec ok or not, its problems (file, line, col, path, "
      "message), and with --plan the plan"},
+    /* lock */
+    {"lock", "--check", NULL, NULL,
+     "write nothing: exit 0 when the spec matches its lock, 65 naming the changed keys"},
     /* models */
     {"models", "--json", NULL, NULL, "print the catalog as a JSON document"},
     /* kernels */
@@ -64,6 +67,11 @@ static const kt_option table[] = {
      "the confidence of the intervals, in (0, 1) (default 0.95)"},
     {"compare", "--force", NULL, NULL, "compare runs whose specs or plugins differ"},
     {"compare", "--json", NULL, NULL, "print the comparison as JSON"},
+    /* reproduce */
+    {"reproduce", "--output", "-o", "DIR",
+     "the rerun's archive (default: a new folder results/<stamp>-<name>-reproduced/)"},
+    {"reproduce", "--keep", NULL, NULL,
+     "keep the temporary tree, its build and the logs (printed at the end)"},
     /* merge */
     {"merge", "--output", "-o", "DIR", "the folder of the merged archive (required)"},
     {"merge", "--force", NULL, NULL, "merge shards whose spec bytes or code commit differ"},

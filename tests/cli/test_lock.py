@@ -62,6 +62,7 @@ class LockTest(unittest.TestCase):
         show = run(["show", out])
         self.assertIn("limits locked at", show.stdout)
         # locking again a spec that still matches leaves the lock as it was
+        self.assertEqual(run(["lock", "--check", self.spec]).returncode, 0)
         p = run(["lock", self.spec])
         self.assertIn("unchanged", p.stdout)
         self.assertEqual(validate_lock(self, self.spec + ".lock"), lock)
@@ -83,6 +84,9 @@ class LockTest(unittest.TestCase):
         self.write()
         run(["lock", self.spec])
         self.write(min_speedup=1.1)
+        p = run(["lock", "--check", self.spec])
+        self.assertEqual(p.returncode, 65, p.stdout + p.stderr)
+        self.assertIn("changed thresholds.latency.min_speedup", p.stderr)
         p, out = self.run_to("a")
         self.assertEqual(p.returncode, 65, p.stdout + p.stderr)
         self.assertRegex(p.stderr, r"no longer matches its lock .*changed "
