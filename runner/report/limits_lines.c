@@ -2,6 +2,7 @@
 #include "report/limits_lines.h"
 
 #include "util/json.h"
+#include "util/sanitize.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +21,9 @@ static void when(char *out, size_t len, const cJSON *lock)
 /* A value as JSON text, without its quotes for a string. */
 static void value(FILE *out, const cJSON *v)
 {
-    if (cJSON_IsString(v)) {
-        fputs(v->valuestring, out);
+    if (cJSON_IsString(v)) { /* from an archive that may be hostile: no control bytes */
+        char buf[512];
+        fputs(kt_sanitize(buf, sizeof(buf), v->valuestring), out);
         return;
     }
     if (cJSON_IsNumber(v) || cJSON_IsRaw(v)) { /* the shortest of 15 or 17 digits that reads
@@ -34,8 +36,8 @@ static void value(FILE *out, const cJSON *v)
         fputs(buf, out);
         return;
     }
-    char *text = cJSON_PrintUnformatted(v);
-    fputs(text ? text : "?", out);
+    char *text = cJSON_PrintUnformatted(v), buf[512];
+    fputs(text ? kt_sanitize(buf, sizeof(buf), text) : "?", out);
     free(text);
 }
 
@@ -83,7 +85,12 @@ int kt_limits_print(FILE *out, const cJSON *limits)
     fprintf(out,
             "limits relocked by --relock at %s (%s), after they were locked at %s; changed:", at,
             path, before);
-    cJSON_ArrayForEach(k, keys) fprintf(out, " %s", cJSON_IsString(k) ? k->valuestring : "?");
+    cJSON_ArrayForEach(k, keys)
+    {
+        char buf[512];
+        fprintf(out, " %s",
+                cJSON_IsString(k) ? kt_sanitize(buf, sizeof(buf), k->valuestring) : "?");
+    }
     fputc('\n', out);
     return 1;
 }

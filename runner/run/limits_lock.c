@@ -199,7 +199,14 @@ static int lock_ok(const cJSON *lock)
     git = cJSON_GetObjectItemCaseSensitive(lock, "git");
     if (!cJSON_IsNull(git) && !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(git, "commit")))
         return 0;
-    cJSON_ArrayForEach(k, keys) if (!cJSON_IsString(k) || strlen(k->valuestring) != 64) return 0;
+    cJSON_ArrayForEach(k, keys)
+    {
+        if (!cJSON_IsString(k) || strlen(k->valuestring) != 64)
+            return 0;
+        for (const char *c = k->string; *c; c++) /* its names are printed: no control bytes */
+            if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                return 0;
+    }
     return 1;
 }
 

@@ -261,7 +261,10 @@ static void choose_out(repro *r)
     }
     kt_run_stamp(stamp, sizeof(stamp), time(NULL));
     kt_json_get_str(kt_json_at_path(r->doc, "spec.parsed"), "name", name, sizeof(name));
-    snprintf(r->out, sizeof(r->out), "results/%s-%s-reproduced", stamp, name);
+    /* a name from a result file that may be hostile names no other folder */
+    int ok = name[0] && strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789._-") == strlen(name) &&
+             strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+    snprintf(r->out, sizeof(r->out), "results/%s-%s-reproduced", stamp, ok ? name : "experiment");
 }
 
 int kt_reproduce(const kt_reproduce_options *o)

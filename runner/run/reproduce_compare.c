@@ -5,6 +5,7 @@
 
 #include "result/point.h"
 #include "util/json.h"
+#include "util/sanitize.h"
 
 #include <math.h>
 #include <string.h>
@@ -96,8 +97,8 @@ size_t kt_reproduce_differences(FILE *out, const kt_run_result *a, const kt_run_
 static void leaf(char *buf, size_t len, const cJSON *v)
 {
     buf[0] = '\0';
-    if (cJSON_IsString(v))
-        snprintf(buf, len, "%s", v->valuestring);
+    if (cJSON_IsString(v)) /* from result files that may be hostile: no control bytes */
+        kt_sanitize(buf, len, v->valuestring);
     else if (cJSON_IsNumber(v) || cJSON_IsRaw(v))
         snprintf(buf, len, "%.15g", kt_json_real_value(v, NAN));
     else if (cJSON_IsBool(v))
@@ -112,25 +113,27 @@ static size_t object_differences(FILE *out, const char *name, const cJSON *a, co
     {
         char x[512], y[512];
         if (cJSON_IsObject(c)) {
-            char sub[128];
-            snprintf(sub, sizeof(sub), "%s.%s", name, c->string);
+            char sub[128], key[64];
+            snprintf(sub, sizeof(sub), "%s.%s", name, kt_sanitize(key, sizeof(key), c->string));
             n += object_differences(out, sub, c, cJSON_GetObjectItemCaseSensitive(b, c->string));
             continue;
         }
         leaf(x, sizeof(x), c);
         leaf(y, sizeof(y), cJSON_GetObjectItemCaseSensitive(b, c->string));
         if (strcmp(x, y) != 0) {
-            fprintf(out, "  %s.%s: %s -> %s\n", name, c->string, x[0] ? x : "(none)",
-                    y[0] ? y : "(none)");
+            char key[64];
+            fprintf(out, "  %s.%s: %s -> %s\n", name, kt_sanitize(key, sizeof(key), c->string),
+                    x[0] ? x : "(none)", y[0] ? y : "(none)");
             n++;
         }
     }
-    cJSON_ArrayForEach(c,
-                       b) if (!cJSON_IsObject(c) && !cJSON_GetObjectItemCaseSensitive(a, c->string))
+    cJSON_ArrayForEach(c, b)
     {
-        char y[512];
+        char y[512], key[64];
+        if (cJSON_IsObject(c) || cJSON_GetObjectItemCaseSensitive(a, c->string))
+            continue;
         leaf(y, sizeof(y), c);
-        fprintf(out, "  %s.%s: (none) -> %s\n", name, c->string, y);
+        fprintf(out, "  %s.%s: (none) -> %s\n", name, kt_sanitize(key, sizeof(key), c->string), y);
         n++;
     }
     return n;
