@@ -2,6 +2,7 @@
  * script, no font or file fetched) for one or more archives of an experiment. */
 #include "archive/archive.h"
 #include "archive/run_archive.h"
+#include "report/limits_lines.h"
 #include "report/cells.h"
 #include "report/gpu_table.h"
 #include "report/html_numerics.h"
@@ -364,7 +365,15 @@ static void provenance(FILE *f, const kt_report_input *in)
     esc(f, text_at(doc, "provenance.run.end_utc", b, sizeof(b))[0] ? b : "(unfinished)");
     fputs(", status ", f);
     esc(f, text_at(doc, "status", c, sizeof(c)));
-    fputs("</td></tr></table>\n", f);
+    fputs("</td></tr>", f);
+    char *limits = kt_limits_string(kt_json_at_path(doc, "provenance.limits"));
+    if (limits) {
+        fputs("<tr><th>limits</th><td><pre class='limits'>", f);
+        esc(f, limits);
+        fputs("</pre></td></tr>", f);
+        free(limits);
+    }
+    fputs("</table>\n", f);
     char path[PATH_MAX + 16], *spec = NULL;
     size_t len;
     snprintf(path, sizeof(path), "%s/spec.yaml", in->dir);

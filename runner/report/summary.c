@@ -4,6 +4,7 @@
 #include "report/summary.h"
 #include "report/cells.h"
 #include "report/command_tasks.h"
+#include "report/limits_lines.h"
 #include "report/writers.h"
 #include "result/result_json.h"
 #include "decide/verdict.h"
@@ -300,5 +301,7 @@ int kt_write_text(FILE *out, const kt_output *o)
         if (o->doc)
             kt_print_command_tasks(out, o->doc, o->dir);
     }
+    if (o->doc) /* show: what fixed the limits (run prints its own) */
+        kt_limits_print(out, kt_json_at_path(o->doc, "provenance.limits"));
     return 0;
 }

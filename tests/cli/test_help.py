@@ -9,8 +9,8 @@ import unittest
 
 from ktrial_cli import SOURCE, run, sim_spec
 
-COMMANDS = ["run", "validate", "init", "models", "kernels", "show", "compare", "merge", "slurm",
-            "report", "history", "env"]
+COMMANDS = ["run", "validate", "init", "lock", "models", "kernels", "show", "compare", "merge",
+            "reproduce", "slurm", "report", "history", "env"]
 
 # A value each kind of argument accepts, so that parsing succeeds and the command fails later
 # (on the missing files) with something other than a usage error.
@@ -22,7 +22,7 @@ POSITIONAL = {"run": ["{tmp}/none.yaml"], "validate": ["{tmp}/none.yaml"], "init
               "kernels": [], "show": ["{tmp}/none"], "compare": ["{tmp}/a", "{tmp}/b"],
               "merge": ["{tmp}/s1", "-o", "{tmp}/m"], "slurm": ["{tmp}/none.yaml"],
               "report": ["{tmp}/none"], "history": ["{tmp}", "--experiment", "x"],
-              "env": []}
+              "env": [], "lock": ["{tmp}/none.yaml"], "reproduce": ["{tmp}/none"]}
 
 
 def table():
