@@ -18,10 +18,11 @@ case "${1:-}" in
         # tests only: the unit tests' framework, the CLI tests' Python and its modules (schema
         # checks, scipy's statistics as the oracle, numpy and torch for the Python arm's tests),
         # the HTML report's browser check and fonts, xmllint for JUnit, the one-node Slurm
-        # cluster, the format check, man for ktrial(1), and the benchmarks' reference tools
+        # cluster, the format check, man for ktrial(1), the benchmarks' reference tools, and
+        # ccache, which lets the reproduce test's second build of ktrial reuse its first's objects
         pkgs+=(libcmocka-dev python3 python3-jsonschema python3-scipy python3-yaml python3-numpy
                python3-torch chromium fonts-dejavu-core libxml2-utils slurm-wlm munge
-               clang-format man-db wrk hyperfine)
+               clang-format man-db wrk hyperfine ccache)
         ;;
     *)
         echo "usage: scripts/setup.sh [--dev]" >&2
