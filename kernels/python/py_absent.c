@@ -40,6 +40,16 @@ void kt_py_decref(kt_pyobj *o)
     (void)o;
 }
 
+void kt_py_incref(kt_pyobj *o)
+{
+    (void)o;
+}
+
+int kt_py_device_synchronize(void)
+{
+    return REFUSE();
+}
+
 int kt_py_import_file(kt_pyobj **module, const char *path, const char *name)
 {
     (void)path;

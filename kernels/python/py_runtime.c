@@ -139,6 +139,22 @@ void kt_py_decref(kt_pyobj *o)
     Py_XDECREF(o);
 }
 
+void kt_py_incref(kt_pyobj *o)
+{
+    Py_XINCREF(o);
+}
+
+int kt_py_device_synchronize(void)
+{
+    PyObject *cuda = PyImport_ImportModule("torch.cuda");
+    PyObject *r = cuda ? PyObject_CallMethod(cuda, "synchronize", NULL) : NULL;
+    Py_XDECREF(cuda);
+    if (!r)
+        return kt_py_error("torch.cuda.synchronize");
+    Py_DECREF(r);
+    return KT_OK;
+}
+
 static int import_framework(kt_py_framework fw, int threads)
 {
     PyObject *m = PyImport_ImportModule(fw == KT_PY_TORCH ? "torch" : "numpy");

@@ -50,6 +50,7 @@ kt_py_gil kt_py_enter(void);
 void kt_py_leave(kt_py_gil g);
 
 void kt_py_decref(kt_pyobj *o);
+void kt_py_incref(kt_pyobj *o);
 
 /* Imports the file at 'path' as a fresh module called 'name' (not put in sys.modules under the
  * file's own name, so two arms' files of one name do not clash); its folder goes first on
@@ -101,6 +102,10 @@ int kt_py_copy_into(kt_pyobj *dst, kt_pyobj *src, const char *what);
 int kt_py_items(kt_pyobj *o, kt_pyobj **items, int max);
 /* 1 when 'o' is None. */
 int kt_py_is_none(kt_pyobj *o);
+
+/* torch.cuda.synchronize(): a torch arm's work on the device, on whatever streams torch used,
+ * finished before its call returns. */
+int kt_py_device_synchronize(void);
 
 /* Sets the kt_error message from the pending Python exception (see the contract); returns
  * KT_ERROR. */
