@@ -24,6 +24,12 @@ int kt_py_start(kt_py_framework fw, int threads)
     return REFUSE();
 }
 
+int kt_py_has_module(const char *name)
+{
+    (void)name;
+    return 0;
+}
+
 kt_py_gil kt_py_enter(void)
 {
     kt_py_gil g = {0};

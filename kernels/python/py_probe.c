@@ -192,3 +192,23 @@ double kt_py_bridge_cost_ns(kt_py_framework fw, int n_tensors)
         return NAN;
     return strtod(value, NULL);
 }
+
+static int module_body(void *arg, char *value, size_t len)
+{
+    snprintf(value, len, "%d", kt_py_has_module(arg));
+    return KT_OK;
+}
+
+int kt_py_module_available(const char *name)
+{
+    char value[8] = "0";
+    if (!kt_py_built())
+        return kt_error_code(KT_EUNSUPPORTED, "%s", kt_py_missing_reason()), 0;
+    if (in_child(module_body, (void *)name, value, sizeof(value), "to look for a module") < 0)
+        return 0;
+    if (value[0] != '1')
+        return kt_error_code(KT_EUNSUPPORTED, "Python module '%s' is not installed%s", name,
+                             strcmp(name, "torch") == 0 ? " (apt-get install python3-torch)" : ""),
+               0;
+    return 1;
+}

@@ -170,10 +170,9 @@ static int import_framework(kt_py_framework fw, int threads)
     return KT_OK;
 }
 
-int kt_py_start(kt_py_framework fw, int threads)
+/* The interpreter and the bridge's module, once per process; the GIL released on return. */
+static int start_interpreter(int threads)
 {
-    if (threads < 1)
-        threads = 1;
     if (!Py_IsInitialized()) {
         char n[16];
         snprintf(n, sizeof(n), "%d", threads);
@@ -192,12 +191,35 @@ int kt_py_start(kt_py_framework fw, int threads)
         if (err < 0)
             return err;
     }
-    if (loaded[fw])
-        return KT_OK;
+    return helper ? KT_OK : kt_error_set("the bridge's own module failed to load");
+}
+
+int kt_py_start(kt_py_framework fw, int threads)
+{
+    if (threads < 1)
+        threads = 1;
+    int err = start_interpreter(threads);
+    if (err < 0 || loaded[fw])
+        return err;
     kt_py_gil g = kt_py_enter();
-    int err = import_framework(fw, threads);
+    err = import_framework(fw, threads);
     kt_py_leave(g);
     return err;
+}
+
+int kt_py_has_module(const char *name)
+{
+    if (start_interpreter(1) < 0)
+        return 0;
+    kt_py_gil g = kt_py_enter();
+    PyObject *util = PyImport_ImportModule("importlib.util");
+    PyObject *spec = util ? PyObject_CallMethod(util, "find_spec", "s", name) : NULL;
+    int found = spec && spec != Py_None;
+    PyErr_Clear();
+    Py_XDECREF(spec);
+    Py_XDECREF(util);
+    kt_py_leave(g);
+    return found;
 }
 
 static int load(kt_pyobj **module, PyObject *args, const char *what)

@@ -42,6 +42,10 @@ const char *kt_py_missing_reason(void);
  * Calling it again with another framework imports that one too. GIL released on return. */
 int kt_py_start(kt_py_framework fw, int threads);
 
+/* 1 when module 'name' can be found (importlib.util.find_spec, without importing it); starts
+ * the interpreter when it is not. */
+int kt_py_has_module(const char *name);
+
 /* The GIL around every call below (nests; any thread). */
 typedef struct kt_py_gil {
     int state;

@@ -53,6 +53,10 @@ int kt_py_is_variant(const kt_variant *v);
  * 'f'", the signature). */
 int kt_py_probe(const kt_py_def *def);
 
+/* 1 when Python module 'name' is importable here (looked for in a throwaway child, without
+ * importing it), else 0 with the reason set. */
+int kt_py_module_available(const char *name);
+
 /* The bridge's own cost per call: the median time of a call of an empty Python function
  * fn(inputs, outputs, problem) over 'n_tensors' tensors of 'fw', in ns, measured in a
  * throwaway child. NAN with the reason set when Python (or 'fw') is not there. */

@@ -777,6 +777,8 @@ static void check_arm(mctx *c, const kt_node *node, const char *path, kt_arm *ar
                    spec->op->name, name ? name : "", spec->backend, list);
         return;
     }
+    if (kt_py_is_variant(arm->variant) && !kt_py_module_available("torch"))
+        report(c, vnode, sub, "variant '%s' calls PyTorch: %s", name, kt_error_last());
     char owner[96];
     snprintf(owner, sizeof(owner), "variant '%s'", arm->variant->name);
     snprintf(sub, sizeof(sub), "%s.params", path);
