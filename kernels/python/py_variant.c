@@ -182,7 +182,7 @@ int kt_py_variant_run(void *state, const kt_call *call)
         err = kt_py_tuple(&args, items, 3, 0);
     }
     if (err == KT_OK)
-        err = kt_py_call(&res, s->fn, args, "raised");
+        err = kt_py_call(&res, s->fn, args, "the function raised");
     if (err == KT_OK && s->device)
         err = kt_py_device_synchronize();
     if (err == KT_OK && !kt_py_is_none(res))
@@ -351,4 +351,12 @@ const kt_variant *kt_py_variant_make(const char *op, const char *backend, const 
 int kt_py_is_variant(const kt_variant *v)
 {
     return v && v->run == kt_py_variant_run;
+}
+
+kt_py_framework kt_py_variant_framework(const kt_variant *v)
+{
+    for (int i = 0; i < n_slots; i++)
+        if (v == &slots[i].variant)
+            return slots[i].def.framework;
+    return KT_PY_TORCH; /* the built-in Python variants are the torch ones */
 }

@@ -47,6 +47,9 @@ int kt_py_variant_finish(void *state, const kt_call *call);
 /* Whether 'v' is a Python variant (its run is kt_py_variant_run). */
 int kt_py_is_variant(const kt_variant *v);
 
+/* The framework of Python variant 'v' (kt_py_is_variant). */
+kt_py_framework kt_py_variant_framework(const kt_variant *v);
+
 /* Checks in a throwaway child (fork; the interpreter never starts in this process) that
  * 'def' imports, defines its function and that it takes (inputs, outputs, problem). KT_OK,
  * or KT_EINVAL with the reason (the import error's traceback tail, "defines no function
