@@ -1,7 +1,5 @@
-/* core.c - params, tensors, the counting wrappers around a backend vtable, and a variant's
- * untimed finish. */
+/* core.c - params, tensors and the counting wrappers around a backend vtable. */
 #include "kernel.h"
-#include "python/py_variant.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -232,15 +230,4 @@ void kt_backend_reset_peak(kt_backend *b)
 int kt_backend_place_threads(kt_backend *b, int compact)
 {
     return b->iface->place_threads ? b->iface->place_threads(compact) : KT_OK;
-}
-
-int kt_variant_finish(const kt_variant *v, void *state, const kt_call *call)
-{
-    return kt_py_is_variant(v) ? kt_py_variant_finish(state, call) : KT_OK;
-}
-
-int kt_variant_call(const kt_variant *v, void *state, const kt_call *call)
-{
-    int err = v->run(state, call);
-    return err < 0 ? err : kt_variant_finish(v, state, call);
 }

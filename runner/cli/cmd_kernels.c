@@ -138,9 +138,9 @@ static int variant_shown(const kt_variant *var, const kt_op *op, const char *onl
            (!kt_py_is_variant(var) || torch_found(&why));
 }
 
-/* The Python arms' state: embedded or not, torch found or not, and with --python the bridge's
- * own cost per call (an empty function over 3 tensors, measured in throwaway children). */
-static void print_python(int measure)
+/* The Python arms' state: embedded or not, torch found or not, and the bridge's own cost per
+ * call (an empty function over 3 tensors, measured in throwaway children). */
+static void print_python(void)
 {
     const char *why;
     if (!kt_py_built()) {
@@ -151,15 +151,17 @@ static void print_python(int measure)
     printf("\npython arms (python: FILE.py:FUNCTION, framework: numpy|torch): embedded; torch "
            "%s%s\n",
            torch ? "found" : "not found: ", torch ? "" : why);
-    if (!measure) {
-        printf("  bridge cost per call: 'ktrial kernels --python' measures it\n");
-        return;
-    }
+    /* numpy's alone: the per-call path is the same for torch (tensors are made once per
+     * buffer), and importing torch would cost every listing seconds; 'run' measures the
+     * framework its arms use */
     double np = kt_py_bridge_cost_ns(KT_PY_NUMPY, 3);
-    double th = torch ? kt_py_bridge_cost_ns(KT_PY_TORCH, 3) : NAN;
-    printf("  bridge cost per call (an empty function): numpy %.2f us, torch %.2f us (median "
-           "of 2000 calls, 3 tensors; in every timed call of a Python arm)\n",
-           np / 1e3, th / 1e3);
+    if (isfinite(np))
+        printf("  bridge cost per call (an empty function, 3 numpy arrays): %.2f us (median of "
+               "2000 calls; in every timed call of a Python arm; 'run' measures its arms' "
+               "framework)\n",
+               np / 1e3);
+    else
+        printf("  bridge cost per call: not measured: %s\n", kt_error_last());
 }
 
 /* The plugin a registry entry came from (its path), or null when built in. */
@@ -296,7 +298,7 @@ int cmd_kernels(int argc, char **argv)
 {
     const char *only = NULL;
     char *paths[16];
-    int plugins[16], n_plugins = 0, json = 0, python = 0, more;
+    int plugins[16], n_plugins = 0, json = 0, more;
     kt_opt_parser p;
     const kt_option *opt;
     const char *v;
@@ -308,8 +310,6 @@ int cmd_kernels(int argc, char **argv)
             paths[n_plugins++] = (char *)v;
         else if (kt_opt_is(opt, "--json"))
             json = 1;
-        else if (kt_opt_is(opt, "--python"))
-            python = 1;
         else
             return kt_usage_error("kernels", "unexpected argument '%s'", v);
     }
@@ -371,7 +371,7 @@ int cmd_kernels(int argc, char **argv)
                 printf("  %s/%s: not built: %s\n", mv->backend, mv->name, mv->reason);
         }
     }
-    if (!n_plugins)
-        print_python(python);
+    if (!n_plugins && (!only || strcmp(only, "cpu") == 0 || strcmp(only, "cuda") == 0))
+        print_python();
     return KT_EXIT_KEEP;
 }

@@ -48,8 +48,6 @@ static const kt_option table[] = {
     {"kernels", "--plugin", NULL, "PATH",
      "load a plugin library and list what it provides (repeatable)"},
     {"kernels", "--json", NULL, NULL, "print backends, ops, variants and params as JSON"},
-    {"kernels", "--python", NULL, NULL,
-     "also measure the Python bridge's cost per call (an empty function, numpy and torch)"},
     /* show */
     {"show", "--json", NULL, NULL,
      "print the run's status, exit code, quick and shard facts, whole-run verdict and points as "
