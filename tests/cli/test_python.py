@@ -106,6 +106,11 @@ class Candidates(Base):
 
 
 class Validation(Base):
+    def test_the_examples_validate(self):
+        for name in ("attention.yaml", "gemm-numpy.yaml"):
+            r = run(["validate", os.path.join(SOURCE, "examples", "python", name)])
+            self.assertEqual(r.returncode, 0, (name, r.stderr))
+
     def test_import_error_missing_function_and_signature_at_their_keys(self):
         text = spec_text("gemm", "fp32", "{variant: blas}", [
             "{name: a, python: broken.py:gemm}",
