@@ -8,10 +8,10 @@
 set -euo pipefail
 # build and run: compiler and CMake, the libraries ktrial links (libyaml, libgit2, cJSON,
 # OpenBLAS, libcrypto, oneDNN), the service trials' (libcurl, libmicrohttpd) and the Python
-# arm's (libpython3, DLPack headers)
+# arms' (libpython3, DLPack headers, NumPy; torch arms need python3-torch, which --dev adds)
 pkgs=(build-essential cmake pkg-config git libyaml-dev libgit2-dev libcjson-dev
       libopenblas-dev libssl-dev libdnnl-dev libmicrohttpd-dev libcurl4-openssl-dev
-      libpython3-dev libdlpack-dev)
+      libpython3-dev libdlpack-dev python3-numpy)
 case "${1:-}" in
     "") ;;
     --dev)
