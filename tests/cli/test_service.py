@@ -133,7 +133,7 @@ class ServiceTrials(unittest.TestCase):
         for path in (junit, md, html):
             with open(path) as f:
                 text = f.read()
-            self.assertRegex(text, r"fast: startup [0-9.]+ s, cold [0-9.]+ ms, p50 [0-9.]+ \[")
+            self.assertRegex(text, r"fast: startup [0-9.]+ s, cold [0-9.]+ ms, e2e p50 [0-9.]+ \[")
             self.assertIn("peak RSS", text)
 
     def test_exclusive_restarts_per_round(self):
