@@ -69,7 +69,7 @@ static int keep(kt_lg_xfer *x, const char *p, size_t len)
     if (take == 0)
         return 0;
     if (r->body_len + take + 1 > x->body_cap) {
-        size_t cap = x->body_cap ? x->body_cap : 4096;
+        size_t cap = x->body_cap ? x->body_cap : 512;
         while (cap < r->body_len + take + 1)
             cap *= 2;
         char *b = realloc(r->body, cap);
@@ -159,6 +159,8 @@ static int start(kt_loadgen *lg, const kt_loadgen_request *req, kt_loadgen_recor
     }
     int custom = strcmp(m, "GET") != 0 && strcmp(m, "POST") != 0;
     curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, custom ? m : NULL);
+    if (strcmp(m, "HEAD") == 0) /* no body follows, whatever Content-Length says */
+        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
     rec->scheduled_s = sched_rel;
     double sent = kt_lg_now() - t0;
     rec->sent_s = sent > sched_rel ? sent : sched_rel;
