@@ -55,7 +55,7 @@ class ServiceTrials(unittest.TestCase):
 
     def spec(self, candidates, base_flags=("--delay-ms", "20"), tasks=None, rounds=(2, 3),
              load="{mode: closed, concurrency: 1, requests_per_round: 10}", thresholds="",
-             ready_s=20):
+             ready_s=20, timeout_s=5):
         tasks = tasks or [("t0", '{"prompt": "a"}', None)]
         lines = ["version: 1", "name: svc", "op: service", "backend: process", "tasks:"]
         for name, body, expect in tasks:
@@ -73,7 +73,8 @@ class ServiceTrials(unittest.TestCase):
         for name, flags in candidates.items():
             lines.append(f"  - {{name: {name}, setup: {self.server(name, *flags)}, "
                          f"ready: {{http_get: /health, timeout_s: {ready_s}}}}}")
-        lines += ["request: {method: POST, path: /v1/completions, stream: none, timeout_s: 5}",
+        lines += ["request: {method: POST, path: /v1/completions, stream: none, "
+                  f"timeout_s: {timeout_s}}}",
                   f"load: {load}", "measure: {metric: e2e}",
                   f"trials: {{warmup: 1, min_repetitions: {rounds[0]}, "
                   f"max_repetitions: {rounds[1]}, max_seconds_per_point: 120, order: alternate}}",
@@ -177,6 +178,17 @@ class ServiceTrials(unittest.TestCase):
         reason = c["reasons"][c["reason_codes"].index("errors")]
         self.assertIn("http", reason)
         self.assertIn("failing on purpose", reason)
+        self.assert_no_server()
+
+    def test_stall_past_the_timeout_is_an_error(self):
+        tasks = [("quick", '{"prompt": "a"}', None), ("stuck", '{"prompt": "slow"}', None)]
+        r, out = self.run_spec(self.spec({"stalls": ("--delay-ms", "2", "--slow-ms", "4000")},
+                                         tasks=tasks, timeout_s=1, thresholds="errors"))
+        doc = kc.validate_result(self, out)
+        c = self.cand(doc, "stalls")
+        self.assertEqual("REJECT", c["verdict"])
+        self.assertIn("errors", c["reason_codes"])
+        self.assertIn("timeout", c["service"]["error_kinds"])
         self.assert_no_server()
 
     def test_never_ready_is_rejected_and_stopped(self):
