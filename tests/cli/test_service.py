@@ -212,10 +212,15 @@ class ServiceTrials(unittest.TestCase):
         self.assert_no_server()
 
     def test_changed_answer_is_named(self):
-        tasks = [("same", '{"prompt": "a"}', "hello"), ("other", '{"prompt": "b"}', "goodbye")]
-        r, out = self.run_spec(self.spec({"fast": ("--delay-ms", "2")}, tasks=tasks))
+        tasks = [("same", '{"prompt": "a"}', "hello"), ("other", '{"prompt": "b"}', "goodbye"),
+                 ("free", '{"prompt": "c"}', None)]  # no expect: against the baseline's answer
+        r, out = self.run_spec(self.spec({"fast": ("--delay-ms", "2"),
+                                          "words": ("--delay-ms", "2", "--text", "hi")},
+                                         tasks=tasks))
         doc = kc.validate_result(self, out)
         self.assertEqual(["other"], self.cand(doc, "fast")["service"]["changed_tasks"])
+        self.assertEqual(["same", "other", "free"],
+                         self.cand(doc, "words")["service"]["changed_tasks"])
         self.assertIn("changed answers", r.stdout)
         self.assertIn("other", r.stdout)
         self.assertTrue(os.path.exists(os.path.join(out, "outputs", "b1", "fast",
