@@ -432,7 +432,7 @@ int kt_write_html(FILE *f, const kt_output *o)
             }
             if (pt->baseline.serving.present) {
                 char line[1024];
-                fputs("<h3>Serving: each arm under load (ms of the metric; 95% bootstrap "
+                fputs("<h3>Serving: each arm under load (ms; 95% bootstrap "
                       "intervals)</h3>\n<ul>\n",
                       f);
                 for (size_t k = 0; k <= pt->n_cands; k++) {

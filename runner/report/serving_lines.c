@@ -59,14 +59,15 @@ const char *kt_serving_text(char *buf, size_t len, const kt_arm_result *a)
         snprintf(st, sizeof(st), "%.2f s", s->startup_s);
     else
         snprintf(st, sizeof(st), "%s", kt_cell_none);
-    int n = snprintf(buf, len,
-                     "%s: startup %s, cold %s ms, p50 %s ms, p90 %s ms, p99 %s ms, %.3g req/s, "
-                     "%.3g tok/s, errors %lld/%lld%s%s%s, peak RSS %.1f MiB, CPU %.2f s",
-                     a->name, st, ms(cold, sizeof(cold), s->cold_ms),
-                     q_cell(q[0], sizeof(q[0]), &s->p50), q_cell(q[1], sizeof(q[1]), &s->p90),
-                     q_cell(q[2], sizeof(q[2]), &s->p99), s->requests_per_s, s->tokens_per_s,
-                     s->errors, s->requests, s->error_kinds[0] ? " (" : "", s->error_kinds,
-                     s->error_kinds[0] ? ")" : "", s->peak_rss_mib, s->cpu_s);
+    int n =
+        snprintf(buf, len,
+                 "%s: startup %s, cold %s ms, %s p50 %s ms, p90 %s ms, p99 %s ms, %.3g req/s, "
+                 "%.3g tok/s, errors %lld/%lld%s%s%s, peak RSS %.1f MiB, CPU %.2f s",
+                 a->name, st, ms(cold, sizeof(cold), s->cold_ms), s->metric[0] ? s->metric : "e2e",
+                 q_cell(q[0], sizeof(q[0]), &s->p50), q_cell(q[1], sizeof(q[1]), &s->p90),
+                 q_cell(q[2], sizeof(q[2]), &s->p99), s->requests_per_s, s->tokens_per_s, s->errors,
+                 s->requests, s->error_kinds[0] ? " (" : "", s->error_kinds,
+                 s->error_kinds[0] ? ")" : "", s->peak_rss_mib, s->cpu_s);
     if (n >= 0 && (size_t)n < len && isfinite(s->p99_ratio.value))
         n += snprintf(buf + n, len - (size_t)n, "; p99 ratio %.3g [%.3g, %.3g]", s->p99_ratio.value,
                       s->p99_ratio.low, s->p99_ratio.high);
@@ -85,11 +86,12 @@ void kt_print_serving(FILE *out, const kt_run_result *run)
         for (size_t k = 0; k < p->n_cands; k++)
             if ((int)strlen(p->cands[k].arm.name) > w)
                 w = (int)strlen(p->cands[k].arm.name);
+        const kt_serving *b = &p->baseline.serving;
         fprintf(out,
-                "\nserving at %s (ms of the metric over %d round%s; 95%% intervals from a "
-                "bootstrap over rounds, or over paired requests below 5 rounds):\n",
-                p->point.id, p->baseline.serving.rounds,
-                p->baseline.serving.rounds == 1 ? "" : "s");
+                "\nserving at %s (%s in ms over %d round%s; 95%% intervals from a bootstrap "
+                "over rounds, or over paired requests below 5 rounds)%s:\n",
+                p->point.id, b->metric[0] ? b->metric : "e2e", b->rounds, b->rounds == 1 ? "" : "s",
+                b->remote ? "; allow_remote: targets other than loopback were allowed" : "");
         fprintf(out, "  %-*s  %-8s %8s  %-22s %-22s %-22s %8s %8s  %s  %s  %s\n", w, "arm",
                 "startup", "cold ms", "p50", "p90", "p99", "req/s", "tok/s", "errors", "peak RSS",
                 "CPU");

@@ -41,6 +41,8 @@ cJSON *kt_serving_to_json(const kt_serving *s)
     if (!s->present)
         return NULL;
     cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "metric", s->metric[0] ? s->metric : "e2e");
+    cJSON_AddBoolToObject(o, "allow_remote", s->remote);
     cJSON_AddNumberToObject(o, "starts", s->starts);
     kt_json_add_real(o, "startup_s", s->startup_s);
     kt_json_add_real(o, "cold_ms", s->cold_ms);
@@ -76,6 +78,8 @@ void kt_serving_from_json(kt_serving *s, const cJSON *o)
     if (!cJSON_IsObject(o))
         return;
     s->present = 1;
+    kt_json_get_str(o, "metric", s->metric, sizeof(s->metric));
+    s->remote = kt_json_get_bool(o, "allow_remote", 0);
     s->starts = (int)kt_json_get_real(o, "starts", 0);
     s->startup_s = kt_json_get_real(o, "startup_s", NAN);
     s->cold_ms = kt_json_get_real(o, "cold_ms", NAN);

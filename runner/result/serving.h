@@ -17,6 +17,8 @@ typedef struct kt_serving_q {
 
 typedef struct kt_serving {
     int present;                /* 1 for an arm of a service trial */
+    char metric[8];             /* what the quantiles are of: "e2e", "ttft" or "tpot" */
+    int remote;                 /* allow_remote was set: non-loopback targets were allowed */
     int starts;                 /* server starts (1, or one per round with exclusive) */
     double startup_s;           /* setup to ready: the median over the starts */
     double cold_ms;             /* the first request after ready (e2e), median over the starts */

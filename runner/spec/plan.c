@@ -2,6 +2,7 @@
 #include "spec/plan.h"
 #include "spec/calibrate.h"
 #include "spec/command_spec.h"
+#include "spec/service_spec.h"
 #include "spec/spec_plugins.h"
 #include "util/limits.h"
 
@@ -40,6 +41,9 @@ double kt_plan_roofline_seconds(const kt_spec *spec, const kt_problem *p)
 static double call_seconds(const kt_spec *spec, const kt_arm *arm, const kt_problem *problem,
                            double busy)
 {
+    if (spec->service) /* op service: a request's share of its round (closed loop: a guess) */
+        return spec->service->closed ? 0.02 / spec->service->concurrency
+                                     : 1.0 / spec->service->rate_per_s;
     if (spec->command) /* op command: what one real call took, when it was calibrated */
         return spec->command->call_seconds[arm == &spec->baseline ? 0 : arm - spec->candidates + 1];
     if (kt_backend_caps_of(spec->backend)->clock == KT_CLOCK_VIRTUAL) /* plus any real sleep */
@@ -102,13 +106,13 @@ double kt_plan_startup_seconds(const kt_spec *spec, const kt_point *point)
  * (docs/command-trials.md, The protocol). */
 static double checked_sets(const kt_spec *spec)
 {
-    return spec->command ? 0.0 : (double)spec->input_sets;
+    return spec->command || spec->service ? 0.0 : (double)spec->input_sets;
 }
 
 /* Whether the point ends with the profiling pass: kernel trials only. */
 static int profiled(const kt_spec *spec)
 {
-    return spec->profile && !spec->command;
+    return spec->profile && !spec->command && !spec->service;
 }
 
 double kt_plan_calls_per_point(const kt_spec *spec)

@@ -1277,8 +1277,19 @@ int kt_spec_check_meaning(kt_spec *spec, const kt_spec_options *opts, kt_diag *d
     check_command(&c);
     check_trials(&c);
     if (spec->service) { /* op service: repetitions count rounds; the pairs are their requests */
-        spec->min_repetitions *= spec->service->requests_per_round;
-        spec->max_repetitions *= spec->service->requests_per_round;
+        int per = spec->service->requests_per_round;
+        if ((int64_t)spec->max_repetitions * per > KT_LIMIT_REPETITIONS) {
+            const kt_node *at = kt_node_at_path(c.root, "trials.max_repetitions");
+            report(&c, at ? at : kt_node_at_path(c.root, "load.requests_per_round"),
+                   "trials.max_repetitions",
+                   "%d rounds of %d requests are %lld pairs, more than %d; fewer rounds or "
+                   "requests per round",
+                   spec->max_repetitions, per, (long long)spec->max_repetitions * per,
+                   KT_LIMIT_REPETITIONS);
+        } else {
+            spec->min_repetitions *= per;
+            spec->max_repetitions *= per;
+        }
     }
     check_thresholds(&c);
     if (diag->n_errors == errors_before)

@@ -55,7 +55,7 @@ class ServiceTrials(unittest.TestCase):
 
     def spec(self, candidates, base_flags=("--delay-ms", "20"), tasks=None, rounds=(2, 3),
              load="{mode: closed, concurrency: 1, requests_per_round: 10}", thresholds="",
-             ready_s=20):
+             ready_s=20, timeout_s=5):
         tasks = tasks or [("t0", '{"prompt": "a"}', None)]
         lines = ["version: 1", "name: svc", "op: service", "backend: process", "tasks:"]
         for name, body, expect in tasks:
@@ -73,7 +73,8 @@ class ServiceTrials(unittest.TestCase):
         for name, flags in candidates.items():
             lines.append(f"  - {{name: {name}, setup: {self.server(name, *flags)}, "
                          f"ready: {{http_get: /health, timeout_s: {ready_s}}}}}")
-        lines += ["request: {method: POST, path: /v1/completions, stream: none, timeout_s: 5}",
+        lines += ["request: {method: POST, path: /v1/completions, stream: none, "
+                  f"timeout_s: {timeout_s}}}",
                   f"load: {load}", "measure: {metric: e2e}",
                   f"trials: {{warmup: 1, min_repetitions: {rounds[0]}, "
                   f"max_repetitions: {rounds[1]}, max_seconds_per_point: 120, order: alternate}}",
@@ -133,7 +134,7 @@ class ServiceTrials(unittest.TestCase):
         for path in (junit, md, html):
             with open(path) as f:
                 text = f.read()
-            self.assertRegex(text, r"fast: startup [0-9.]+ s, cold [0-9.]+ ms, p50 [0-9.]+ \[")
+            self.assertRegex(text, r"fast: startup [0-9.]+ s, cold [0-9.]+ ms, e2e p50 [0-9.]+ \[")
             self.assertIn("peak RSS", text)
 
     def test_exclusive_restarts_per_round(self):
@@ -179,6 +180,17 @@ class ServiceTrials(unittest.TestCase):
         self.assertIn("failing on purpose", reason)
         self.assert_no_server()
 
+    def test_stall_past_the_timeout_is_an_error(self):
+        tasks = [("quick", '{"prompt": "a"}', None), ("stuck", '{"prompt": "slow"}', None)]
+        r, out = self.run_spec(self.spec({"stalls": ("--delay-ms", "2", "--slow-ms", "4000")},
+                                         tasks=tasks, timeout_s=1, thresholds="errors"))
+        doc = kc.validate_result(self, out)
+        c = self.cand(doc, "stalls")
+        self.assertEqual("REJECT", c["verdict"])
+        self.assertIn("errors", c["reason_codes"])
+        self.assertIn("timeout", c["service"]["error_kinds"])
+        self.assert_no_server()
+
     def test_never_ready_is_rejected_and_stopped(self):
         r, out = self.run_spec(self.spec({"late": ("--never-ready",)}, ready_s=1.5))
         doc = kc.validate_result(self, out)
@@ -200,10 +212,15 @@ class ServiceTrials(unittest.TestCase):
         self.assert_no_server()
 
     def test_changed_answer_is_named(self):
-        tasks = [("same", '{"prompt": "a"}', "hello"), ("other", '{"prompt": "b"}', "goodbye")]
-        r, out = self.run_spec(self.spec({"fast": ("--delay-ms", "2")}, tasks=tasks))
+        tasks = [("same", '{"prompt": "a"}', "hello"), ("other", '{"prompt": "b"}', "goodbye"),
+                 ("free", '{"prompt": "c"}', None)]  # no expect: against the baseline's answer
+        r, out = self.run_spec(self.spec({"fast": ("--delay-ms", "2"),
+                                          "words": ("--delay-ms", "2", "--text", "hi")},
+                                         tasks=tasks))
         doc = kc.validate_result(self, out)
         self.assertEqual(["other"], self.cand(doc, "fast")["service"]["changed_tasks"])
+        self.assertEqual(["same", "other", "free"],
+                         self.cand(doc, "words")["service"]["changed_tasks"])
         self.assertIn("changed answers", r.stdout)
         self.assertIn("other", r.stdout)
         self.assertTrue(os.path.exists(os.path.join(out, "outputs", "b1", "fast",

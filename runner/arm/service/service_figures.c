@@ -146,6 +146,8 @@ void kt_svc_figures(svc *s, int arm)
     kt_serving keep = *f;
     kt_serving_init(f);
     f->present = 1;
+    snprintf(f->metric, sizeof(f->metric), "%s", kt_service_metric_name(s->ss->metric));
+    f->remote = s->ss->allow_remote;
     f->starts = a->starts;
     int m = a->starts < 256 ? a->starts : 256;
     f->startup_s = median_of(a->startup_s, m);

@@ -144,6 +144,10 @@ int kt_svc_one(svc *s, int arm, int task, double *ms)
         return kt_svc_fail(s, arm, KT_REASON_SERVER, "load generator: %s", kt_error_last());
     *ms = rec.e2e_s * 1e3;
     count(s, arm, &rec, NULL, 0, 0);
+    /* the baseline's first answer to a task is the reference, even when it came before the
+     * rounds (the cold request, a warmup) */
+    if (arm == 0 && rec.error == KT_LOADGEN_OK && !s->arms[0].text[task])
+        s->arms[0].text[task] = answer_text(s, &rec);
     kt_loadgen_records_free(&rec, 1);
     if (interrupted(s, &info))
         return -2;
