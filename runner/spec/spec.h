@@ -133,6 +133,9 @@ typedef struct kt_spec {
     struct kt_matrix *matrix;
     /* op 'command' only: tasks, argv lists, metric and outputs (spec/command_spec.h) */
     struct kt_command_spec *command;
+    /* op 'pymodule' only: problem file, globals, each arm's class and file
+     * (spec/pymodule_spec.h) */
+    struct kt_pymodule_spec *pymodule;
 } kt_spec;
 
 typedef struct kt_spec_options {
