@@ -194,7 +194,7 @@ class Session:
         """Makes the arm's module and runs it once on each set; a list of each set's
         (reason, numerics)."""
         file, cls = self.arms[arm]
-        if arm == 0 or os.path.abspath(file) == os.path.abspath(self.problem.__file__):
+        if os.path.abspath(file) == os.path.abspath(self.problem.__file__):
             module = self.problem
         else:
             module = _load(file, f"kt_arm_{arm}", self.names)
