@@ -43,6 +43,6 @@ thresholds:
 budget: {max_minutes: 10}
 SPEC
     echo "== $dtype, baseline $baseline"
-    "$ktrial" run "$work/spec.yaml" --output "$work/run-$dtype-$baseline" 2>&1 | tail -n 20 || true
+    "$ktrial" run "$work/spec.yaml" --output "$work/run-$dtype-$baseline" 2>&1 | grep -E "^qwen|^candidate|onednn|openblas" || true
   done
 done
