@@ -22,6 +22,7 @@ Model cannot run in double, the fp32 Model, which the result says). C drives it:
 Every reason starts with the name of the check that failed (the names the kernel arms use where
 they fit): reference, finite, fresh-inputs, inputs-unchanged, aliasing, late-writes.
 """
+import ctypes
 import importlib.util
 import json
 import math
@@ -42,6 +43,16 @@ def _mix(*values):
         x = (x ^ (x >> 27)) * 0x94D049BB133111EB & 0xFFFFFFFFFFFFFFFF
         x ^= x >> 31
     return x & 0x7FFFFFFFFFFFFFFF
+
+
+def _blas_threads(n):
+    """The spec's threads for the OpenBLAS under torch's matmul too: ktrial loaded OpenBLAS
+    before the interpreter started, so OPENBLAS_NUM_THREADS came too late for it, and
+    torch.set_num_threads does not reach it."""
+    try:
+        ctypes.CDLL(None).openblas_set_num_threads(ctypes.c_int(n))
+    except (OSError, AttributeError):
+        pass  # no OpenBLAS in this process: nothing to set
 
 
 def _load(path, name, names):
@@ -113,6 +124,7 @@ def _numerics(out, ref):
 class Session:
     def __init__(self, problem, globals_json, arms, seed, sets, max_rel_l2):
         torch.set_grad_enabled(False)
+        _blas_threads(torch.get_num_threads())
         self.names = json.loads(globals_json)
         self.problem = _load(problem, "kt_problem", self.names)
         for need in ("Model", "get_inputs", "get_init_inputs"):
