@@ -98,6 +98,26 @@ class KernelBench(unittest.TestCase):
         self.assertIn("RuntimeError: kernel launch failed: out of shared memory", raised)
         self.assertIn('raises.py", line', raised)
 
+    def test_a_model_that_cannot_run_in_double_is_compared_with_fp32(self):
+        problem = os.path.join(self.tmp, "fp32_only.py")
+        with open(problem, "w") as f:
+            f.write("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+                    "    def forward(self, x):\n"
+                    "        return x @ torch.ones(x.shape[-1], 8)  # float32 whatever x is\n\n\n"
+                    "n = 32\n\n\ndef get_inputs():\n    return [torch.randn(4, n)]\n\n\n"
+                    "def get_init_inputs():\n    return []\n")
+        path = spec(os.path.join(self.tmp, "fp32.yaml"), problem, [("same", problem)])
+        with open(path) as f:
+            text = f.read().replace("class: ModelNew", "class: Model")
+        with open(path, "w") as f:
+            f.write(text)
+        doc, _ = self.run_spec(path, "fp32")
+        point = doc["points"][0]
+        self.assertFalse(point.get("error"), point.get("error"))
+        self.assertEqual(point["baseline"]["metrics"]["float64_reference"]["value"], 0)
+        self.assertNotEqual(point["candidates"][0]["verdict"], "FAILED")
+        self.assertEqual(len(point["candidates"][0]["pairs"]), 6)
+
     def test_bad_keys_are_errors_at_their_place(self):
         path = os.path.join(self.tmp, "bad.yaml")
         with open(path, "w") as f:
