@@ -7,6 +7,9 @@
 #include "sim/sim.h"
 #include "process/process.h"
 #include "cuda/cuda_backend.h" /* its caps are known to every build */
+#ifdef KT_HAVE_PYTHON
+#include "python/torch_variants.h"
+#endif
 
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +49,10 @@ static const kt_variant *const variants[] = {
     &kt_variant_process_exec,           &kt_variant_cpu_pymodule,
 #ifdef KT_HAVE_ONEDNN
     &kt_variant_cpu_gemm_onednn,
+#endif
+#ifdef KT_HAVE_PYTHON
+    &kt_variant_cpu_gemm_torch,         &kt_variant_cpu_attention_torch,
+    &kt_variant_cpu_swiglu_torch,
 #endif
 #ifdef KT_HAVE_CUDA
     &kt_variant_cuda_gemm_cublaslt,     &kt_variant_cuda_gemm_deterministic,
@@ -329,6 +336,14 @@ static const kt_missing_variant missing[] = {
 #ifndef KT_HAVE_ONEDNN
     {"gemm", "onednn", "cpu",
      "oneDNN was not found when ktrial was built (apt-get install libdnnl-dev, reconfigure)"},
+#endif
+#ifndef KT_HAVE_PYTHON
+#define NO_PYTHON                                                                                  \
+    "Python was not found when ktrial was built (apt-get install libpython3-dev libdlpack-dev, "   \
+    "reconfigure)"
+    {"gemm", "torch", "cpu", NO_PYTHON},
+    {"attention_decode", "torch", "cpu", NO_PYTHON},
+    {"swiglu_mlp", "torch", "cpu", NO_PYTHON},
 #endif
     {NULL, NULL, NULL, NULL}, /* keeps the table non-empty */
 };

@@ -5,7 +5,8 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config git libyaml-dev libgit2-dev libcjson-dev
       libopenblas-dev libcmocka-dev libssl-dev python3 python3-jsonschema python3-scipy python3-yaml
       slurm-wlm munge chromium libxml2-utils fonts-dejavu-core clang-format
-      libdnnl-dev libmicrohttpd-dev libcurl4-openssl-dev)
+      libdnnl-dev libmicrohttpd-dev libcurl4-openssl-dev
+      libpython3-dev libdlpack-dev python3-numpy python3-torch)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

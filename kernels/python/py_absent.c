@@ -24,6 +24,12 @@ int kt_py_start(kt_py_framework fw, int threads)
     return REFUSE();
 }
 
+int kt_py_has_module(const char *name)
+{
+    (void)name;
+    return 0;
+}
+
 kt_py_gil kt_py_enter(void)
 {
     kt_py_gil g = {0};
@@ -38,6 +44,16 @@ void kt_py_leave(kt_py_gil g)
 void kt_py_decref(kt_pyobj *o)
 {
     (void)o;
+}
+
+void kt_py_incref(kt_pyobj *o)
+{
+    (void)o;
+}
+
+int kt_py_device_synchronize(void)
+{
+    return REFUSE();
 }
 
 int kt_py_import_file(kt_pyobj **module, const char *path, const char *name)

@@ -75,7 +75,9 @@ static const char HELPER[] =
     "def tail(t, v, tb):\n"
     "    def cut(s, n): s = ' '.join(str(s).split()); return s if len(s) <= n else s[:n-3]+'...'\n"
     "    last = ''.join(traceback.format_exception_only(t, v)).strip().splitlines()\n"
-    "    frames = traceback.extract_tb(tb)[-2:]\n"
+    "    frames = [f for f in traceback.extract_tb(tb)\n"
+    "              if f.filename != '<ktrial>' and not f.filename.startswith('<frozen')]\n"
+    "    frames = frames[-2:]\n"
     "    lines = [cut(f'File \"{os.path.basename(f.filename)}\", line {f.lineno}, in {f.name}: "
     "{f.line or \"\"}', 110) for f in frames]\n"
     "    lines.append(cut(last[-1] if last else t.__name__, 160))\n"
@@ -139,6 +141,22 @@ void kt_py_decref(kt_pyobj *o)
     Py_XDECREF(o);
 }
 
+void kt_py_incref(kt_pyobj *o)
+{
+    Py_XINCREF(o);
+}
+
+int kt_py_device_synchronize(void)
+{
+    PyObject *cuda = PyImport_ImportModule("torch.cuda");
+    PyObject *r = cuda ? PyObject_CallMethod(cuda, "synchronize", NULL) : NULL;
+    Py_XDECREF(cuda);
+    if (!r)
+        return kt_py_error("torch.cuda.synchronize");
+    Py_DECREF(r);
+    return KT_OK;
+}
+
 static int import_framework(kt_py_framework fw, int threads)
 {
     PyObject *m = PyImport_ImportModule(fw == KT_PY_TORCH ? "torch" : "numpy");
@@ -154,10 +172,9 @@ static int import_framework(kt_py_framework fw, int threads)
     return KT_OK;
 }
 
-int kt_py_start(kt_py_framework fw, int threads)
+/* The interpreter and the bridge's module, once per process; the GIL released on return. */
+static int start_interpreter(int threads)
 {
-    if (threads < 1)
-        threads = 1;
     if (!Py_IsInitialized()) {
         char n[16];
         snprintf(n, sizeof(n), "%d", threads);
@@ -176,12 +193,35 @@ int kt_py_start(kt_py_framework fw, int threads)
         if (err < 0)
             return err;
     }
-    if (loaded[fw])
-        return KT_OK;
+    return helper ? KT_OK : kt_error_set("the bridge's own module failed to load");
+}
+
+int kt_py_start(kt_py_framework fw, int threads)
+{
+    if (threads < 1)
+        threads = 1;
+    int err = start_interpreter(threads);
+    if (err < 0 || loaded[fw])
+        return err;
     kt_py_gil g = kt_py_enter();
-    int err = import_framework(fw, threads);
+    err = import_framework(fw, threads);
     kt_py_leave(g);
     return err;
+}
+
+int kt_py_has_module(const char *name)
+{
+    if (start_interpreter(1) < 0)
+        return 0;
+    kt_py_gil g = kt_py_enter();
+    PyObject *util = PyImport_ImportModule("importlib.util");
+    PyObject *spec = util ? PyObject_CallMethod(util, "find_spec", "s", name) : NULL;
+    int found = spec && spec != Py_None;
+    PyErr_Clear();
+    Py_XDECREF(spec);
+    Py_XDECREF(util);
+    kt_py_leave(g);
+    return found;
 }
 
 static int load(kt_pyobj **module, PyObject *args, const char *what)

@@ -42,6 +42,10 @@ const char *kt_py_missing_reason(void);
  * Calling it again with another framework imports that one too. GIL released on return. */
 int kt_py_start(kt_py_framework fw, int threads);
 
+/* 1 when module 'name' can be found (importlib.util.find_spec, without importing it); starts
+ * the interpreter when it is not. */
+int kt_py_has_module(const char *name);
+
 /* The GIL around every call below (nests; any thread). */
 typedef struct kt_py_gil {
     int state;
@@ -50,6 +54,7 @@ kt_py_gil kt_py_enter(void);
 void kt_py_leave(kt_py_gil g);
 
 void kt_py_decref(kt_pyobj *o);
+void kt_py_incref(kt_pyobj *o);
 
 /* Imports the file at 'path' as a fresh module called 'name' (not put in sys.modules under the
  * file's own name, so two arms' files of one name do not clash); its folder goes first on
@@ -101,6 +106,10 @@ int kt_py_copy_into(kt_pyobj *dst, kt_pyobj *src, const char *what);
 int kt_py_items(kt_pyobj *o, kt_pyobj **items, int max);
 /* 1 when 'o' is None. */
 int kt_py_is_none(kt_pyobj *o);
+
+/* torch.cuda.synchronize(): a torch arm's work on the device, on whatever streams torch used,
+ * finished before its call returns. */
+int kt_py_device_synchronize(void);
 
 /* Sets the kt_error message from the pending Python exception (see the contract); returns
  * KT_ERROR. */

@@ -1,5 +1,6 @@
 /* checks.c - the engine's checks before the run takes a folder (see checks.h). */
 #include "run/checks.h"
+#include "python/py_variant.h"
 
 #include "arm/arm.h"
 #include "decide/sequential.h"
@@ -56,6 +57,29 @@ static void library_warnings(const kt_spec *spec, const kt_device_info *info)
     }
 }
 
+/* For a spec with Python arms: what the bridge costs per call here, measured in a throwaway
+ * child for each framework the arms use (an empty function over 3 tensors); it is part
+ * of every timed call of those arms. */
+static void python_note(const kt_spec *spec)
+{
+    int used[2] = {0, 0};
+    for (size_t a = 0; a <= spec->n_candidates; a++) {
+        const kt_arm *arm = a == 0 ? &spec->baseline : &spec->candidates[a - 1];
+        if (arm->variant && kt_py_is_variant(arm->variant))
+            used[kt_py_variant_framework(arm->variant)] = 1;
+    }
+    for (int fw = 0; fw < 2; fw++) {
+        if (!used[fw])
+            continue;
+        double ns = kt_py_bridge_cost_ns((kt_py_framework)fw, 3);
+        if (isfinite(ns))
+            fprintf(stderr,
+                    "note: Python arms (%s): the bridge costs %.2f us per call on this machine "
+                    "(an empty function over 3 tensors; part of every timed call of those arms)\n",
+                    kt_py_framework_name((kt_py_framework)fw), ns / 1e3);
+    }
+}
+
 int kt_run_check_backend(const kt_spec *spec)
 {
     const kt_backend_iface *iface = kt_backend_find(spec->backend);
@@ -70,6 +94,7 @@ int kt_run_check_backend(const kt_spec *spec)
         return KT_EXIT_UNAVAILABLE;
     }
     library_warnings(spec, &info);
+    python_note(spec);
     if (strcmp(spec->backend_requested, "auto") == 0 && iface == kt_backend_auto(KT_AUTO_HOST)) {
         const kt_backend_iface *cuda = kt_backend_auto(KT_AUTO_DEVICE);
         kt_device_info ci;

@@ -13,6 +13,7 @@
 #include "spec/matrix.h"
 #include "spec/plan.h"
 #include "spec/spec_plugins.h"
+#include "spec/spec_python.h"
 #include "util/suggest.h"
 #include "spec/yaml_tree.h"
 
@@ -726,6 +727,10 @@ static void check_arm(mctx *c, const kt_node *node, const char *path, kt_arm *ar
     arm->col = node->col;
     if (!c->backend_ok)
         return;
+    if (kt_node_get(node, "python")) {
+        kt_spec_python_arm(spec, node, path, arm, c->diag);
+        return;
+    }
     const kt_node *vnode = kt_node_get(node, "variant");
     const char *name = kt_node_str(vnode);
     if (!vnode && is_command(spec))
@@ -787,6 +792,8 @@ static void check_arm(mctx *c, const kt_node *node, const char *path, kt_arm *ar
                    spec->op->name, name ? name : "", spec->backend, list);
         return;
     }
+    if (kt_py_is_variant(arm->variant) && !kt_py_module_available("torch"))
+        report(c, vnode, sub, "variant '%s' calls PyTorch: %s", name, kt_error_last());
     char owner[96];
     snprintf(owner, sizeof(owner), "variant '%s'", arm->variant->name);
     snprintf(sub, sizeof(sub), "%s.params", path);
