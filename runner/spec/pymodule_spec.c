@@ -62,11 +62,11 @@ static void read_arm(pctx *c, const kt_node *node, const char *where, int baseli
     } else if (baseline || problem) {
         arm->file = problem ? strdup(problem) : NULL; /* the problem file's own class */
     }
-    if (kt_node_get(node, "variant") || kt_node_get(node, "plugin") || kt_node_get(node, "run"))
-        report(c, node,
-               "%s: op pymodule arms are a class ('class', 'file'), not a variant, "
-               "plugin or command",
-               where);
+    static const char *const other[] = {"variant", "plugin", "run", "python", NULL};
+    for (int i = 0; other[i]; i++)
+        if (kt_node_get(node, other[i]))
+            report(c, node, "%s: op pymodule arms are a class ('class', 'file'), not '%s'", where,
+                   other[i]);
 }
 
 int kt_pymodule_spec_parse(kt_pymodule_spec **out, const kt_node *root, const char *spec_path,
