@@ -183,6 +183,20 @@ typedef struct kt_missing_variant {
     const char *reason;
 } kt_missing_variant;
 
+/* One tensor of a built-in op as its kernels receive it (op_tensors.c, the one table):
+ * 'output' 0 for call->inputs, 1 for call->outputs, rows in that order. */
+typedef struct kt_op_tensor_doc {
+    const char *op;
+    const char *name;   /* as the op's shape() names it in problem->tensors */
+    int output;         /* 0: an input, 1: an output */
+    const char *shape;  /* in the op's sizes: "[m, k]", "a | b" where the phase decides */
+    const char *layout; /* the memory order and what the rows hold */
+    const char *dtype;  /* the storage type */
+} kt_op_tensor_doc;
+
+/* The rows of 'op' in call order in *out; returns how many (0: no tensors, as 'command'). */
+int kt_op_tensor_docs(const char *op, const kt_op_tensor_doc **out);
+
 /* ---- registry: static tables, then what plugins added -------------------- */
 
 int kt_op_count(void);

@@ -18,7 +18,7 @@
 
 static const kt_op *const ops[] = {
     &kt_op_synthetic,     &kt_op_gemm,    &kt_op_swiglu_mlp, &kt_op_attention_decode,
-    &kt_op_decoder_layer, &kt_op_command, &kt_op_service,
+    &kt_op_decoder_layer, &kt_op_command, &kt_op_service, &kt_op_pymodule,
 };
 
 #ifdef KT_HAVE_CUDA
@@ -47,6 +47,7 @@ static const kt_variant *const variants[] = {
     &kt_variant_cpu_swiglu_fused,       &kt_variant_cpu_attention_dense,
     &kt_variant_cpu_attention_ffd,      &kt_variant_cpu_decoder_layer,
     &kt_variant_process_exec,           &kt_variant_process_serve,
+    &kt_variant_cpu_pymodule,
 #ifdef KT_HAVE_ONEDNN
     &kt_variant_cpu_gemm_onednn,
 #endif

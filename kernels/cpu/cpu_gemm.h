@@ -65,12 +65,19 @@ static inline float kt_cpu_silu_mul(float g, float u)
     return g / (1.0f + expf(-g)) * u;
 }
 
-/* OpenBLAS sgemm on storage-typed operands. For fp16 and bf16 (the installed OpenBLAS
- * exports no sbgemm) the operands are converted to fp32 inside the call, into buffers
- * allocated once by kt_cpu_blas_init so the backend counts them. */
+/* OpenBLAS on storage-typed operands: sgemm, or at m == 1 (a decode step) sgemv, the routine
+ * an engine calls for one row. For fp16 and bf16 (the installed OpenBLAS exports neither
+ * sbgemm nor sbgemv) the operands are converted to fp32 inside the call, into buffers
+ * allocated once by kt_cpu_blas_init so the backend counts them: at m > 1 all of w at once;
+ * at m == 1 w is converted a chunk of 'rows' rows at a time into a per-thread buffer that
+ * stays in cache and multiplied by sgemv there, so w is read once from memory. */
 typedef struct kt_cpu_blas {
     kt_dtype dtype;
     int64_t m, n, k;
+    int gemv;         /* 1: m == 1, calls go to sgemv */
+    int64_t rows;     /* gemv with fp16/bf16: rows of w per converted chunk */
+    int slots;        /* gemv with fp16/bf16: per-thread chunk buffers in w */
+    size_t w_floats;  /* floats allocated at w */
     float *x, *w, *y; /* fp32 staging; NULL for fp32 storage */
 } kt_cpu_blas;
 

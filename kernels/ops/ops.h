@@ -8,6 +8,9 @@ extern const kt_op kt_op_synthetic;
 extern const kt_op kt_op_gemm;
 extern const kt_op kt_op_attention_decode;
 extern const kt_op kt_op_swiglu_mlp;
+/* pymodule.c: KernelBench-layout problems, and the variant that names their arms */
+extern const kt_op kt_op_pymodule;
+extern const kt_variant kt_variant_cpu_pymodule;
 
 /* Zeroes 'p' and sets its op and dtype. */
 void kt_op_problem_init(kt_problem *p, const kt_op *op, kt_dtype dtype);

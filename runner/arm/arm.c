@@ -4,11 +4,16 @@
 
 #include <string.h>
 
-static const kt_arm_kind *const kinds[] = {&kt_arm_kernel, &kt_arm_command, &kt_arm_service};
+static const kt_arm_kind *const kinds[] = {&kt_arm_kernel, &kt_arm_command, &kt_arm_service,
+                                           &kt_arm_pymodule};
 
 const kt_arm_kind *kt_arm_kind_of(const kt_spec *spec)
 {
-    return spec->service ? &kt_arm_service : spec->command ? &kt_arm_command : &kt_arm_kernel;
+    if (spec->service)
+        return &kt_arm_service;
+    if (spec->pymodule)
+        return &kt_arm_pymodule;
+    return spec->command ? &kt_arm_command : &kt_arm_kernel;
 }
 
 const kt_arm_kind *kt_arm_kind_at(size_t i)

@@ -153,9 +153,10 @@ typedef struct kt_arm_kind {
     const char *(*metric)(const kt_spec *spec, int *higher);
 } kt_arm_kind;
 
-extern const kt_arm_kind kt_arm_kernel;  /* arm/kernel/ */
-extern const kt_arm_kind kt_arm_command; /* arm/command/ */
-extern const kt_arm_kind kt_arm_service; /* arm/service/ */
+extern const kt_arm_kind kt_arm_kernel;   /* arm/kernel/ */
+extern const kt_arm_kind kt_arm_command;  /* arm/command/ */
+extern const kt_arm_kind kt_arm_service;  /* arm/service/ */
+extern const kt_arm_kind kt_arm_pymodule; /* arm/pymodule/ */
 
 /* The kind of every arm of 'spec'. */
 const kt_arm_kind *kt_arm_kind_of(const kt_spec *spec);

@@ -1,5 +1,6 @@
 /* cmd_kernels.c - 'ktrial kernels': ops, backends, variants and their params; with --plugin,
- * what one or more plugin libraries provide. */
+ * what one or more plugin libraries provide; with --op, one op and its tensors (name, call
+ * order, shape, layout, dtype) from kernels/op_tensors.c's table. */
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "util/json.h"
@@ -203,9 +204,40 @@ static void print_axes(const kt_op *op)
     printf("\n");
 }
 
+/* The op's tensors in call order, from the one table (kt_op_tensor_docs). */
+static cJSON *tensors_json(const kt_op *op)
+{
+    cJSON *a = cJSON_CreateArray();
+    const kt_op_tensor_doc *t;
+    int n = kt_op_tensor_docs(op->name, &t);
+    for (int i = 0, index[2] = {0, 0}; i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", t[i].name);
+        cJSON_AddStringToObject(o, "role", t[i].output ? "output" : "input");
+        cJSON_AddNumberToObject(o, "index", index[t[i].output]++);
+        cJSON_AddStringToObject(o, "shape", t[i].shape);
+        cJSON_AddStringToObject(o, "layout", t[i].layout);
+        cJSON_AddStringToObject(o, "dtype", t[i].dtype);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
+static void print_tensors(const kt_op *op)
+{
+    const kt_op_tensor_doc *t;
+    int n = kt_op_tensor_docs(op->name, &t);
+    for (int i = 0, index[2] = {0, 0}; i < n; i++) {
+        if (i == 0)
+            printf("  tensors (call->inputs[i], then call->outputs[i]; dtype: %s):\n", t[i].dtype);
+        printf("    %-7s %d  %-10s %s\n      %s\n", t[i].output ? "output" : "input",
+               index[t[i].output]++, t[i].name, t[i].shape, t[i].layout);
+    }
+}
+
 /* What the text listing shows, as one JSON document: backends, and per op its input params,
  * its variants with their params, and the variants this build left out. */
-static cJSON *kernels_json(const char *only, const int *plugins, int n_plugins)
+static cJSON *kernels_json(const char *only, const char *only_op, const int *plugins, int n_plugins)
 {
     cJSON *doc = cJSON_CreateObject();
     cJSON *backends = cJSON_AddArrayToObject(doc, "backends");
@@ -224,6 +256,8 @@ static cJSON *kernels_json(const char *only, const int *plugins, int n_plugins)
     cJSON *ops = cJSON_AddArrayToObject(doc, "ops");
     for (int i = 0; i < kt_op_count(); i++) {
         const kt_op *op = kt_op_at(i);
+        if (only_op && strcmp(op->name, only_op) != 0)
+            continue;
         cJSON *o = cJSON_CreateObject(), *variants = cJSON_CreateArray();
         cJSON *missing = cJSON_CreateArray();
         for (int v = 0; v < kt_variant_count(); v++) {
@@ -264,6 +298,7 @@ static cJSON *kernels_json(const char *only, const int *plugins, int n_plugins)
         cJSON_AddBoolToObject(o, "decode_context",
                               !(op->axes & KT_AXIS_PHASE) || (op->axes & KT_AXIS_DECODE_CONTEXT));
         cJSON_AddItemToObject(o, "input_params", params_json(op->input_params, op->n_input_params));
+        cJSON_AddItemToObject(o, "tensors", tensors_json(op));
         cJSON_AddItemToObject(o, "variants", variants);
         cJSON_AddItemToObject(o, "not_built", missing);
         cJSON_AddItemToArray(ops, o);
@@ -294,9 +329,19 @@ static int check_backend(const char *name)
     return kt_opt_check_choice("kernels", "--backend", name, names, n);
 }
 
+/* --op names one of the registry's ops (with the loaded plugins'), with "did you mean". */
+static int check_op(const char *name)
+{
+    const char *names[32];
+    size_t n = 0;
+    for (int o = 0; o < kt_op_count() && n < sizeof(names) / sizeof(names[0]); o++)
+        names[n++] = kt_op_at(o)->name;
+    return kt_opt_check_choice("kernels", "--op", name, names, n);
+}
+
 int cmd_kernels(int argc, char **argv)
 {
-    const char *only = NULL;
+    const char *only = NULL, *only_op = NULL;
     char *paths[16];
     int plugins[16], n_plugins = 0, json = 0, more;
     kt_opt_parser p;
@@ -308,6 +353,8 @@ int cmd_kernels(int argc, char **argv)
             only = v;
         else if (kt_opt_is(opt, "--plugin") && n_plugins < 16)
             paths[n_plugins++] = (char *)v;
+        else if (kt_opt_is(opt, "--op"))
+            only_op = v;
         else if (kt_opt_is(opt, "--json"))
             json = 1;
         else
@@ -320,8 +367,10 @@ int cmd_kernels(int argc, char **argv)
         return rc;
     if (only && (rc = check_backend(only)))
         return rc;
+    if (only_op && (rc = check_op(only_op)))
+        return rc;
     if (json) {
-        cJSON *doc = kernels_json(only, plugins, n_plugins);
+        cJSON *doc = kernels_json(only, only_op, plugins, n_plugins);
         char *text = doc ? kt_json_print(doc) : NULL;
         rc = text ? KT_EXIT_KEEP : KT_EXIT_SOFTWARE;
         printf("%s\n", text ? text : "{}");
@@ -343,6 +392,8 @@ int cmd_kernels(int argc, char **argv)
     for (int o = 0; o < kt_op_count(); o++) {
         const kt_op *op = kt_op_at(o);
         int shown = 0;
+        if (only_op && strcmp(op->name, only_op) != 0)
+            continue;
         for (int v = 0; v < kt_variant_count(); v++) {
             const kt_variant *var = kt_variant_at(v);
             if (!variant_shown(var, op, only, plugins, n_plugins))
@@ -352,6 +403,8 @@ int cmd_kernels(int argc, char **argv)
                 printf("\nop %s: %s%s%s%s\n", op->name, op->doc, from >= 0 ? " (from " : "",
                        from >= 0 ? kt_plugin_path(from) : "", from >= 0 ? ")" : "");
                 print_axes(op);
+                if (only_op)
+                    print_tensors(op);
                 for (int i = 0; i < op->n_input_params; i++) {
                     if (i == 0)
                         printf("  input params (inputs.params):\n");

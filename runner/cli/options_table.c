@@ -60,6 +60,8 @@ static const kt_option table[] = {
     {"kernels", "--backend", NULL, "NAME", "list only this backend's variants"},
     {"kernels", "--plugin", NULL, "PATH",
      "load a plugin library and list what it provides (repeatable)"},
+    {"kernels", "--op", NULL, "OP",
+     "list only this op, with its tensors: name, order, shape, layout, dtype"},
     {"kernels", "--json", NULL, NULL, "print backends, ops, variants and params as JSON"},
     /* show */
     {"show", "--json", NULL, NULL,

@@ -4,6 +4,7 @@
 #include "spec/spec.h"
 #include "spec/command_spec.h"
 #include "spec/service_spec.h"
+#include "spec/pymodule_spec.h"
 #include "spec/embedded.h"
 #include "spec/schema.h"
 #include "spec/matrix.h"
@@ -66,6 +67,7 @@ void kt_spec_free(kt_spec *spec)
     free(spec->matrix);
     kt_command_spec_free(spec->command);
     kt_service_spec_free(spec->service);
+    kt_pymodule_spec_free(spec->pymodule);
     free(spec);
 }
 

@@ -138,6 +138,9 @@ typedef struct kt_spec {
     struct kt_command_spec *command;
     /* op 'service' only: tasks, servers, request, load (spec/service_spec.h) */
     struct kt_service_spec *service;
+    /* op 'pymodule' only: problem file, globals, each arm's class and file
+     * (spec/pymodule_spec.h) */
+    struct kt_pymodule_spec *pymodule;
 } kt_spec;
 
 typedef struct kt_spec_options {

@@ -10,6 +10,7 @@
 #include "spec/catalog.h"
 #include "spec/command_spec.h"
 #include "spec/service_spec.h"
+#include "spec/pymodule_spec.h"
 #include "spec/matrix.h"
 #include "spec/plan.h"
 #include "spec/spec_plugins.h"
@@ -520,11 +521,23 @@ static int is_process_op(const kt_spec *spec)
     return is_command(spec) || is_service(spec);
 }
 
+static int is_pymodule(const kt_spec *spec)
+{
+    return spec->op && strcmp(spec->op->name, "pymodule") == 0;
+}
+
+/* Ops whose points are not model-shaped (command, service, pymodule): batch_sizes and context_lengths
+ * are optional, one value each when left out. */
+static int axes_optional(const kt_spec *spec)
+{
+    return is_process_op(spec) || is_pymodule(spec);
+}
+
 /* op command: an axis the spec leaves out is one value, 'value' ({batch_size} is 1 and
  * {context_length} 0 unless listed). */
 static void default_axis(mctx *c, const char *key, int64_t **values, size_t *n, int64_t value)
 {
-    if (kt_node_get(c->root, key) || !is_process_op(c->spec))
+    if (kt_node_get(c->root, key) || !axes_optional(c->spec))
         return;
     free(*values);
     *values = malloc(sizeof(**values));
@@ -545,7 +558,7 @@ static void check_axes(mctx *c)
         spec->roles[i] = role_values[roles[i]];
     check_models(c);
     check_int_axis(c, "batch_sizes", KT_AXIS_BATCH, "batch_size", MAX_BYTES_DIM,
-                   !is_process_op(spec), &spec->batch_sizes, &spec->n_batch_sizes);
+                   !axes_optional(spec), &spec->batch_sizes, &spec->n_batch_sizes);
     default_axis(c, "batch_sizes", &spec->batch_sizes, &spec->n_batch_sizes, 1);
     /* kt_phase values are the indexes of phase_names; defaults: decode only */
     check_enum_axis(c, "phases", KT_AXIS_PHASE, "phase", phase_names, 2, 1, &phases,
@@ -560,7 +573,7 @@ static void check_axes(mctx *c)
      * the op's decode points read a cache of that context */
     unsigned axes = spec->op->axes;
     int need_context = (!(axes & KT_AXIS_PHASE) || (axes & KT_AXIS_DECODE_CONTEXT) || prefill) &&
-                       !is_process_op(spec);
+                       !axes_optional(spec);
     check_int_axis(c, "context_lengths", KT_AXIS_CONTEXT, "context_length", MAX_CONTEXT,
                    need_context, &spec->context_lengths, &spec->n_context_lengths);
     default_axis(c, "context_lengths", &spec->context_lengths, &spec->n_context_lengths, 0);
@@ -736,6 +749,8 @@ static void check_arm(mctx *c, const kt_node *node, const char *path, kt_arm *ar
         name = "exec"; /* the process backend's one variant: the arm is its 'run' list */
     if (!vnode && is_service(spec))
         name = "serve"; /* the arm is its server's 'setup' list */
+    if (!vnode && is_pymodule(spec))
+        name = "module"; /* the arm is its class, made and called by the pymodule arm kind */
     char sub[96];
     snprintf(sub, sizeof(sub), "%s.variant", path);
     const kt_node *pnode = kt_node_get(node, "plugin");
@@ -1172,6 +1187,34 @@ done:
     kt_matrix_free(&m);
 }
 
+/* op pymodule: its problem, globals and arm classes (spec/pymodule_spec.c); any other op:
+ * none of those keys. */
+static void check_pymodule(mctx *c)
+{
+    if (is_pymodule(c->spec)) {
+        kt_pymodule_spec_parse(&c->spec->pymodule, c->root, c->spec->path, c->diag);
+        return;
+    }
+    for (int i = 0; kt_pymodule_keys[i]; i++) {
+        const kt_node *key;
+        if (get_key(c->root, kt_pymodule_keys[i], &key))
+            report(c, key, kt_pymodule_keys[i],
+                   "only op 'pymodule' has '%s' (this spec's op is '%s')", kt_pymodule_keys[i],
+                   c->spec->op->name);
+    }
+    const kt_node *list = kt_node_get(c->root, "candidates");
+    size_t n = list && list->kind == KT_NODE_SEQ ? list->n : 0;
+    for (size_t a = 0; a <= n; a++) {
+        const kt_node *arm = a == 0 ? kt_node_get(c->root, "baseline") : list->items[a - 1];
+        for (int i = 0; kt_pymodule_arm_keys[i]; i++) {
+            const kt_node *key;
+            if (get_key(arm, kt_pymodule_arm_keys[i], &key))
+                report(c, key, kt_pymodule_arm_keys[i], "only op 'pymodule' arms have '%s'",
+                       kt_pymodule_arm_keys[i]);
+        }
+    }
+}
+
 /* op command: its tasks, argv lists and placeholders (spec/command_spec.c); any other op:
  * none of the command keys. */
 static void check_command(mctx *c)
@@ -1195,6 +1238,7 @@ static void check_command(mctx *c)
             report(c, key, service_keys[i], "only op 'service' has '%s' (this spec's op is '%s')",
                    service_keys[i], c->spec->op->name);
     }
+    check_pymodule(c);
     if (is_command(c->spec)) {
         kt_command_spec_parse(&c->spec->command, c->root, c->spec->path, c->diag);
         return;

@@ -14,7 +14,7 @@ COMMANDS = ["run", "validate", "init", "lock", "models", "kernels", "show", "com
 
 # A value each kind of argument accepts, so that parsing succeeds and the command fails later
 # (on the missing files) with something other than a usage error.
-VALUES = {"DIR": "{tmp}/dir", "NAME": "cpu", "I/N|auto": "1/2", "FILE": "{tmp}/file",
+VALUES = {"DIR": "{tmp}/dir", "NAME": "cpu", "OP": "gemm", "I/N|auto": "1/2", "FILE": "{tmp}/file",
           "PATH": "{tmp}/lib.so", "F": "0.02", "C": "0.9", "N": "2", "GPUS": "0", "CPUS": "2", "P": "debug",
           "T": "01:00:00", "OP": "gemm", "M": "qwen2.5-0.5b"}
 # Positional arguments (and required options) that make each command complete.

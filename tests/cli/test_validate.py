@@ -313,11 +313,11 @@ class Schema(unittest.TestCase):
 
     def test_every_object_is_closed(self):
         """additionalProperties is false on every object, except the maps whose keys ktrial
-        checks against the registry (params, matrix rules) and a command arm's env (any
-        variable name)."""
+        checks against the registry (params, matrix rules), a command arm's env (any
+        variable name) and op pymodule's globals (any name of the problem file)."""
         with open(os.path.join(SOURCE, "schemas/experiment.schema.json")) as f:
             schema = json.load(f)
-        open_maps = {"params", "matrix_rule", "env"}
+        open_maps = {"params", "matrix_rule", "env", "globals"}
 
         def walk(node, where):
             if isinstance(node, dict):

@@ -10,6 +10,7 @@
 #include "arm/arm.h"
 #include "spec/command_spec.h"
 #include "spec/service_spec.h"
+#include "spec/pymodule_spec.h"
 
 #include <string.h>
 
@@ -33,8 +34,9 @@ static void every_kind_has_the_engines_operations(void **state)
         /* the profile pass reads the meters that the kind says it reports */
         assert_true(!k->profile || (k->usage & KT_ARM_USAGE_COUNTERS));
     }
-    assert_int_equal(n, 3);
+    assert_int_equal(n, 4);
     assert_null(kt_arm_kind_find("python"));
+    assert_non_null(kt_arm_kind_find("pymodule"));
 }
 
 static void the_kinds_declare_what_differs(void **state)
@@ -65,6 +67,13 @@ static void the_kinds_declare_what_differs(void **state)
     assert_false(service->isolated || service->needs_backend || service->placements);
     assert_true(service->usage & KT_ARM_USAGE_RSS);
     assert_null(service->metric);
+    /* pymodule: float64 (Model in double), the backend's timer, Python in a forked worker,
+     * each call checked; no placements (a module holds its own weights) */
+    const kt_arm_kind *py = kt_arm_kind_find("pymodule");
+    assert_int_equal(py->numerics, KT_ARM_NUMERICS_FLOAT64);
+    assert_int_equal(py->clock, KT_ARM_CLOCK_BACKEND);
+    assert_true(py->isolated && py->needs_backend && py->checks_each_call);
+    assert_false(py->placements);
 }
 
 static void a_specs_arms_are_of_its_ops_kind(void **state)
@@ -87,6 +96,11 @@ static void a_specs_arms_are_of_its_ops_kind(void **state)
     memset(&ss, 0, sizeof(ss));
     spec.service = &ss; /* a service spec's arms are servers, whatever else it holds */
     assert_ptr_equal(kt_arm_kind_of(&spec), kt_arm_kind_find("service"));
+    spec.service = NULL;
+    kt_pymodule_spec ps;
+    memset(&ps, 0, sizeof(ps));
+    spec.pymodule = &ps;
+    assert_ptr_equal(kt_arm_kind_of(&spec), kt_arm_kind_find("pymodule"));
 }
 
 int main(void)
