@@ -17,6 +17,8 @@
     X(kernels, "", "list ops, variants per backend, and their params (or what a plugin provides)") \
     X(show, "RESULT", "print the summary of an archived run")                                      \
     X(compare, "OLD NEW", "compare two runs of one experiment at two code states")                 \
+    X(verify, "ARCHIVE...",                                                                        \
+      "recompute an archive's seal, verdicts and decision from its files, and list what differs")  \
     X(merge, "SHARD_DIR...", "merge the shards of one run into one archive with one verdict")      \
     X(slurm, "SPEC",                                                                               \
       "write (and submit) a Slurm job array that runs the shards, and a job that merges them")     \

@@ -1,0 +1,333 @@
+/* archive_check.c - an archived run read back and decided again (see archive_check.h). */
+#include "archive/archive_check.h"
+
+#include "archive/run_archive.h"
+#include "decide/aggregate.h"
+#include "result/result_json.h"
+#include "spec/matrix.h"
+#include "util/json.h"
+#include "util/sha256.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* What a point's file said of a candidate, kept to compare with what its pairs say. */
+typedef struct said {
+    kt_verdict verdict;
+    double speedup, ci_low, ci_high;
+} said;
+
+static int same_real(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b);
+    return a == b || fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b));
+}
+
+/* Decides 'pts' again; 'file' names where they were read. Returns 0, or -1 when a point does
+ * not fit the spec (said as a problem; that point keeps what it said). */
+static int rederive(kt_point_result *pts, size_t n, const kt_rejudge *rj, const char *file,
+                    kt_problems *out)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        kt_point_result *p = &pts[i];
+        said before[KT_LIMIT_CANDIDATES];
+        for (size_t k = 0; k < p->n_cands && k < KT_LIMIT_CANDIDATES; k++) {
+            const kt_candidate_result *c = &p->cands[k];
+            before[k] = (said){c->verdict, c->speedup, c->ci_low, c->ci_high};
+        }
+        if (kt_rejudge_point(rj, p) < 0) {
+            kt_problems_add(out, "%s: %s", file, kt_error_last());
+            kt_error_clear();
+            rc = -1;
+            continue;
+        }
+        for (size_t k = 0; k < p->n_cands; k++) {
+            const kt_candidate_result *c = &p->cands[k];
+            const said *b = &before[k];
+            if (b->verdict != c->verdict)
+                kt_problems_add(out,
+                                "%s says %s for candidate '%s' at point '%s', its pairs say "
+                                "%s: %s",
+                                file, kt_verdict_name(b->verdict), c->arm.name, p->point.id,
+                                kt_verdict_name(c->verdict), c->n_reasons ? c->reasons[0] : "");
+            else if (!same_real(b->speedup, c->speedup) || !same_real(b->ci_low, c->ci_low) ||
+                     !same_real(b->ci_high, c->ci_high))
+                kt_problems_add(out,
+                                "%s says speedup %.4g [%.4g, %.4g] for candidate '%s' at "
+                                "point '%s', its pairs say %.4g [%.4g, %.4g]",
+                                file, b->speedup, b->ci_low, b->ci_high, c->arm.name, p->point.id,
+                                c->speedup, c->ci_low, c->ci_high);
+        }
+    }
+    return rc;
+}
+
+static int same_pairs(const kt_candidate_result *a, const kt_candidate_result *b)
+{
+    if (a->n_pairs != b->n_pairs)
+        return 0;
+    for (size_t i = 0; i < a->n_pairs; i++) {
+        const kt_pair *x = &a->pairs[i], *y = &b->pairs[i];
+        if (x->rep != y->rep || x->input_set != y->input_set ||
+            x->candidate_first != y->candidate_first || !same_real(x->base_ns, y->base_ns) ||
+            !same_real(x->cand_ns, y->cand_ns) || !same_real(x->base_noise, y->base_noise) ||
+            !same_real(x->cand_noise, y->cand_noise) || x->throttled != y->throttled ||
+            x->placement != y->placement)
+            return 0;
+    }
+    return 1;
+}
+
+/* What the limits read of an arm: failure, numerics, repeatability, memory, set-up. */
+static int same_arm(const kt_arm_result *a, const kt_arm_result *b)
+{
+    if (a->failed != b->failed || a->n_sets != b->n_sets || a->repeatable != b->repeatable ||
+        !same_real(a->bytes, b->bytes) || !same_real(a->variant_bytes, b->variant_bytes) ||
+        !same_real(a->prepare_ns, b->prepare_ns))
+        return 0;
+    for (int s = 0; s < a->n_sets; s++) {
+        const kt_numerics *x = &a->numerics[s], *y = &b->numerics[s];
+        if (!same_real(x->rel_l2, y->rel_l2) || !same_real(x->cosine, y->cosine) ||
+            !same_real(x->max_abs, y->max_abs))
+            return 0;
+    }
+    return 1;
+}
+
+static const kt_point_result *find_point(const kt_point_result *pts, size_t n, const char *id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(pts[i].point.id, id) == 0)
+            return &pts[i];
+    return NULL;
+}
+
+/* result.json's points against points.jsonl's: the same points, pairs and arms. */
+static void cross_check(const kt_run_result *doc_run, const kt_point_result *pts, size_t n,
+                        kt_problems *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        const kt_point_result *q = &pts[i];
+        const kt_point_result *p = find_point(doc_run->points, doc_run->n_points, q->point.id);
+        if (!p) {
+            kt_problems_add(out, "points.jsonl holds point '%s', result.json does not",
+                            q->point.id);
+            continue;
+        }
+        if (p->n_cands != q->n_cands) {
+            kt_problems_add(out, "point '%s': result.json holds %zu candidates, points.jsonl %zu",
+                            p->point.id, p->n_cands, q->n_cands);
+            continue;
+        }
+        if (!same_arm(&p->baseline, &q->baseline))
+            kt_problems_add(out,
+                            "point '%s': the baseline's results differ between result.json "
+                            "and points.jsonl",
+                            p->point.id);
+        for (size_t k = 0; k < p->n_cands; k++) {
+            if (!same_pairs(&p->cands[k], &q->cands[k]))
+                kt_problems_add(out,
+                                "point '%s', candidate '%s': result.json holds other pairs "
+                                "than points.jsonl (%zu and %zu)",
+                                p->point.id, q->cands[k].arm.name, p->cands[k].n_pairs,
+                                q->cands[k].n_pairs);
+            if (!same_arm(&p->cands[k].arm, &q->cands[k].arm))
+                kt_problems_add(out,
+                                "point '%s', candidate '%s': its numerics, memory or failure "
+                                "differ between result.json and points.jsonl",
+                                p->point.id, q->cands[k].arm.name);
+        }
+    }
+    for (size_t i = 0; i < doc_run->n_points; i++) {
+        const kt_point_result *p = &doc_run->points[i];
+        if (!kt_point_cut_short(p) && !find_point(pts, n, p->point.id))
+            kt_problems_add(out, "result.json holds point '%s', points.jsonl does not",
+                            p->point.id);
+    }
+}
+
+/* The candidates' and the run's verdicts as stored against the ones aggregated again. */
+static void compare_aggregate(const kt_run_result *stored, const kt_run_result *run,
+                              const cJSON *doc, kt_problems *out)
+{
+    if (stored->n_cands != run->n_cands)
+        kt_problems_add(out, "result.json lists %zu candidates, the spec names %zu",
+                        stored->n_cands, run->n_cands);
+    for (size_t k = 0; k < stored->n_cands && k < run->n_cands; k++) {
+        const kt_candidate_verdict *s = &stored->cands[k], *d = &run->cands[k];
+        if (strcmp(s->name, d->name) != 0)
+            kt_problems_add(out, "result.json lists candidate '%s' where the spec names '%s'",
+                            s->name, d->name);
+        else if (s->verdict != d->verdict || s->keep != d->keep || s->reject != d->reject ||
+                 s->inconclusive != d->inconclusive)
+            kt_problems_add(out,
+                            "result.json says candidate '%s' %s (%d keep, %d reject, %d "
+                            "inconclusive), its points say %s (%d keep, %d reject, %d "
+                            "inconclusive)",
+                            s->name, kt_verdict_name(s->verdict), s->keep, s->reject,
+                            s->inconclusive, kt_verdict_name(d->verdict), d->keep, d->reject,
+                            d->inconclusive);
+        else if (!same_real(s->geomean_speedup, d->geomean_speedup))
+            kt_problems_add(out,
+                            "result.json says candidate '%s' has geomean speedup %.4g, its "
+                            "points say %.4g",
+                            s->name, s->geomean_speedup, d->geomean_speedup);
+    }
+    const cJSON *decision = cJSON_GetObjectItemCaseSensitive(doc, "decision");
+    if (!cJSON_IsObject(decision))
+        return;
+    char word[32];
+    kt_json_get_str(decision, "verdict", word, sizeof(word));
+    if (kt_verdict_parse(word) != (int)run->verdict)
+        kt_problems_add(out, "result.json's decision.verdict says %s, its candidates say %s",
+                        word[0] ? word : "nothing", kt_verdict_name(run->verdict));
+    if ((int)kt_json_get_real(decision, "point_errors", 0) != run->point_errors)
+        kt_problems_add(out, "result.json's decision says %d point errors, its points %d",
+                        (int)kt_json_get_real(decision, "point_errors", 0), run->point_errors);
+}
+
+/* The document's points, candidates and decision replaced by the derived ones. */
+static void derive_doc(cJSON *doc, const kt_run_result *run, const kt_spec *spec)
+{
+    cJSON *points = cJSON_CreateArray();
+    for (size_t i = 0; i < run->n_points; i++)
+        cJSON_AddItemToArray(points, kt_point_result_to_json(&run->points[i], spec));
+    cJSON_ReplaceItemInObjectCaseSensitive(doc, "points", points);
+    cJSON_ReplaceItemInObjectCaseSensitive(doc, "candidates", kt_candidate_verdicts_to_json(run));
+    cJSON *decision = cJSON_GetObjectItemCaseSensitive(doc, "decision");
+    if (!cJSON_IsObject(decision))
+        return;
+    cJSON_ReplaceItemInObjectCaseSensitive(decision, "verdict",
+                                           cJSON_CreateString(kt_verdict_name(run->verdict)));
+    cJSON_ReplaceItemInObjectCaseSensitive(decision, "point_errors",
+                                           cJSON_CreateNumber(run->point_errors));
+}
+
+static void resolve_dir(char *dir, size_t len, const char *path)
+{
+    struct stat sb;
+    char copy[PATH_MAX];
+    snprintf(dir, len, "%s", path);
+    if (stat(path, &sb) == 0 && !S_ISDIR(sb.st_mode)) { /* a result.json: its folder */
+        snprintf(copy, sizeof(copy), "%s", path);
+        snprintf(dir, len, "%s", dirname(copy));
+    }
+}
+
+/* The archived spec, and its bytes against result.json's spec.sha256. */
+static void load_spec(kt_archive *a)
+{
+    kt_diag diag;
+    kt_diag_init(&diag);
+    if (kt_run_archive_load_spec(&a->spec, a->dir, a->doc, &diag) < 0) {
+        kt_problems_add(&a->problems, "spec.yaml: %s; no verdict can be decided again",
+                        kt_error_last());
+        kt_error_clear();
+        kt_spec_free(a->spec);
+        a->spec = NULL;
+    }
+    kt_diag_free(&diag);
+    char hex[65], want[80];
+    kt_json_get_str(kt_json_at_path(a->doc, "spec"), "sha256", want, sizeof(want));
+    if (a->spec && kt_sha256_hex(hex, a->spec->bytes, a->spec->len) == 0 && strcmp(hex, want))
+        kt_problems_add(&a->problems,
+                        "spec.yaml: sha256 %.12s, result.json's spec.sha256 says "
+                        "%.12s",
+                        hex, want);
+}
+
+int kt_archive_check(kt_archive *a, const char *path)
+{
+    memset(a, 0, sizeof(*a));
+    resolve_dir(a->dir, sizeof(a->dir), path);
+    kt_run_result stored;
+    memset(&stored, 0, sizeof(stored));
+    if (kt_run_archive_load_result(&a->doc, path) < 0 ||
+        kt_run_result_from_json(&stored, a->doc) < 0) {
+        kt_run_result_free(&stored);
+        return -1;
+    }
+    char status[32];
+    kt_json_get_str(a->doc, "status", status, sizeof(status));
+    int running = strcmp(status, "running") == 0;
+    const cJSON *seal = cJSON_GetObjectItemCaseSensitive(a->doc, "seal");
+    if (seal)
+        kt_seal_check(a->dir, seal, &a->problems);
+    else if (!running)
+        kt_problems_add(&a->problems,
+                        "result.json (status %s) has no seal: its files cannot be "
+                        "checked against it",
+                        status[0] ? status : "none");
+    load_spec(a);
+    kt_point_result *pts = NULL;
+    size_t n_pts = 0;
+    char jsonl[PATH_MAX];
+    struct stat sb;
+    snprintf(jsonl, sizeof(jsonl), "%s/points.jsonl", a->dir);
+    if (lstat(jsonl, &sb) == 0 && kt_run_archive_load_points(&pts, &n_pts, a->dir, NULL, NULL)) {
+        kt_problems_add(&a->problems, "points.jsonl: %s", kt_error_last());
+        kt_error_clear();
+    }
+    if (!a->spec) { /* nothing to decide by: the stored run, as it is */
+        a->run = stored;
+        memset(&stored, 0, sizeof(stored));
+    } else {
+        kt_rejudge rj;
+        kt_rejudge_init(&rj, a->spec,
+                        kt_json_get_bool(kt_json_at_path(a->doc, "provenance.run"), "quick", 0));
+        int fit = rederive(pts, n_pts, &rj, "points.jsonl", &a->problems);
+        kt_samples_check(a->dir, pts, fit == 0 ? n_pts : 0, &rj, &a->problems);
+        if (!running) {
+            fit |= rederive(stored.points, stored.n_points, &rj, "result.json", &a->problems);
+            cross_check(&stored, pts, n_pts, &a->problems);
+            a->run.points = stored.points;
+            a->run.n_points = stored.n_points;
+            stored.points = NULL;
+            stored.n_points = 0;
+        } else {
+            a->run.points = pts;
+            a->run.n_points = n_pts;
+            pts = NULL;
+            int index, count;
+            kt_result_shard(a->doc, &index, &count);
+            size_t share = 0;
+            for (size_t i = (size_t)index - 1; i < a->spec->matrix->n; i += (size_t)count)
+                share++;
+            a->not_run = share > a->run.n_points ? share - a->run.n_points : 0;
+        }
+        if (fit == 0 && kt_run_aggregate(&a->run, a->spec) == 0) {
+            a->derived = 1;
+            if (!running)
+                compare_aggregate(&stored, &a->run, a->doc, &a->problems);
+            derive_doc(a->doc, &a->run, a->spec);
+        } else if (!running) { /* the stored verdicts over the points as they are */
+            free(a->run.cands);
+            a->run.cands = stored.cands;
+            a->run.n_cands = stored.n_cands;
+            a->run.verdict = stored.verdict;
+            stored.cands = NULL;
+            stored.n_cands = 0;
+        }
+    }
+    for (size_t i = 0; i < n_pts; i++)
+        kt_point_result_free(&pts[i]);
+    free(pts);
+    kt_run_result_free(&stored);
+    return 0;
+}
+
+void kt_archive_close(kt_archive *a)
+{
+    cJSON_Delete(a->doc);
+    kt_run_result_free(&a->run);
+    kt_spec_free(a->spec);
+    kt_problems_free(&a->problems);
+    memset(a, 0, sizeof(*a));
+}
