@@ -47,6 +47,18 @@ void kt_problems_free(kt_problems *p)
     memset(p, 0, sizeof(*p));
 }
 
+void kt_problems_print(FILE *out, const char *dir, const kt_problems *p, int force)
+{
+    const char *level = force ? "warning" : "error";
+    for (size_t i = 0; i < p->n; i++)
+        fprintf(out, "%s: %s: %s\n", level, dir, p->lines[i]);
+    if (p->n)
+        fprintf(out, "%s: '%s' fails verification (%zu problem%s)%s\n", level, dir, p->n,
+                p->n == 1 ? "" : "s",
+                force ? "; read anyway (--force), with the verdicts its pairs give"
+                      : "; --force reads it anyway, with the verdicts its pairs give");
+}
+
 /* Whether a top-level file name is one the seal covers. */
 static int sealed_name(const char *name)
 {

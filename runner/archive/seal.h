@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* Problems found in an archive, one sentence each (what disagrees with what). */
 typedef struct kt_problems {
@@ -16,6 +17,9 @@ typedef struct kt_problems {
 
 void kt_problems_add(kt_problems *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void kt_problems_free(kt_problems *p);
+/* Prints each problem of the archive 'dir' on 'out' as an error (a warning with 'force'), then
+ * a line saying it fails verification and what --force does; nothing when there is none. */
+void kt_problems_print(FILE *out, const char *dir, const kt_problems *p, int force);
 
 /* The specs a resume replaced are kept as spec-<sha256 prefix>.yaml beside spec.yaml. */
 #define KT_SEAL_OLD_SPEC_PREFIX "spec-"

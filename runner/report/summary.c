@@ -212,9 +212,19 @@ static void candidate_lines(FILE *out, const kt_run_result *run, const kt_summar
     for (size_t k = 0; k < run->n_cands; k++) {
         const kt_candidate_verdict *cv = &run->cands[k];
         fprintf(out, "candidate %-*s  ", cw, cv->name);
-        const char *word = kt_verdict_name(cv->verdict);
+        /* a run that stopped has no verdict per candidate either: what its points decided */
+        int stopped = kt_summary_stopped(f);
+        const char *word = stopped ? kt_summary_overall(run, f) : kt_verdict_name(cv->verdict);
         put_verdict(out, word, f->color);
-        fprintf(out, "%*s  %s", 12 - (int)strlen(word), "", cv->reason);
+        size_t total = run->n_points + f->n_not_run;
+        if (stopped)
+            fprintf(out,
+                    "%*s  decided at %d of %zu point%s (%d keep, %d reject, %d inconclusive); "
+                    "no verdict over the experiment",
+                    12 - (int)strlen(word), "", cv->keep + cv->reject + cv->inconclusive, total,
+                    plural(total), cv->keep, cv->reject, cv->inconclusive);
+        else
+            fprintf(out, "%*s  %s", 12 - (int)strlen(word), "", cv->reason);
         if (isfinite(cv->geomean_speedup) && strcmp(f->aggregate, "geomean") != 0)
             fprintf(out, "; geomean speedup %.3f over %zu of %zu point%s", cv->geomean_speedup,
                     measured_points(run, k), kt_run_finished_points(run),

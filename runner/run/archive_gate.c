@@ -8,17 +8,9 @@
 int kt_archive_gate(kt_archive *a, const char *path, int force)
 {
     if (kt_archive_check(a, path) < 0) {
-        fprintf(stderr, "error: %s\n", kt_error_last());
+        fprintf(stderr, "error: '%s': %s\n", path, kt_error_last());
         return KT_EXIT_DATAERR;
     }
-    if (a->problems.n == 0)
-        return 0;
-    const char *level = force ? "warning" : "error";
-    for (size_t i = 0; i < a->problems.n; i++)
-        fprintf(stderr, "%s: %s: %s\n", level, a->dir, a->problems.lines[i]);
-    fprintf(stderr, "%s: '%s' fails verification (%zu problem%s)%s\n", level, a->dir, a->problems.n,
-            a->problems.n == 1 ? "" : "s",
-            force ? "; read anyway (--force), with the verdicts its pairs give"
-                  : "; --force reads it anyway, with the verdicts its pairs give");
-    return force ? 0 : KT_EXIT_DATAERR;
+    kt_problems_print(stderr, a->dir, &a->problems, force);
+    return a->problems.n && !force ? KT_EXIT_DATAERR : 0;
 }

@@ -62,6 +62,9 @@ static cJSON *run_provenance(const kt_run *st, time_t finished)
     cJSON_AddBoolToObject(run, "resumed", st->opt.resume_dir != NULL);
     cJSON_AddNumberToObject(run, "threads", kt_run_threads(st->spec));
     cJSON_AddStringToObject(run, "id", st->run_id);
+    cJSON *specs = kt_run_specs_json(st);
+    if (specs)
+        cJSON_AddItemToObject(run, "specs", specs);
     cJSON *sessions = st->sessions ? cJSON_Duplicate(st->sessions, 1) : cJSON_CreateArray();
     if (sessions) {
         cJSON_AddItemToArray(sessions,
@@ -108,7 +111,8 @@ static int start_archive(kt_run *st)
         if (kt_git_diff_write(&st->git, st->dir, "git.diff") < 0)
             return -1;
     }
-    return st->opt.resume_dir ? 0 : write_result(st, "running", 0);
+    /* a resumed run is running again: its seal no longer holds until it ends */
+    return write_result(st, "running", 0);
 }
 
 /* The run ended: the git state rechecked, the verdicts formed, result.json written. */
@@ -234,5 +238,6 @@ void kt_run_free(kt_run *st)
     kt_git_state_free(&st->git);
     kt_spec_free(st->spec);
     cJSON_Delete(st->sessions);
+    cJSON_Delete(st->specs);
     memset(st, 0, sizeof(*st));
 }
