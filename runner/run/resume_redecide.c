@@ -171,10 +171,11 @@ int kt_run_redecide_resumed(kt_run *st)
     else if (rc == 0 && !same)
         fprintf(stderr,
                 "note: the spec changed since '%s' was measured (sha256 %.12s, now %.12s): its "
-                "%zu finished point%s were decided again under the spec in force, %d verdict%s "
+                "%zu finished point%s %s decided again under the spec in force, %d verdict%s "
                 "changed; the old spec is kept as %s%.12s.yaml\n",
-                st->dir, old_sha, st->spec_sha, st->n_done, st->n_done == 1 ? "" : "s", changed,
-                changed == 1 ? "" : "s", KT_SEAL_OLD_SPEC_PREFIX, old_sha);
+                st->dir, old_sha, st->spec_sha, st->n_done, st->n_done == 1 ? "" : "s",
+                st->n_done == 1 ? "was" : "were", changed, changed == 1 ? "" : "s",
+                KT_SEAL_OLD_SPEC_PREFIX, old_sha);
     cJSON_Delete(doc);
     return rc;
 }
