@@ -111,7 +111,7 @@ static const kt_point_result *find_point(const kt_point_result *pts, size_t n, c
 
 /* result.json's points against points.jsonl's: the same points, pairs and arms. */
 static void cross_check(const kt_run_result *doc_run, const kt_point_result *pts, size_t n,
-                        kt_problems *out)
+                        int failed, kt_problems *out)
 {
     for (size_t i = 0; i < n; i++) {
         const kt_point_result *q = &pts[i];
@@ -147,16 +147,27 @@ static void cross_check(const kt_run_result *doc_run, const kt_point_result *pts
     }
     for (size_t i = 0; i < doc_run->n_points; i++) {
         const kt_point_result *p = &doc_run->points[i];
-        if (!kt_point_cut_short(p) && !find_point(pts, n, p->point.id))
+        /* a run that failed (the engine, not a point) stopped before archiving its last */
+        if (!failed && !kt_point_cut_short(p) && !find_point(pts, n, p->point.id))
             kt_problems_add(out, "result.json holds point '%s', points.jsonl does not",
                             p->point.id);
     }
+}
+
+static kt_exit_code_rule exit_code_rule;
+
+void kt_archive_check_use_exit_codes(kt_exit_code_rule rule)
+{
+    exit_code_rule = rule;
 }
 
 /* The candidates' and the run's verdicts as stored against the ones aggregated again. */
 static void compare_aggregate(const kt_run_result *stored, const kt_run_result *run,
                               const cJSON *doc, kt_problems *out)
 {
+    const cJSON *decision = cJSON_GetObjectItemCaseSensitive(doc, "decision");
+    if (!cJSON_IsObject(decision)) /* a run that failed: no verdict was formed */
+        return;
     if (stored->n_cands != run->n_cands)
         kt_problems_add(out, "result.json lists %zu candidates, the spec names %zu",
                         stored->n_cands, run->n_cands);
@@ -180,17 +191,35 @@ static void compare_aggregate(const kt_run_result *stored, const kt_run_result *
                             "points say %.4g",
                             s->name, s->geomean_speedup, d->geomean_speedup);
     }
-    const cJSON *decision = cJSON_GetObjectItemCaseSensitive(doc, "decision");
-    if (!cJSON_IsObject(decision))
-        return;
     char word[32];
     kt_json_get_str(decision, "verdict", word, sizeof(word));
     if (kt_verdict_parse(word) != (int)run->verdict)
         kt_problems_add(out, "result.json's decision.verdict says %s, its candidates say %s",
                         word[0] ? word : "nothing", kt_verdict_name(run->verdict));
+    char status[32];
+    int index, count, recorded = (int)kt_json_get_real(decision, "exit_code", -1);
+    kt_json_get_str(doc, "status", status, sizeof(status));
+    kt_result_shard(doc, &index, &count);
+    int want = exit_code_rule ? exit_code_rule(run, status, count) : -1;
+    if (want >= 0 && recorded != want)
+        kt_problems_add(out,
+                        "result.json's decision.exit_code says %d, a run %s with these "
+                        "verdicts exits %d",
+                        recorded, status, want);
     if ((int)kt_json_get_real(decision, "point_errors", 0) != run->point_errors)
         kt_problems_add(out, "result.json's decision says %d point errors, its points %d",
                         (int)kt_json_get_real(decision, "point_errors", 0), run->point_errors);
+}
+
+/* 'raw' (freed) as a reader of result.json sees it: printed and parsed back, so its numbers
+ * are numbers (the writers' exact reals are raw text until then). */
+static cJSON *as_read(cJSON *raw)
+{
+    char *text = raw ? cJSON_PrintUnformatted(raw) : NULL;
+    cJSON_Delete(raw);
+    cJSON *parsed = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    return parsed ? parsed : cJSON_CreateArray();
 }
 
 /* The document's points, candidates and decision replaced by the derived ones. */
@@ -199,8 +228,9 @@ static void derive_doc(cJSON *doc, const kt_run_result *run, const kt_spec *spec
     cJSON *points = cJSON_CreateArray();
     for (size_t i = 0; i < run->n_points; i++)
         cJSON_AddItemToArray(points, kt_point_result_to_json(&run->points[i], spec));
-    cJSON_ReplaceItemInObjectCaseSensitive(doc, "points", points);
-    cJSON_ReplaceItemInObjectCaseSensitive(doc, "candidates", kt_candidate_verdicts_to_json(run));
+    cJSON_ReplaceItemInObjectCaseSensitive(doc, "points", as_read(points));
+    cJSON_ReplaceItemInObjectCaseSensitive(doc, "candidates",
+                                           as_read(kt_candidate_verdicts_to_json(run)));
     cJSON *decision = cJSON_GetObjectItemCaseSensitive(doc, "decision");
     if (!cJSON_IsObject(decision))
         return;
@@ -286,7 +316,7 @@ int kt_archive_check(kt_archive *a, const char *path)
         kt_samples_check(a->dir, pts, fit == 0 ? n_pts : 0, &rj, &a->problems);
         if (!running) {
             fit |= rederive(stored.points, stored.n_points, &rj, "result.json", &a->problems);
-            cross_check(&stored, pts, n_pts, &a->problems);
+            cross_check(&stored, pts, n_pts, strcmp(status, "failed") == 0, &a->problems);
             a->run.points = stored.points;
             a->run.n_points = stored.n_points;
             stored.points = NULL;
@@ -304,9 +334,10 @@ int kt_archive_check(kt_archive *a, const char *path)
         }
         if (fit == 0 && kt_run_aggregate(&a->run, a->spec) == 0) {
             a->derived = 1;
-            if (!running)
+            if (!running) { /* a running one's points are points.jsonl's, not the doc's */
                 compare_aggregate(&stored, &a->run, a->doc, &a->problems);
-            derive_doc(a->doc, &a->run, a->spec);
+                derive_doc(a->doc, &a->run, a->spec);
+            }
         } else if (!running) { /* the stored verdicts over the points as they are */
             free(a->run.cands);
             a->run.cands = stored.cands;

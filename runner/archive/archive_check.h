@@ -30,6 +30,12 @@ typedef struct kt_archive {
 int kt_archive_check(kt_archive *a, const char *path);
 void kt_archive_close(kt_archive *a);
 
+/* How the exit code a run records (decision.exit_code) follows from its derived run, its status
+ * and its shard count (run/exit_code.c's kt_run_ended_exit_code, registered by main.c at start:
+ * the codes belong to a layer above). Unset, decision.exit_code is not checked. */
+typedef int (*kt_exit_code_rule)(const kt_run_result *run, const char *status, int shard_count);
+void kt_archive_check_use_exit_codes(kt_exit_code_rule rule);
+
 /* samples.csv of 'dir' against the pairs of 'points' (points.jsonl's, in its order): every
  * row's point, candidate, repetition, arm and figures. Where a candidate's rows differ, its
  * verdict is decided again from the rows (with 'rj') and said when it differs. Adds problems. */

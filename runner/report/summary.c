@@ -212,19 +212,10 @@ static void candidate_lines(FILE *out, const kt_run_result *run, const kt_summar
     for (size_t k = 0; k < run->n_cands; k++) {
         const kt_candidate_verdict *cv = &run->cands[k];
         fprintf(out, "candidate %-*s  ", cw, cv->name);
-        /* a run that stopped has no verdict per candidate either: what its points decided */
-        int stopped = kt_summary_stopped(f);
-        const char *word = stopped ? kt_summary_overall(run, f) : kt_verdict_name(cv->verdict);
+        char text[512];
+        const char *word = kt_summary_candidate_text(text, sizeof(text), run, k, f);
         put_verdict(out, word, f->color);
-        size_t total = run->n_points + f->n_not_run;
-        if (stopped)
-            fprintf(out,
-                    "%*s  decided at %d of %zu point%s (%d keep, %d reject, %d inconclusive); "
-                    "no verdict over the experiment",
-                    12 - (int)strlen(word), "", cv->keep + cv->reject + cv->inconclusive, total,
-                    plural(total), cv->keep, cv->reject, cv->inconclusive);
-        else
-            fprintf(out, "%*s  %s", 12 - (int)strlen(word), "", cv->reason);
+        fprintf(out, "%*s  %s", 12 - (int)strlen(word), "", text);
         if (isfinite(cv->geomean_speedup) && strcmp(f->aggregate, "geomean") != 0)
             fprintf(out, "; geomean speedup %.3f over %zu of %zu point%s", cv->geomean_speedup,
                     measured_points(run, k), kt_run_finished_points(run),

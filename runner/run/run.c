@@ -28,14 +28,11 @@
  * point already rejected a candidate (1); a shard over budget exits 2. */
 int kt_run_outcome_code(const kt_run *st)
 {
-    if (st->interrupted)
-        return KT_EXIT_INTERRUPTED;
-    if (st->opt.shard_count > 1)
-        return st->over_budget ? KT_EXIT_INCONCLUSIVE : KT_EXIT_KEEP;
-    int rc = kt_run_exit_code(&st->run);
-    if (st->over_budget && rc == KT_EXIT_KEEP)
-        rc = KT_EXIT_INCONCLUSIVE;
-    return rc;
+    return kt_run_ended_exit_code(&st->run,
+                                  st->interrupted   ? "interrupted"
+                                  : st->over_budget ? "over_budget"
+                                                    : "complete",
+                                  st->opt.shard_count);
 }
 
 /* provenance: the code, the device, the plugins, and how this run ran (its sessions). */

@@ -194,6 +194,9 @@ class TrustTest(unittest.TestCase):
             "an unsealed file added": (lambda f: shutil.copy(os.path.join(f, "spec.yaml"),
                                                              os.path.join(f, "spec-0.yaml")),
                                        r"spec-0\.yaml: not in result\.json's seal"),
+            "exit code": (lambda f: edit_json(f, lambda d: d["decision"].update(exit_code=0)),
+                          r"decision\.exit_code says 0, a run complete with these verdicts "
+                          r"exits 1"),
             "the seal removed": (lambda f: edit_json(f, lambda d: d.pop("seal")),
                                  r"has no seal"),
             "points.jsonl line dropped": (
