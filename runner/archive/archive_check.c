@@ -23,13 +23,6 @@ typedef struct said {
     double speedup, ci_low, ci_high;
 } said;
 
-static int same_real(double a, double b)
-{
-    if (isnan(a) || isnan(b))
-        return isnan(a) && isnan(b);
-    return a == b || fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b));
-}
-
 /* Decides 'pts' again; 'file' names where they were read. Returns 0, or -1 when a point does
  * not fit the spec (said as a problem; that point keeps what it said). */
 static int rederive(kt_point_result *pts, size_t n, const kt_rejudge *rj, const char *file,
@@ -58,8 +51,9 @@ static int rederive(kt_point_result *pts, size_t n, const kt_rejudge *rj, const 
                                 "%s: %s",
                                 file, kt_verdict_name(b->verdict), c->arm.name, p->point.id,
                                 kt_verdict_name(c->verdict), c->n_reasons ? c->reasons[0] : "");
-            else if (!same_real(b->speedup, c->speedup) || !same_real(b->ci_low, c->ci_low) ||
-                     !same_real(b->ci_high, c->ci_high))
+            else if (!kt_check_same_real(b->speedup, c->speedup) ||
+                     !kt_check_same_real(b->ci_low, c->ci_low) ||
+                     !kt_check_same_real(b->ci_high, c->ci_high))
                 kt_problems_add(out,
                                 "%s says speedup %.4g [%.4g, %.4g] for candidate '%s' at "
                                 "point '%s', its pairs say %.4g [%.4g, %.4g]",
@@ -68,91 +62,6 @@ static int rederive(kt_point_result *pts, size_t n, const kt_rejudge *rj, const 
         }
     }
     return rc;
-}
-
-static int same_pairs(const kt_candidate_result *a, const kt_candidate_result *b)
-{
-    if (a->n_pairs != b->n_pairs)
-        return 0;
-    for (size_t i = 0; i < a->n_pairs; i++) {
-        const kt_pair *x = &a->pairs[i], *y = &b->pairs[i];
-        if (x->rep != y->rep || x->input_set != y->input_set ||
-            x->candidate_first != y->candidate_first || !same_real(x->base_ns, y->base_ns) ||
-            !same_real(x->cand_ns, y->cand_ns) || !same_real(x->base_noise, y->base_noise) ||
-            !same_real(x->cand_noise, y->cand_noise) || x->throttled != y->throttled ||
-            x->placement != y->placement)
-            return 0;
-    }
-    return 1;
-}
-
-/* What the limits read of an arm: failure, numerics, repeatability, memory, set-up. */
-static int same_arm(const kt_arm_result *a, const kt_arm_result *b)
-{
-    if (a->failed != b->failed || a->n_sets != b->n_sets || a->repeatable != b->repeatable ||
-        !same_real(a->bytes, b->bytes) || !same_real(a->variant_bytes, b->variant_bytes) ||
-        !same_real(a->prepare_ns, b->prepare_ns))
-        return 0;
-    for (int s = 0; s < a->n_sets; s++) {
-        const kt_numerics *x = &a->numerics[s], *y = &b->numerics[s];
-        if (!same_real(x->rel_l2, y->rel_l2) || !same_real(x->cosine, y->cosine) ||
-            !same_real(x->max_abs, y->max_abs))
-            return 0;
-    }
-    return 1;
-}
-
-static const kt_point_result *find_point(const kt_point_result *pts, size_t n, const char *id)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(pts[i].point.id, id) == 0)
-            return &pts[i];
-    return NULL;
-}
-
-/* result.json's points against points.jsonl's: the same points, pairs and arms. */
-static void cross_check(const kt_run_result *doc_run, const kt_point_result *pts, size_t n,
-                        int failed, kt_problems *out)
-{
-    for (size_t i = 0; i < n; i++) {
-        const kt_point_result *q = &pts[i];
-        const kt_point_result *p = find_point(doc_run->points, doc_run->n_points, q->point.id);
-        if (!p) {
-            kt_problems_add(out, "points.jsonl holds point '%s', result.json does not",
-                            q->point.id);
-            continue;
-        }
-        if (p->n_cands != q->n_cands) {
-            kt_problems_add(out, "point '%s': result.json holds %zu candidates, points.jsonl %zu",
-                            p->point.id, p->n_cands, q->n_cands);
-            continue;
-        }
-        if (!same_arm(&p->baseline, &q->baseline))
-            kt_problems_add(out,
-                            "point '%s': the baseline's results differ between result.json "
-                            "and points.jsonl",
-                            p->point.id);
-        for (size_t k = 0; k < p->n_cands; k++) {
-            if (!same_pairs(&p->cands[k], &q->cands[k]))
-                kt_problems_add(out,
-                                "point '%s', candidate '%s': result.json holds other pairs "
-                                "than points.jsonl (%zu and %zu)",
-                                p->point.id, q->cands[k].arm.name, p->cands[k].n_pairs,
-                                q->cands[k].n_pairs);
-            if (!same_arm(&p->cands[k].arm, &q->cands[k].arm))
-                kt_problems_add(out,
-                                "point '%s', candidate '%s': its numerics, memory or failure "
-                                "differ between result.json and points.jsonl",
-                                p->point.id, q->cands[k].arm.name);
-        }
-    }
-    for (size_t i = 0; i < doc_run->n_points; i++) {
-        const kt_point_result *p = &doc_run->points[i];
-        /* a run that failed (the engine, not a point) stopped before archiving its last */
-        if (!failed && !kt_point_cut_short(p) && !find_point(pts, n, p->point.id))
-            kt_problems_add(out, "result.json holds point '%s', points.jsonl does not",
-                            p->point.id);
-    }
 }
 
 static kt_exit_code_rule exit_code_rule;
@@ -164,7 +73,7 @@ void kt_archive_check_use_exit_codes(kt_exit_code_rule rule)
 
 /* The candidates' and the run's verdicts as stored against the ones aggregated again. */
 static void compare_aggregate(const kt_run_result *stored, const kt_run_result *run,
-                              const cJSON *doc, kt_problems *out)
+                              const cJSON *doc, const kt_spec *spec, kt_problems *out)
 {
     const cJSON *decision = cJSON_GetObjectItemCaseSensitive(doc, "decision");
     if (!cJSON_IsObject(decision)) /* a run that failed: no verdict was formed */
@@ -186,7 +95,7 @@ static void compare_aggregate(const kt_run_result *stored, const kt_run_result *
                             s->name, kt_verdict_name(s->verdict), s->keep, s->reject,
                             s->inconclusive, kt_verdict_name(d->verdict), d->keep, d->reject,
                             d->inconclusive);
-        else if (!same_real(s->geomean_speedup, d->geomean_speedup))
+        else if (!kt_check_same_real(s->geomean_speedup, d->geomean_speedup))
             kt_problems_add(out,
                             "result.json says candidate '%s' has geomean speedup %.4g, its "
                             "points say %.4g",
@@ -197,6 +106,17 @@ static void compare_aggregate(const kt_run_result *stored, const kt_run_result *
     if (kt_verdict_parse(word) != (int)run->verdict)
         kt_problems_add(out, "result.json's decision.verdict says %s, its candidates say %s",
                         word[0] ? word : "nothing", kt_verdict_name(run->verdict));
+    char aggregate[32];
+    kt_json_get_str(decision, "aggregate", aggregate, sizeof(aggregate));
+    if (strcmp(aggregate, kt_aggregate_name(spec->aggregate)) != 0 ||
+        !kt_check_same_real(kt_json_get_real(decision, "min_speedup", NAN), spec->min_speedup) ||
+        !kt_check_same_real(kt_json_get_real(decision, "confidence", NAN), spec->confidence))
+        kt_problems_add(out,
+                        "result.json's decision says aggregate %s, min_speedup %g, "
+                        "confidence %g; spec.yaml says %s, %g, %g",
+                        aggregate, kt_json_get_real(decision, "min_speedup", NAN),
+                        kt_json_get_real(decision, "confidence", NAN),
+                        kt_aggregate_name(spec->aggregate), spec->min_speedup, spec->confidence);
     char status[32];
     int index, count, recorded = (int)kt_json_get_real(decision, "exit_code", -1);
     kt_json_get_str(doc, "status", status, sizeof(status));
@@ -345,7 +265,7 @@ int kt_archive_check(kt_archive *a, const char *path)
         kt_samples_check(a->dir, pts, fit == 0 ? n_pts : 0, &rj, &a->problems);
         if (!running) {
             fit |= rederive(stored.points, stored.n_points, &rj, "result.json", &a->problems);
-            cross_check(&stored, pts, n_pts, strcmp(status, "failed") == 0, &a->problems);
+            kt_points_cross_check(&stored, pts, n_pts, strcmp(status, "failed") == 0, &a->problems);
             a->run.points = stored.points;
             a->run.n_points = stored.n_points;
             stored.points = NULL;
@@ -364,7 +284,7 @@ int kt_archive_check(kt_archive *a, const char *path)
         if (fit == 0 && kt_run_aggregate(&a->run, a->spec) == 0) {
             a->derived = 1;
             if (!running) { /* a running one's points are points.jsonl's, not the doc's */
-                compare_aggregate(&stored, &a->run, a->doc, &a->problems);
+                compare_aggregate(&stored, &a->run, a->doc, a->spec, &a->problems);
                 derive_doc(a->doc, &a->run, a->spec);
             }
         } else if (!running) { /* the stored verdicts over the points as they are */

@@ -36,6 +36,15 @@ void kt_archive_close(kt_archive *a);
 typedef int (*kt_exit_code_rule)(const kt_run_result *run, const char *status, int shard_count);
 void kt_archive_check_use_exit_codes(kt_exit_code_rule rule);
 
+/* Whether two stored reals agree (to 1e-9 relative; NaN agrees with NaN). */
+int kt_check_same_real(double a, double b);
+
+/* result.json's points ('doc_run') against points.jsonl's ('pts'): the same points, pairs,
+ * numerics and failures; a point of result.json missing from points.jsonl is a problem unless
+ * cut short by an interrupt or the run 'failed' (it stopped before archiving its last). */
+void kt_points_cross_check(const kt_run_result *doc_run, const kt_point_result *pts, size_t n,
+                           int failed, kt_problems *out);
+
 /* samples.csv of 'dir' against the pairs of 'points' (points.jsonl's, in its order): every
  * row's point, candidate, repetition, arm and figures. Where a candidate's rows differ, its
  * verdict is decided again from the rows (with 'rj') and said when it differs. Adds problems. */
