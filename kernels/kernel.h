@@ -247,6 +247,14 @@ int kt_variant_check_params(const kt_variant *v, const kt_param_value *params, i
 int kt_variant_check_problem(const kt_variant *v, const kt_param_value *params,
                              const kt_problem *p);
 
+/* The untimed end of a call of 'v' on 'state': what a variant leaves to do after its timed run
+ * (a Python variant's returned values checked for aliasing and copied into the outputs,
+ * python/py_variant.h). KT_OK at once for every other variant. The runner calls it after each
+ * run, after the timer stopped for a timed one; its failure fails the call as run's does. */
+int kt_variant_finish(const kt_variant *v, void *state, const kt_call *call);
+/* An untimed call: run, then kt_variant_finish. */
+int kt_variant_call(const kt_variant *v, void *state, const kt_call *call);
+
 int kt_missing_variant_count(void);
 const kt_missing_variant *kt_missing_variant_at(int i);
 

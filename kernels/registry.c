@@ -7,6 +7,9 @@
 #include "sim/sim.h"
 #include "process/process.h"
 #include "cuda/cuda_backend.h" /* its caps are known to every build */
+#ifdef KT_HAVE_PYTHON
+#include "python/torch_variants.h"
+#endif
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +17,8 @@
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static const kt_op *const ops[] = {
-    &kt_op_synthetic,        &kt_op_gemm,          &kt_op_swiglu_mlp,
-    &kt_op_attention_decode, &kt_op_decoder_layer, &kt_op_command,
+    &kt_op_synthetic,     &kt_op_gemm,    &kt_op_swiglu_mlp, &kt_op_attention_decode,
+    &kt_op_decoder_layer, &kt_op_command, &kt_op_service,
 };
 
 #ifdef KT_HAVE_CUDA
@@ -43,9 +46,13 @@ static const kt_variant *const variants[] = {
     &kt_variant_cpu_gemm_deterministic, &kt_variant_cpu_swiglu_unfused,
     &kt_variant_cpu_swiglu_fused,       &kt_variant_cpu_attention_dense,
     &kt_variant_cpu_attention_ffd,      &kt_variant_cpu_decoder_layer,
-    &kt_variant_process_exec,
+    &kt_variant_process_exec,           &kt_variant_process_serve,
 #ifdef KT_HAVE_ONEDNN
     &kt_variant_cpu_gemm_onednn,
+#endif
+#ifdef KT_HAVE_PYTHON
+    &kt_variant_cpu_gemm_torch,         &kt_variant_cpu_attention_torch,
+    &kt_variant_cpu_swiglu_torch,
 #endif
 #ifdef KT_HAVE_CUDA
     &kt_variant_cuda_gemm_cublaslt,     &kt_variant_cuda_gemm_deterministic,
@@ -329,6 +336,14 @@ static const kt_missing_variant missing[] = {
 #ifndef KT_HAVE_ONEDNN
     {"gemm", "onednn", "cpu",
      "oneDNN was not found when ktrial was built (apt-get install libdnnl-dev, reconfigure)"},
+#endif
+#ifndef KT_HAVE_PYTHON
+#define NO_PYTHON                                                                                  \
+    "Python was not found when ktrial was built (apt-get install libpython3-dev libdlpack-dev, "   \
+    "reconfigure)"
+    {"gemm", "torch", "cpu", NO_PYTHON},
+    {"attention_decode", "torch", "cpu", NO_PYTHON},
+    {"swiglu_mlp", "torch", "cpu", NO_PYTHON},
 #endif
     {NULL, NULL, NULL, NULL}, /* keeps the table non-empty */
 };

@@ -180,3 +180,54 @@ const kt_variant kt_variant_process_exec = {
     /* .release = */ exec_release,
     /* .metrics = */ NULL,
 };
+
+/* op 'service': two servers under the same load (runner/arm/service/); like 'command', no
+ * tensors: each request's body is its task's input file. */
+static int service_shape(kt_problem *out, const kt_point *point, kt_dtype dtype,
+                         const kt_param_value *input_params)
+{
+    (void)input_params;
+    kt_op_problem_init(out, &kt_op_service, dtype);
+    out->batch = point->batch_size;
+    out->context = point->context_length;
+    return KT_OK;
+}
+
+const kt_op kt_op_service = {
+    /* .name = */ "service",
+    /* .doc = */ "process only: a server per arm under the same load (the spec's 'setup' lists)",
+    /* .axes = */ KT_AXIS_BATCH | KT_AXIS_CONTEXT,
+    /* .model_fields = */ 0,
+    /* .backend_only = */ "process",
+    /* .input_params = */ NULL,
+    /* .n_input_params = */ 0,
+    /* .shape = */ service_shape,
+    /* .generate = */ command_generate,
+    /* .reference = */ command_reference,
+};
+
+static int serve_refuse(void **state, const kt_call *call)
+{
+    (void)state;
+    (void)call;
+    return kt_error_code(KT_EUNSUPPORTED, "service: requests are sent by the service trials "
+                                          "to the server the spec's 'setup' starts");
+}
+
+static int serve_run(void *state, const kt_call *call)
+{
+    return serve_refuse(&state, call);
+}
+
+const kt_variant kt_variant_process_serve = {
+    /* .op = */ "service",
+    /* .name = */ "serve",
+    /* .backend = */ "process",
+    /* .doc = */ "starts the arm's 'setup' server on a free port and sends it the requests",
+    /* .params = */ NULL,
+    /* .n_params = */ 0,
+    /* .prepare = */ serve_refuse,
+    /* .run = */ serve_run,
+    /* .release = */ exec_release,
+    /* .metrics = */ NULL,
+};

@@ -2,8 +2,9 @@
  * shell, and reports what it cost.
  *
  * kt_process_run spawns argv[0] (looked up on PATH) with posix_spawnp in a process group of
- * its own, so a timeout kills the command and everything it started. It waits with wait4 for
- * the rusage of the command itself (user and system CPU time, peak RSS), keeps the first
+ * its own, so a timeout kills the command and everything it started, through the exec helper
+ * kt_exec where it is found (process_helper.h), which reports the rusage of the command itself
+ * (user and system CPU time, and a peak RSS that is the command's alone), and keeps the first
  * KT_PROCESS_STDOUT_MAX bytes of stdout and the last KT_PROCESS_STDERR_TAIL bytes of stderr.
  * The op 'command' and its variant 'exec' make the backend visible to the registry; the
  * command trials (runner/arm/command/) call kt_process_run directly. */
@@ -22,6 +23,8 @@ extern const kt_backend_iface kt_backend_process;
 extern const kt_backend_caps kt_backend_process_caps;
 extern const kt_op kt_op_command;
 extern const kt_variant kt_variant_process_exec;
+extern const kt_op kt_op_service;
+extern const kt_variant kt_variant_process_serve;
 
 /* What to run: argv (NULL-terminated), extra environment entries "NAME=value" added to (and
  * overriding) the parent's, a working directory (NULL: the parent's), a timeout (<= 0: none). */
@@ -50,7 +53,8 @@ typedef struct kt_process_result {
                            * with end_group) */
     double wall_ns;       /* spawn to reaped, CLOCK_MONOTONIC */
     double user_s, sys_s; /* CPU time of the command (wait4's rusage) */
-    double max_rss_kib;   /* its peak resident set */
+    double max_rss_kib;   /* its own peak resident set; NaN: not measured (no kt_exec) */
+    double rss_floor_kib; /* the least that peak can read (kt_exec's own resident set) */
     char *out;            /* stdout, NUL-terminated, at most KT_PROCESS_STDOUT_MAX bytes */
     size_t out_len;
     int out_truncated;

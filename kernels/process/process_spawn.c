@@ -2,6 +2,7 @@
  * read through pipes, the exit noticed on a pidfd (polling every millisecond without one),
  * the group killed at the timeout, wait4 for the rusage. */
 #include "process.h"
+#include "process_helper.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -104,18 +105,32 @@ static int drain(int fd, kt_process_result *r, int is_stdout)
     }
 }
 
-static int spawn(pid_t *pid, const kt_process_spec *spec, int out_fd, int err_fd)
+/* Starts the command, through 'helper' (its report on fd 3 = 'report_fd') unless NULL. */
+static int spawn(pid_t *pid, const kt_process_spec *spec, int out_fd, int err_fd,
+                 const char *helper, int report_fd)
 {
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     char **env = merged_env(spec->env, spec->n_env);
-    if (!env)
+    size_t argc = 0;
+    while (spec->argv[argc])
+        argc++;
+    char **argv = helper ? calloc(argc + 2, sizeof(*argv)) : NULL;
+    if (!env || (helper && !argv)) {
+        free(env);
         return kt_error_code(KT_ENOMEM, "out of memory");
+    }
+    if (helper) {
+        argv[0] = (char *)helper;
+        memcpy(argv + 1, spec->argv, argc * sizeof(*argv));
+    }
     posix_spawn_file_actions_init(&fa);
     posix_spawnattr_init(&attr);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
     posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+    if (helper)
+        posix_spawn_file_actions_adddup2(&fa, report_fd, 3);
     if (spec->cwd)
         posix_spawn_file_actions_addchdir_np(&fa, spec->cwd);
     sigset_t none, all;
@@ -126,9 +141,11 @@ static int spawn(pid_t *pid, const kt_process_spec *spec, int out_fd, int err_fd
     posix_spawnattr_setpgroup(&attr, 0);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
                                         POSIX_SPAWN_SETSIGDEF);
-    int rc = posix_spawnp(pid, spec->argv[0], &fa, &attr, spec->argv, env);
+    int rc = helper ? posix_spawn(pid, helper, &fa, &attr, argv, env)
+                    : posix_spawnp(pid, spec->argv[0], &fa, &attr, spec->argv, env);
     posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&fa);
+    free(argv);
     free(env);
     return rc; /* an errno value, 0 when started */
 }
@@ -189,21 +206,23 @@ static void supervise(kt_process_result *r, pid_t pid, int out_fd, int err_fd, d
 
 int kt_process_run(kt_process_result *out, const kt_process_spec *spec)
 {
-    int rc = KT_OK, out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+    int rc = KT_OK, out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, report[2] = {-1, -1};
     memset(out, 0, sizeof(*out));
+    const char *helper = kt_process_helper();
     out->out = malloc(KT_PROCESS_STDOUT_MAX + 1);
     if (!out->out) {
         rc = kt_error_code(KT_ENOMEM, "out of memory");
         goto done;
     }
     out->out[0] = '\0';
-    if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
+    if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0 ||
+        (helper && pipe2(report, O_CLOEXEC | O_NONBLOCK) != 0)) {
         rc = kt_error_code(KT_EIO, "cannot create a pipe: %s", strerror(errno));
         goto done;
     }
     double start = mono_ns();
     pid_t pid;
-    int err = spawn(&pid, spec, out_pipe[1], err_pipe[1]);
+    int err = spawn(&pid, spec, out_pipe[1], err_pipe[1], helper, report[1]);
     if (err < 0) {
         rc = err;
         goto done;
@@ -217,7 +236,9 @@ int kt_process_run(kt_process_result *out, const kt_process_spec *spec)
     }
     close(out_pipe[1]);
     close(err_pipe[1]);
-    out_pipe[1] = err_pipe[1] = -1;
+    if (report[1] >= 0)
+        close(report[1]);
+    out_pipe[1] = err_pipe[1] = report[1] = -1;
     fcntl(out_pipe[0], F_SETFL, O_NONBLOCK);
     fcntl(err_pipe[0], F_SETFL, O_NONBLOCK);
     struct rusage ru;
@@ -237,13 +258,20 @@ int kt_process_run(kt_process_result *out, const kt_process_spec *spec)
     out->term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     out->user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6;
     out->sys_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
-    out->max_rss_kib = (double)ru.ru_maxrss;
+    /* wait4 on ktrial's own child reads at least ktrial's peak (process_helper.c): only the
+     * helper's report of the command itself is a peak of the command */
+    out->max_rss_kib = out->rss_floor_kib = NAN;
+    if (helper && kt_process_helper_read(out, report[0]) && out->spawn_failed)
+        snprintf(out->err_tail, sizeof(out->err_tail), "cannot start '%s': %s", spec->argv[0],
+                 strerror(out->exit_code));
 done:
     for (int i = 0; i < 2; i++) {
         if (out_pipe[i] >= 0)
             close(out_pipe[i]);
         if (err_pipe[i] >= 0)
             close(err_pipe[i]);
+        if (report[i] >= 0)
+            close(report[i]);
     }
     return rc;
 }

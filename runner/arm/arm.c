@@ -4,11 +4,11 @@
 
 #include <string.h>
 
-static const kt_arm_kind *const kinds[] = {&kt_arm_kernel, &kt_arm_command};
+static const kt_arm_kind *const kinds[] = {&kt_arm_kernel, &kt_arm_command, &kt_arm_service};
 
 const kt_arm_kind *kt_arm_kind_of(const kt_spec *spec)
 {
-    return spec->command ? &kt_arm_command : &kt_arm_kernel;
+    return spec->service ? &kt_arm_service : spec->command ? &kt_arm_command : &kt_arm_kernel;
 }
 
 const kt_arm_kind *kt_arm_kind_at(size_t i)

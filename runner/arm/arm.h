@@ -1,7 +1,7 @@
 /* arm.h - one interface for every kind of arm: whatever the pairs of a trial call.
  *
- * An arm is a built-in or plugin kernel variant (arm/kernel/), a command (arm/command/), and
- * next a Python callable or an HTTP service. The trial engine (measure/trial.c) drives every
+ * An arm is a built-in or plugin kernel variant (arm/kernel/), a command (arm/command/), or a
+ * server under load (arm/service/). The trial engine (measure/trial.c) drives every
  * kind through the vtable below without knowing which: it opens the point's arms, prepares
  * each, warms each up, then runs the pairs (call the baseline and a candidate back to back,
  * check their outputs), and releases them. What differs between kinds is what a kind declares
@@ -55,14 +55,21 @@ typedef struct kt_arm_usage {
 typedef struct kt_arm_sample {
     kt_timing t;
     kt_arm_usage usage;
+    /* Which of a pair's two measurements was taken first, when the kind measured them before
+     * the engine asked (a service round answers its requests from a round already run): 0 as
+     * the engine called them, 1 the baseline's, 2 the candidate's. Read from the candidate's
+     * sample; it goes to kt_pair.candidate_first (the order check). */
+    int taken_first;
 } kt_arm_sample;
 
 /* Where a call stands in the trial. */
 typedef struct kt_arm_at {
-    int set;      /* input set (kernels) or task (commands) */
-    int rep;      /* repetition, or -(w + 1) for warmup call w */
-    int position; /* 0 or 1 in its pair; -1 outside a pair (warmup, grouped) */
-    int timed;    /* 0 for warmup calls */
+    int set;       /* input set (kernels) or task (commands) */
+    int rep;       /* repetition, or -(w + 1) for warmup call w */
+    int position;  /* 0 or 1 in its pair; -1 outside a pair (warmup, grouped) */
+    int timed;     /* 0 for warmup calls */
+    int pair_with; /* in a pair: the other arm + 1 (a kind that measures a pair's arms
+                      together needs it); 0 outside a pair */
 } kt_arm_at;
 
 /* Keeps a file of the point for review ('src_path' copied, or 'text' written) under the arm's
@@ -148,6 +155,7 @@ typedef struct kt_arm_kind {
 
 extern const kt_arm_kind kt_arm_kernel;  /* arm/kernel/ */
 extern const kt_arm_kind kt_arm_command; /* arm/command/ */
+extern const kt_arm_kind kt_arm_service; /* arm/service/ */
 
 /* The kind of every arm of 'spec'. */
 const kt_arm_kind *kt_arm_kind_of(const kt_spec *spec);

@@ -4,6 +4,7 @@
 #include "cli/options.h"
 #include "util/json.h"
 #include "kernel.h"
+#include "python/py_variant.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -113,12 +114,54 @@ static int backend_shown(kt_device_info *info, const kt_backend_iface *be, const
     return 1;
 }
 
-/* A variant of 'op' the listing shows: on the --backend asked for, from a listed plugin. */
+/* Whether PyTorch can be imported here (asked once, in a throwaway child); 'why' when not. */
+static int torch_found(const char **why)
+{
+    static int found = -1;
+    static char reason[256];
+    if (found < 0) {
+        found = kt_py_module_available("torch");
+        snprintf(reason, sizeof(reason), "%s", found ? "" : kt_error_last());
+    }
+    *why = reason;
+    return found;
+}
+
+/* A variant of 'op' the listing shows: on the --backend asked for, from a listed plugin; a
+ * torch variant only where torch is found. */
 static int variant_shown(const kt_variant *var, const kt_op *op, const char *only,
                          const int *plugins, int n_plugins)
 {
+    const char *why;
     return strcmp(var->op, op->name) == 0 && (!only || strcmp(var->backend, only) == 0) &&
-           listed(kt_variant_plugin(var), plugins, n_plugins);
+           listed(kt_variant_plugin(var), plugins, n_plugins) &&
+           (!kt_py_is_variant(var) || torch_found(&why));
+}
+
+/* The Python arms' state: embedded or not, torch found or not, and the bridge's own cost per
+ * call (an empty function over 3 tensors, measured in throwaway children). */
+static void print_python(void)
+{
+    const char *why;
+    if (!kt_py_built()) {
+        printf("\npython arms: not built: %s\n", kt_py_missing_reason());
+        return;
+    }
+    int torch = torch_found(&why);
+    printf("\npython arms (python: FILE.py:FUNCTION, framework: numpy|torch): embedded; torch "
+           "%s%s\n",
+           torch ? "found" : "not found: ", torch ? "" : why);
+    /* numpy's alone: the per-call path is the same for torch (tensors are made once per
+     * buffer), and importing torch would cost every listing seconds; 'run' measures the
+     * framework its arms use */
+    double np = kt_py_bridge_cost_ns(KT_PY_NUMPY, 3);
+    if (isfinite(np))
+        printf("  bridge cost per call (an empty function, 3 numpy arrays): %.2f us (median of "
+               "2000 calls; in every timed call of a Python arm; 'run' measures its arms' "
+               "framework)\n",
+               np / 1e3);
+    else
+        printf("  bridge cost per call: not measured: %s\n", kt_error_last());
 }
 
 /* The plugin a registry entry came from (its path), or null when built in. */
@@ -328,5 +371,7 @@ int cmd_kernels(int argc, char **argv)
                 printf("  %s/%s: not built: %s\n", mv->backend, mv->name, mv->reason);
         }
     }
+    if (!n_plugins && (!only || strcmp(only, "cpu") == 0 || strcmp(only, "cuda") == 0))
+        print_python();
     return KT_EXIT_KEEP;
 }

@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "report/cells.h"
+#include "report/limits_lines.h"
 #include "report/writers.h"
 #include "report/report.h"
 #include "run/run.h"
@@ -78,6 +79,8 @@ static int parse_args(kt_run_options *o, int argc, char **argv)
             o->no_profile = 1;
         } else if (kt_opt_is(opt, "--profile")) {
             o->profile = 1;
+        } else if (kt_opt_is(opt, "--relock")) {
+            o->relock = 1;
         } else if (kt_opt_is(opt, "--report")) {
             o->report = 1;
         } else if (opt && kt_ci_files_ask(&o->ci, opt->name, v)) {
@@ -172,6 +175,7 @@ static int finish(const kt_run *st)
         }
     } else {
         print_summary(st, status);
+        kt_limits_print(stdout, st->limits);
         if (st->opt.quick)
             printf("note: --quick capped repetitions at %d; verdicts may be INCONCLUSIVE where "
                    "a full run would decide\n",

@@ -13,6 +13,8 @@
 #define KT_COMMAND_TABLE(X)                                                                        \
     X(run, "SPEC", "run an experiment, archive it, and exit with its verdict")                     \
     X(validate, "SPEC...", "check specs without running them")                                     \
+    X(init, "", "print a commented starter spec that validates and runs (or write it with -o)")    \
+    X(lock, "SPEC", "fix an experiment's limits before it runs: write SPEC.lock beside it")        \
     X(models, "", "list the model catalog")                                                        \
     X(kernels, "", "list ops, variants per backend, and their params (or what a plugin provides)") \
     X(show, "RESULT", "print the summary of an archived run")                                      \
@@ -20,6 +22,8 @@
     X(verify, "ARCHIVE...",                                                                        \
       "recompute an archive's seal, verdicts and decision from its files, and list what differs")  \
     X(merge, "SHARD_DIR...", "merge the shards of one run into one archive with one verdict")      \
+    X(reproduce, "ARCHIVE",                                                                        \
+      "rebuild an archive's recorded code state, run its spec again here, and compare the runs")   \
     X(slurm, "SPEC",                                                                               \
       "write (and submit) a Slurm job array that runs the shards, and a job that merges them")     \
     X(report, "RESULT...",                                                                         \

@@ -2,6 +2,7 @@
  * the call of each command of command_table.h. */
 #include "archive/archive_check.h"
 #include "cli/commands.h"
+#include "cli/docgen.h"
 #include "cli/options.h"
 #include "decide/sequential.h"
 #include "measure/calibrate_arm.h"
@@ -94,6 +95,16 @@ int main(int argc, char **argv)
         printf("ktrial %s (commit %s%s)\n", kt_version(), kt_build_commit(),
                kt_build_dirty() ? ", dirty" : "");
         return KT_EXIT_KEEP;
+    }
+    /* unlisted: what the build installs as ktrial(1) and the completion scripts */
+    if (strcmp(name, "--man") == 0) {
+        kt_docgen_man(stdout);
+        return KT_EXIT_KEEP;
+    }
+    if (strcmp(name, "--completion") == 0) {
+        if (argc == 3 && kt_docgen_completion(stdout, argv[2]) == 0)
+            return KT_EXIT_KEEP;
+        return kt_usage_error("help", "--completion takes a shell: bash or zsh");
     }
     if (name[0] == '-')
         return unknown_option(name);

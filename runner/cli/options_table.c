@@ -29,6 +29,8 @@ static const kt_option table[] = {
      "energy)"},
     {"run", "--no-profile", NULL, NULL,
      "skip the profiling pass (counters, energy) after the pairs"},
+    {"run", "--relock", NULL, NULL,
+     "run a spec that no longer matches its SPEC.lock, locking its new limits (recorded)"},
     {"run", "--report", NULL, NULL, "write report.html into the archive"},
     {"run", "--junit", NULL, "FILE", "write a JUnit XML file of the verdicts, for CI"},
     {"run", "--markdown", NULL, "FILE", "write a markdown summary, for CI (GITHUB_STEP_SUMMARY)"},
@@ -41,6 +43,17 @@ static const kt_option table[] = {
     {"validate", "--json", NULL, NULL,
      "print one JSON document: per spec ok or not, its problems (file, line, col, path, "
      "message), and with --plan the plan"},
+    /* init */
+    {"init", "--op", NULL, "OP",
+     "the op of the spec: attention_decode (default), gemm, swiglu_mlp, decoder_layer, "
+     "synthetic, command or service"},
+    {"init", "--model", NULL, "M", "the model of a kernel op's shapes (default llama-3.2-1b)"},
+    {"init", "--command", NULL, NULL, "a command trial: two programs, a process per call"},
+    {"init", "--service", NULL, NULL, "a service trial: two servers, paired requests"},
+    {"init", "--output", "-o", "FILE", "write the spec to FILE (a new file) instead of stdout"},
+    /* lock */
+    {"lock", "--check", NULL, NULL,
+     "write nothing: exit 0 when the spec matches its lock, 65 naming the changed keys"},
     /* models */
     {"models", "--json", NULL, NULL, "print the catalog as a JSON document"},
     /* kernels */
@@ -68,6 +81,11 @@ static const kt_option table[] = {
     /* verify */
     {"verify", "--quiet", NULL, NULL,
      "print only the problems, nothing for an archive that agrees"},
+    /* reproduce */
+    {"reproduce", "--output", "-o", "DIR",
+     "the rerun's archive (default: a new folder results/<stamp>-<name>-reproduced/)"},
+    {"reproduce", "--keep", NULL, NULL,
+     "keep the temporary tree, its build and the logs (printed at the end)"},
     /* merge */
     {"merge", "--output", "-o", "DIR", "the folder of the merged archive (required)"},
     {"merge", "--force", NULL, NULL,

@@ -53,6 +53,54 @@ static double energy_per_call(const kt_arm_result *a)
     return cpu + gpu;
 }
 
+/* op service: thresholds.errors, latency.max_p99_ratio and throughput.min_ratio, on the figures
+ * the service arm keeps up to date after every round (result/serving.h). A ratio gate rejects
+ * when its whole interval lies beyond the limit. Returns how many were broken. */
+static int check_service(kt_candidate_result *c, const kt_arm_result *base, const kt_spec *spec,
+                         const char *id)
+{
+    const kt_serving *s = &c->arm.serving, *b = &base->serving;
+    char v[32], l[32];
+    int broken = 0;
+    if (!s->present)
+        return 0;
+    if (!isnan(spec->max_error_rate) && s->error_rate > spec->max_error_rate) {
+        kt_candidate_add_reason(
+            c, KT_REASON_ERRORS,
+            "%lld of %lld requests failed (%s): error rate %s above "
+            "errors.max_rate %s at %s%s%.200s",
+            s->errors, s->requests, s->error_kinds,
+            kt_format_apart(v, sizeof(v), s->error_rate, spec->max_error_rate, 3, 0),
+            kt_format_limit(l, sizeof(l), spec->max_error_rate, 0, 0), id,
+            s->stderr_tail[0] ? "; server stderr: " : "", s->stderr_tail);
+        broken++;
+    }
+    if (!isnan(spec->max_p99_ratio) && s->p99_ratio.low > spec->max_p99_ratio) {
+        kt_candidate_add_reason(
+            c, KT_REASON_P99,
+            "p99 %.3g ms is %.3gx the baseline's %.3g ms [%s, %.3g], above "
+            "latency.max_p99_ratio %s at %s",
+            s->p99.value, s->p99_ratio.value, b->p99.value,
+            kt_format_apart(v, sizeof(v), s->p99_ratio.low, spec->max_p99_ratio, 3, 0),
+            s->p99_ratio.high, kt_format_limit(l, sizeof(l), spec->max_p99_ratio, 0, 0), id);
+        broken++;
+    }
+    if (!isnan(spec->min_throughput_ratio) &&
+        s->throughput_ratio.high < spec->min_throughput_ratio) {
+        kt_candidate_add_reason(c, KT_REASON_THROUGHPUT,
+                                "throughput %.3g requests/s is %.3gx the baseline's %.3g [%.3g, "
+                                "%s], below throughput.min_ratio %s at %s",
+                                s->requests_per_s, s->throughput_ratio.value, b->requests_per_s,
+                                s->throughput_ratio.low,
+                                kt_format_apart(v, sizeof(v), s->throughput_ratio.high,
+                                                spec->min_throughput_ratio, 3, 0),
+                                kt_format_limit(l, sizeof(l), spec->min_throughput_ratio, 0, 0),
+                                id);
+        broken++;
+    }
+    return broken;
+}
+
 /* thresholds.setup (the candidate's one-time costs) and thresholds.energy. */
 static int check_setup_and_energy(kt_candidate_result *c, const kt_arm_result *base,
                                   const kt_spec *spec, const char *id)
@@ -188,6 +236,7 @@ static int check_limits(kt_candidate_result *c, const kt_arm_result *base, const
         broken++;
     }
     broken += check_setup_and_energy(c, base, spec, id);
+    broken += check_service(c, base, spec, id);
     return broken;
 }
 

@@ -49,7 +49,7 @@ static int time_steps(kt_arm_cost *c, const arm_ctx *x, kt_backend *b, kt_instan
         double t2 = now_s();
         kt_call fresh = kt_instance_call(inst, b, x->arm->params, x->threads);
         fresh.seed = call->seed;
-        if (v->run(state, &fresh) < 0 || kt_backend_synchronize(b) < 0)
+        if (kt_variant_call(v, state, &fresh) < 0 || kt_backend_synchronize(b) < 0)
             return -1;
         double t3 = now_s();
         if (kt_instance_download_outputs(inst, b) < 0)

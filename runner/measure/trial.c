@@ -78,7 +78,7 @@ static int warmup(trial *t, int arm)
 {
     step(t, arm, "warmup");
     for (int w = 0; w < t->spec->warmup; w++) {
-        kt_arm_at at = {w % t->n_sets, -(w + 1), -1, 0};
+        kt_arm_at at = {w % t->n_sets, -(w + 1), -1, 0, 0};
         kt_arm_sample s;
         place(t, arm, at.set, w / t->n_sets);
         int rc = call_checked(t, arm, &at, &s);
@@ -114,11 +114,12 @@ static int run_pair(trial *t, int k, int rep)
     int u = most > 1 ? (int)(kt_rng_next(&t->placement_rng) % (uint64_t)most) : 0;
     place(t, 0, set, u);
     place(t, k + 1, set, u);
-    kt_arm_at at = {set, rep, 0, 1};
+    kt_arm_at at = {set, rep, 0, 1, 0};
     /* each call names its arm first, so a crash is blamed on the right one */
     for (int i = 0; i < 2 && rc == 0; i++) {
         int arm = (i == 0) == !first ? 0 : k + 1;
         at.position = i;
+        at.pair_with = arm ? 1 : k + 2;
         step(t, arm, "repetitions");
         rc = kind->call(t->set, arm, &at, &s[arm ? 1 : 0]);
         if (rc == 0 && kind->checks_each_call)
@@ -135,7 +136,7 @@ static int run_pair(trial *t, int k, int rep)
         p->rep = rep;
         p->input_set = set;
         p->placement = u;
-        p->candidate_first = first;
+        p->candidate_first = s[1].taken_first ? s[1].taken_first == 2 : first;
         p->base_ns = s[0].t.time_ns;
         p->cand_ns = s[1].t.time_ns;
         p->base_noise = s[0].t.noise;
@@ -161,7 +162,7 @@ static void run_grouped(trial *t, int reps)
     kt_arm_sample s;
     step(t, 0, "repetitions");
     for (int rep = 0; rep < reps && !interrupted(t); rep++) {
-        kt_arm_at at = {rep % t->n_sets, rep, -1, 1};
+        kt_arm_at at = {rep % t->n_sets, rep, -1, 1, 0};
         place(t, 0, at.set, rep / t->n_sets);
         if (call_checked(t, 0, &at, &s) < 0)
             goto done;
@@ -174,7 +175,7 @@ static void run_grouped(trial *t, int reps)
             continue;
         step(t, (int)k + 1, "repetitions");
         for (int rep = 0; rep < reps && !interrupted(t); rep++) {
-            kt_arm_at at = {rep % t->n_sets, rep, -1, 1};
+            kt_arm_at at = {rep % t->n_sets, rep, -1, 1, 0};
             place(t, (int)k + 1, at.set, rep / t->n_sets);
             if (call_checked(t, (int)k + 1, &at, &s) < 0) {
                 if (t->out->error[0]) /* the baseline, found writing into its inputs */

@@ -123,14 +123,20 @@ void kt_html_distribution_plot(FILE *f, const kt_point_result *pt)
         return;
     }
     double lo = INFINITY, hi = 0;
-    size_t nb = 0;
     for (size_t k = 0; k < pt->n_cands; k++)
         for (size_t i = 0; i < pt->cands[k].n_pairs; i++) {
             const kt_pair *q = &pt->cands[k].pairs[i];
-            base[nb++] = q->base_ns;
             lo = fmin(lo, fmin(q->base_ns, q->cand_ns));
             hi = fmax(hi, fmax(q->base_ns, q->cand_ns));
         }
+    /* the axis in the unit that fits its largest time: "1.5 s", never "1.5e+09" ns */
+    double scale;
+    const char *unit = kt_time_unit(hi, &scale);
+    lo /= scale, hi /= scale;
+    size_t nb = 0;
+    for (size_t k = 0; k < pt->n_cands; k++)
+        for (size_t i = 0; i < pt->cands[k].n_pairs; i++)
+            base[nb++] = pt->cands[k].pairs[i].base_ns / scale;
     if (!(lo > 0) || !(hi > lo))
         hi = lo > 0 ? lo * 1.1 : 1, lo = lo > 0 ? lo * 0.9 : 0.5;
     double row_h = 34, h = 50 + 10 + row_h * (double)(pt->n_cands + 1);
@@ -141,7 +147,9 @@ void kt_html_distribution_plot(FILE *f, const kt_point_result *pt)
     p.log_x = hi / lo > 20;
     p.y0 = 0;
     p.y1 = 1;
-    kt_plot_axes(&p, 8, 0, "time per call, ns (every timed call)", NULL);
+    char title[64];
+    snprintf(title, sizeof(title), "time per call, %s (every timed call)", unit);
+    kt_plot_axes(&p, 8, 0, title, NULL);
     double y = p.top + row_h / 2;
     fprintf(f, "<text x='6' y='%.1f'>", y + 4);
     kt_html_escape(f, pt->baseline.name);
@@ -150,7 +158,7 @@ void kt_html_distribution_plot(FILE *f, const kt_point_result *pt)
     for (size_t k = 0; k < pt->n_cands; k++) {
         const kt_candidate_result *c = &pt->cands[k];
         for (size_t i = 0; i < c->n_pairs; i++)
-            cand[i] = c->pairs[i].cand_ns;
+            cand[i] = c->pairs[i].cand_ns / scale;
         y += row_h;
         fprintf(f, "<text x='6' y='%.1f'>", y + 4);
         kt_html_escape(f, c->arm.name);

@@ -2,9 +2,13 @@
  * script, no font or file fetched) for one or more archives of an experiment. */
 #include "archive/archive.h"
 #include "archive/run_archive.h"
+#include "report/limits_lines.h"
 #include "report/cells.h"
 #include "report/gpu_table.h"
+#include "report/html_numerics.h"
 #include "report/html_plots.h"
+#include "report/history.h"
+#include "report/summary.h"
 #include "report/svg.h"
 #include "report/writers.h"
 #include "util/json.h"
@@ -90,12 +94,31 @@ static void figure_cell(FILE *f, double v, int measured)
         fputs("<td class='num'>—</td>", f);
 }
 
+/* How the candidate's speedup moved from the archive before, as 'compare' reads it (the
+ * two-sample HL of the paired log ratios): "+4.2% [+1.0%, +7.5%]", marked when it is a
+ * change beyond the noise; "—" with nothing to compare. */
+static void change_cell(FILE *f, const kt_candidate_result *before, const kt_candidate_result *c)
+{
+    kt_history_change ch;
+    if (!before || kt_history_compare(&ch, before, c) != 0 || !isfinite(ch.shift)) {
+        fputs("<td class='num'>—</td>", f);
+        return;
+    }
+    fprintf(f, "<td class='num%s'>%+.1f%% [%+.1f%%, %+.1f%%]%s</td>",
+            ch.significant && ch.shift < 0 ? " bad" : "", 100 * expm1(ch.shift),
+            100 * expm1(ch.ci_low), 100 * expm1(ch.ci_high),
+            ch.significant ? (ch.shift > 0 ? " faster" : " slower") : "");
+}
+
 static void verdict_table(FILE *f, const kt_report_input *in, size_t n)
 {
     fputs("<table class='verdicts'><tr><th>archive</th><th>point</th><th>candidate</th>"
           "<th>verdict</th><th>speedup (HL) [CI]</th><th>p (adj.)</th><th>base median</th>"
-          "<th>cand median</th><th>worst rel_l2</th><th>memory ratio</th><th>reasons</th></tr>\n",
+          "<th>cand median</th><th>worst rel_l2</th><th>memory ratio</th>",
           f);
+    if (n > 1)
+        fputs("<th>change vs the archive above [95% CI]</th>", f);
+    fputs("<th>reasons</th></tr>\n", f);
     for (size_t a = 0; a < n; a++) {
         char label[128];
         kt_report_label(label, sizeof(label), &in[a]);
@@ -130,6 +153,9 @@ static void verdict_table(FILE *f, const kt_report_input *in, size_t n)
                 fprintf(f, "<td class='num'>%s</td><td class='num'>%s</td>", tb, tc);
                 figure_cell(f, c->worst_rel_l2, measured);
                 figure_cell(f, c->memory_ratio, measured);
+                if (n > 1)
+                    change_cell(
+                        f, a > 0 ? kt_history_find(&in[a - 1], p->point.id, c->arm.name) : NULL, c);
                 fputs("<td class='reason'>", f);
                 for (int r = 0; r < c->n_reasons; r++) {
                     esc(f, c->reasons[r]);
@@ -177,62 +203,7 @@ static void verdict_table(FILE *f, const kt_report_input *in, size_t n)
     }
 }
 
-/* ---- numerics and extras ----------------------------------------------------------------- */
-
-/* A numerics figure, red when 'bad'; "—" for a NaN: nothing compared (a call that failed, a
- * command trial without outputs), as in the verdict table. An infinity is a result: shown. */
-static void numerics_cell(FILE *f, const char *format, double v, int bad)
-{
-    if (isnan(v)) {
-        fputs("<td class='num'>—</td>", f);
-        return;
-    }
-    fprintf(f, "<td class='num%s'>", bad ? " bad" : "");
-    fprintf(f, format, v);
-    fputs("</td>", f);
-}
-
-static void numerics_rows(FILE *f, const kt_arm_result *a, const cJSON *limits)
-{
-    double max_rel = kt_json_get_real(limits, "max_rel_l2", NAN);
-    double min_cos = kt_json_get_real(limits, "min_cosine", NAN);
-    double max_abs = kt_json_get_real(limits, "max_abs", NAN);
-    for (int s = 0; s < a->n_sets; s++) {
-        const kt_numerics *n = &a->numerics[s];
-        fputs("<tr><td>", f);
-        esc(f, a->name);
-        fprintf(f, "</td><td class='num'>%d</td>", s);
-        numerics_cell(f, "%.3g", n->rel_l2, n->rel_l2 > max_rel);
-        numerics_cell(f, "%.6f", n->cosine, n->cosine < min_cos);
-        numerics_cell(f, "%.3g", n->max_abs, n->max_abs > max_abs);
-        fprintf(f, "<td class='num'>%zu</td><td class='num'>%zu</td></tr>\n", (size_t)n->unwritten,
-                (size_t)n->nonfinite);
-    }
-}
-
-static void numerics_table(FILE *f, const kt_report_input *in, const kt_point_result *pt)
-{
-    const cJSON *limits = kt_json_at_path(in->doc, "spec.parsed.thresholds.numerics");
-    fputs("<table class='numerics'><tr><th>arm</th><th>input set</th><th>rel_l2</th>"
-          "<th>cosine</th><th>max_abs</th><th>unwritten</th><th>non-finite</th></tr>\n",
-          f);
-    numerics_rows(f, &pt->baseline, limits);
-    for (size_t k = 0; k < pt->n_cands; k++)
-        numerics_rows(f, &pt->cands[k].arm, limits);
-    fputs("</table>\n<p class='muted'>limits: ", f);
-    int set = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, limits) /* the limits the spec set, as 'name value' */
-    {
-        if (cJSON_IsNull(e) || cJSON_IsFalse(e))
-            continue;
-        fputs(set++ ? ", " : "", f);
-        esc(f, e->string);
-        if (cJSON_IsNumber(e))
-            fprintf(f, " %.4g", e->valuedouble);
-    }
-    fputs(set ? "</p>\n" : "none set</p>\n", f);
-}
+/* ---- extras ------------------------------------------------------------------------------ */
 
 /* result.json's NaN (the string "NaN") */
 static int is_nan(const cJSON *e)
@@ -304,6 +275,10 @@ static void extras(FILE *f, const kt_report_input *in, const kt_point_result *pt
         for (size_t a = 0; a < na; a++)
             for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
                 const cJSON *o = cJSON_GetObjectItemCaseSensitive(arms[a], keys[k]), *e;
+                int zeros = 1; /* an arm with no prepare step (a command): no 'prepare_s 0' */
+                cJSON_ArrayForEach(e, o) zeros &= cJSON_IsNumber(e) && e->valuedouble == 0;
+                if (zeros && strcmp(keys[k], "setup") == 0)
+                    continue;
                 cJSON_ArrayForEach(e, o)
                 {
                     if (!opened++)
@@ -391,7 +366,15 @@ static void provenance(FILE *f, const kt_report_input *in)
     esc(f, text_at(doc, "provenance.run.end_utc", b, sizeof(b))[0] ? b : "(unfinished)");
     fputs(", status ", f);
     esc(f, text_at(doc, "status", c, sizeof(c)));
-    fputs("</td></tr></table>\n", f);
+    fputs("</td></tr>", f);
+    char *limits = kt_limits_string(kt_json_at_path(doc, "provenance.limits"));
+    if (limits) {
+        fputs("<tr><th>limits</th><td><pre class='limits'>", f);
+        esc(f, limits);
+        fputs("</pre></td></tr>", f);
+        free(limits);
+    }
+    fputs("</table>\n", f);
     char path[PATH_MAX + 16], *spec = NULL;
     size_t len;
     snprintf(path, sizeof(path), "%s/spec.yaml", in->dir);
@@ -448,8 +431,20 @@ int kt_write_html(FILE *f, const kt_output *o)
                         pt->cands[k].looks);
                 kt_html_series_plot(f, &in[a], &pt->cands[k]);
             }
-            fputs("<h3>Numerics per input set (against the float64 reference)</h3>\n", f);
-            numerics_table(f, &in[a], pt);
+            if (pt->baseline.serving.present) {
+                char line[1024];
+                fputs("<h3>Serving: each arm under load (ms of the metric; 95% bootstrap "
+                      "intervals)</h3>\n<ul>\n",
+                      f);
+                for (size_t k = 0; k <= pt->n_cands; k++) {
+                    fputs("<li>", f);
+                    esc(f, kt_serving_text(line, sizeof(line),
+                                           k ? &pt->cands[k - 1].arm : &pt->baseline));
+                    fputs("</li>\n", f);
+                }
+                fputs("</ul>\n", f);
+            }
+            kt_html_numerics_table(f, in[a].doc, pt);
             extras(f, &in[a], pt);
             kt_report_gpu_table(f, pt);
             fputs("</section>\n", f);

@@ -1,5 +1,6 @@
 /* junit.c - the JUnit XML of an archive, for CI: one test case per point and candidate;
  * REJECT is a failure, INCONCLUSIVE a skip, a point that could not be measured an error. */
+#include "report/summary.h"
 #include "report/svg.h"
 #include "report/writers.h"
 #include "util/json.h"
@@ -12,6 +13,18 @@
 static void xml(FILE *f, const char *s)
 {
     kt_html_escape(f, s);
+}
+
+/* The served arms' figures (the baseline's and this candidate's), for system-out. */
+static void serving_out(FILE *f, const kt_point_result *p, const kt_candidate_result *c)
+{
+    char line[1024];
+    if (!p->baseline.serving.present)
+        return;
+    fputs("\n", f);
+    xml(f, kt_serving_text(line, sizeof(line), &p->baseline));
+    fputs("\n", f);
+    xml(f, kt_serving_text(line, sizeof(line), &c->arm));
 }
 
 static void reasons_text(FILE *f, const kt_point_result *p, const kt_candidate_result *c)
@@ -66,10 +79,10 @@ int kt_write_junit(FILE *f, const kt_output *o)
                               : c->verdict == KT_VERDICT_INCONCLUSIVE ? "skipped"
                                                                       : NULL;
             if (!tag) {
-                fprintf(f,
-                        ">\n      <system-out>KEEP: speedup %.3f [%.3f, %.3f]</system-out>\n"
-                        "    </testcase>\n",
-                        c->speedup, c->ci_low, c->ci_high);
+                fprintf(f, ">\n      <system-out>KEEP: speedup %.3f [%.3f, %.3f]", c->speedup,
+                        c->ci_low, c->ci_high);
+                serving_out(f, p, c);
+                fputs("</system-out>\n    </testcase>\n", f);
                 continue;
             }
             fprintf(f, ">\n      <%s message=\"", tag);
@@ -79,6 +92,11 @@ int kt_write_junit(FILE *f, const kt_output *o)
                 fprintf(f, "%s at %s: ", kt_verdict_name(c->verdict), p->point.id);
                 reasons_text(f, p, c);
                 fprintf(f, "</%s>", tag);
+            }
+            if (p->baseline.serving.present) {
+                fputs("\n      <system-out>", f);
+                serving_out(f, p, c);
+                fputs("</system-out>", f);
             }
             fputs("\n    </testcase>\n", f);
         }

@@ -1,6 +1,7 @@
 /* markdown.c - a compact markdown table of an archive's verdicts, for a pull-request comment
  * and GitHub's step summary; the overall line in the summary's words. */
 #include "report/cells.h"
+#include "report/summary.h"
 #include "report/writers.h"
 #include "util/json.h"
 
@@ -71,6 +72,21 @@ int kt_write_markdown(FILE *f, const kt_output *o)
         fprintf(f, "**: %s — ", kt_verdict_name(run->cands[k].verdict));
         md(f, run->cands[k].reason);
         fputs("\n", f);
+    }
+    for (size_t i = 0; i < run->n_points; i++) { /* servers under load: each arm apart */
+        const kt_point_result *p = &run->points[i];
+        char line[1024];
+        for (size_t a = 0; p->baseline.serving.present && a <= p->n_cands; a++) {
+            const kt_arm_result *arm = a ? &p->cands[a - 1].arm : &p->baseline;
+            if (a == 0) {
+                fputs("\nServing at ", f);
+                md(f, p->point.id);
+                fputs(" (ms; 95% bootstrap intervals):\n\n", f);
+            }
+            fputs("- ", f);
+            md(f, kt_serving_text(line, sizeof(line), arm));
+            fputs("\n", f);
+        }
     }
     fputs("\np (adj.): the signed-rank p scaled to the run's alpha, as the terminal summary "
           "prints it; archive `",

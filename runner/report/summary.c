@@ -4,6 +4,7 @@
 #include "report/summary.h"
 #include "report/cells.h"
 #include "report/command_tasks.h"
+#include "report/limits_lines.h"
 #include "report/writers.h"
 #include "result/result_json.h"
 #include "decide/verdict.h"
@@ -136,7 +137,7 @@ static void row(FILE *out, const kt_point_result *p, const kt_candidate_result *
     if (c->set_warning)
         fputs(" (input sets differ!)", out);
     if (c->state_warning)
-        fputs(" (a prepared state off!)", out);
+        fputs(" (uneven buffer placement: see the warning below)", out);
     fputc('\n', out);
 }
 
@@ -156,14 +157,18 @@ static void state_warning_line(FILE *out, const kt_run_result *run)
         }
     if (!worst)
         return;
+    double r = worst->state_ratio;
     fprintf(out,
-            "warning: at %d %s one prepared state of an arm ran more than %.2gx off its other "
-            "states (furthest: %s's state of input set %d, placement %d, %.2fx its others' "
-            "median at %s with %s): where its buffers lie in memory moved its speed; the "
-            "interval counts the spread (docs/statistics.md, \"Placement\")\n",
-            run->state_warnings, run->state_warnings == 1 ? "point" : "points", KT_STATE_WARN_RATIO,
-            worst->state_arm ? worst->arm.name : "the baseline", worst->state_set,
-            worst->state_placement, worst->state_ratio, at->point.id, worst->arm.name);
+            "warning: uneven buffer placement at %d %s. ktrial prepares each arm's inputs and "
+            "buffers several times over (placements), because where they land in memory can "
+            "change a kernel's speed; here one placement's calls ran %.2fx %s than the median "
+            "of the same arm's other placements (%s, input set %d, placement %d, at %s "
+            "with candidate %s). The verdict stands: its interval includes this spread, so it "
+            "is wider, not wrong. If it recurs, look at the buffers' alignment or NUMA node "
+            "(docs/statistics.md, \"Placement\").\n",
+            run->state_warnings, run->state_warnings == 1 ? "point" : "points", r >= 1 ? r : 1 / r,
+            r >= 1 ? "slower" : "faster", worst->state_arm ? worst->arm.name : "the baseline",
+            worst->state_set, worst->state_placement, at->point.id, worst->arm.name);
 }
 
 /* A disturbed majority and a coarse timer, where they could move the verdict. */
@@ -259,6 +264,7 @@ void kt_print_summary(FILE *out, const kt_run_result *run, const kt_summary_fact
             fprintf(out, "    error: %s\n", p->error);
     }
     not_run_rows(out, f, pw, cw);
+    kt_print_serving(out, run);
     if (have_roof)
         fprintf(out, "(throughput %% of the roofline KT_ROOFLINE=%.6g GFLOP/s : %.6g GB/s)\n",
                 roof.gflops, roof.gbps);
@@ -296,5 +302,7 @@ int kt_write_text(FILE *out, const kt_output *o)
         if (o->doc)
             kt_print_command_tasks(out, o->doc, o->dir);
     }
+    if (o->doc) /* show: what fixed the limits (run prints its own) */
+        kt_limits_print(out, kt_json_at_path(o->doc, "provenance.limits"));
     return 0;
 }

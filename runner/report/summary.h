@@ -14,6 +14,13 @@ void kt_print_summary(FILE *out, const kt_run_result *run, const kt_summary_fact
  * (the sim backend): the medians are virtual time, the usage lines the host's real work, and
  * the header says so. */
 void kt_print_usage(FILE *out, const kt_run_result *run, int virtual_clock);
+/* The serving lines (serving_lines.c): per point with served arms, each arm's startup, cold
+ * request, p50/p90/p99 with intervals, throughput, errors, memory and CPU, a candidate's
+ * ratios, and the tasks whose answers changed. Nothing for other results. */
+void kt_print_serving(FILE *out, const kt_run_result *run);
+/* One served arm's figures as one line of text ("baseline: startup 1.76 s, cold ...") for the
+ * markdown, JUnit and HTML writers. Returns 'buf'. */
+const char *kt_serving_text(char *buf, size_t len, const kt_arm_result *a);
 
 /* Share of disturbed pairs above which the summary warns. */
 #define KT_NOISY_SHARE_WARN 0.25

@@ -40,6 +40,19 @@ double kt_plot_y(const kt_plot *p, double y)
     return p->top + p->height - (b > a ? (fwd(y, p->log_y) - a) / (b - a) : 0.5) * p->height;
 }
 
+const char *kt_time_unit(double ns, double *scale)
+{
+    static const struct {
+        double scale;
+        const char *name;
+    } units[] = {{1e9, "s"}, {1e6, "ms"}, {1e3, "µs"}, {1, "ns"}};
+    size_t i = 0;
+    while (i + 1 < sizeof(units) / sizeof(units[0]) && !(ns >= units[i].scale))
+        i++;
+    *scale = units[i].scale;
+    return units[i].name;
+}
+
 void kt_plot_open(kt_plot *p, FILE *f, const char *cls, double w, double h, double left_margin)
 {
     p->f = f;

@@ -19,6 +19,9 @@ typedef struct kt_plot {
  * axes' labels; the ranges must be set before kt_plot_axes. */
 void kt_plot_open(kt_plot *p, FILE *f, const char *cls, double w, double h, double left_margin);
 void kt_plot_close(kt_plot *p);
+/* The unit a time axis whose largest value is 'ns' nanoseconds reads best in: "s", "ms",
+ * "µs" or "ns", with *scale its size in ns (1e6 for "ms"). */
+const char *kt_time_unit(double ns, double *scale);
 /* Pixel position of a data value. */
 double kt_plot_x(const kt_plot *p, double x);
 double kt_plot_y(const kt_plot *p, double y);

@@ -7,6 +7,7 @@
 #include "result/figures.h"
 #include "result/numerics.h"
 #include "result/profile.h"
+#include "result/serving.h"
 #include "result/usage.h"
 #include "result/verdict.h"
 #include "spec/spec.h"
@@ -58,6 +59,7 @@ typedef struct kt_arm_result {
     int profiled;              /* the profiling pass ran for this arm */
     kt_counter_values profile; /* its counters and energy, per call */
     kt_stage_stats stages;     /* per-stage profile of the timed calls (staged variants only) */
+    kt_serving serving;        /* op service: what the server did under load */
 } kt_arm_result;
 
 typedef struct kt_candidate_result {

@@ -148,6 +148,9 @@ static cJSON *arm_json(const kt_arm_result *a, const kt_arm *spec_arm)
     cJSON *profile = kt_stage_stats_to_json(&a->stages);
     if (profile)
         cJSON_AddItemToObject(o, "profile", profile);
+    cJSON *serving = kt_serving_to_json(&a->serving);
+    if (serving)
+        cJSON_AddItemToObject(o, "service", serving);
     return o;
 }
 
@@ -202,6 +205,7 @@ static void arm_from_json(kt_arm_result *a, const cJSON *o)
         profile_from_json(&a->profile, prof);
     }
     kt_stage_stats_from_json(&a->stages, cJSON_GetObjectItemCaseSensitive(o, "profile"));
+    kt_serving_from_json(&a->serving, cJSON_GetObjectItemCaseSensitive(o, "service"));
 }
 
 static cJSON *axes_json(const kt_point *p, unsigned axes)

@@ -35,9 +35,13 @@ typedef enum kt_reason_code {
     KT_REASON_TIMEOUT = 18,        /* op command: a call ran past its arm's timeout_s */
     KT_REASON_OUTPUT = 19,         /* op command: output missing, unreadable, of another length,
                                     * non-finite, or (text) differing */
-    KT_REASON_METRIC_MISSING = 20  /* op command: measure.metric not reported on stdout */
+    KT_REASON_METRIC_MISSING = 20, /* op command: measure.metric not reported on stdout */
+    KT_REASON_P99 = 21,            /* op service: p99 ratio above latency.max_p99_ratio */
+    KT_REASON_ERRORS = 22,         /* op service: failed requests above errors.max_rate */
+    KT_REASON_THROUGHPUT = 23,     /* op service: throughput ratio below throughput.min_ratio */
+    KT_REASON_SERVER = 24          /* op service: never ready, or died during a round */
 } kt_reason_code;
-#define KT_REASON_CODE_COUNT 21
+#define KT_REASON_CODE_COUNT 25
 
 /* "failed", "rel_l2", ..., or "unknown" for a number out of range. */
 const char *kt_reason_code_name(kt_reason_code code);

@@ -42,7 +42,11 @@ static const char *const reason_names[KT_REASON_CODE_COUNT] = {"none",
                                                                "command_failed",
                                                                "timeout",
                                                                "output",
-                                                               "metric_missing"};
+                                                               "metric_missing",
+                                                               "p99",
+                                                               "errors",
+                                                               "throughput",
+                                                               "server"};
 
 const char *kt_reason_code_name(kt_reason_code code)
 {
@@ -65,6 +69,10 @@ int kt_reason_is_quality(kt_reason_code code)
     case KT_REASON_TIMEOUT:
     case KT_REASON_OUTPUT:
     case KT_REASON_METRIC_MISSING:
+    case KT_REASON_P99:
+    case KT_REASON_ERRORS:
+    case KT_REASON_THROUGHPUT:
+    case KT_REASON_SERVER:
     case KT_REASON_REL_L2:
     case KT_REASON_COSINE:
     case KT_REASON_MAX_ABS:

@@ -1,5 +1,6 @@
 /* checks.c - the engine's checks before the run takes a folder (see checks.h). */
 #include "run/checks.h"
+#include "python/py_variant.h"
 
 #include "arm/arm.h"
 #include "decide/sequential.h"
@@ -56,6 +57,29 @@ static void library_warnings(const kt_spec *spec, const kt_device_info *info)
     }
 }
 
+/* For a spec with Python arms: what the bridge costs per call here, measured in a throwaway
+ * child for each framework the arms use (an empty function over 3 tensors); it is part
+ * of every timed call of those arms. */
+static void python_note(const kt_spec *spec)
+{
+    int used[2] = {0, 0};
+    for (size_t a = 0; a <= spec->n_candidates; a++) {
+        const kt_arm *arm = a == 0 ? &spec->baseline : &spec->candidates[a - 1];
+        if (arm->variant && kt_py_is_variant(arm->variant))
+            used[kt_py_variant_framework(arm->variant)] = 1;
+    }
+    for (int fw = 0; fw < 2; fw++) {
+        if (!used[fw])
+            continue;
+        double ns = kt_py_bridge_cost_ns((kt_py_framework)fw, 3);
+        if (isfinite(ns))
+            fprintf(stderr,
+                    "note: Python arms (%s): the bridge costs %.2f us per call on this machine "
+                    "(an empty function over 3 tensors; part of every timed call of those arms)\n",
+                    kt_py_framework_name((kt_py_framework)fw), ns / 1e3);
+    }
+}
+
 int kt_run_check_backend(const kt_spec *spec)
 {
     const kt_backend_iface *iface = kt_backend_find(spec->backend);
@@ -70,6 +94,7 @@ int kt_run_check_backend(const kt_spec *spec)
         return KT_EXIT_UNAVAILABLE;
     }
     library_warnings(spec, &info);
+    python_note(spec);
     if (strcmp(spec->backend_requested, "auto") == 0 && iface == kt_backend_auto(KT_AUTO_HOST)) {
         const kt_backend_iface *cuda = kt_backend_auto(KT_AUTO_DEVICE);
         kt_device_info ci;
@@ -130,6 +155,33 @@ int kt_run_check_git(kt_run *st, kt_diag *diag)
     return 0;
 }
 
+size_t kt_run_load_message(char *buf, size_t len, double load, long cores, int threads)
+{
+    buf[0] = '\0';
+    double free_cores = cores > threads ? (double)(cores - threads) : 0.0;
+    if (!(load > free_cores + 1))
+        return 0;
+    char what[160];
+    if (threads <= 0) /* the arms' own programs: ktrial sets no threads */
+        snprintf(what, sizeof(what), "this machine has %ld core(s)", cores);
+    else if (free_cores < 1)
+        snprintf(what, sizeof(what),
+                 "this run's %d thread(s) take all %ld core(s), leaving none for anything else",
+                 threads, cores);
+    else
+        snprintf(what, sizeof(what),
+                 "this run's %d thread(s) leave %.0f of the %ld core(s) for anything else", threads,
+                 free_cores, cores);
+    return (size_t)snprintf(
+        buf, len,
+        "warning: the machine is busy: %.2f processes were running or waiting for a CPU on "
+        "average over the last minute (the load average), and %s. Other work will interrupt "
+        "the timed calls: the verdicts stay valid, but expect disturbed pairs (the 'noisy' "
+        "column), wider intervals and more INCONCLUSIVE verdicts. For sharper results run on "
+        "an idle machine%s.\n",
+        load, what, threads > 1 ? " or set 'threads' lower" : "");
+}
+
 /* A machine already busy at the start disturbs the timed pairs: warn when the 1-minute load
  * average exceeds the cores the run leaves free, plus one for ordinary background work. More
  * threads than cores (a spec written for a bigger machine) is said too: the kernels' threads
@@ -149,18 +201,9 @@ void kt_run_warn_load(const kt_spec *spec)
                 "warning: threads: %d is more than the %ld online core(s): the threads take "
                 "turns on them, and the times measure that; set threads to at most %ld\n",
                 threads, cores, cores);
-    double free_cores = cores > threads ? (double)(cores - threads) : 0.0;
-    int busy = fscanf(f, "%lf", &load) == 1 && load > free_cores + 1;
-    if (busy && !k->needs_backend)
-        fprintf(stderr,
-                "warning: load average %.2f at start exceeds the %ld online core(s): expect "
-                "disturbed pairs and wider intervals\n",
-                load, cores);
-    else if (busy)
-        fprintf(stderr,
-                "warning: load average %.2f at start exceeds the %.0f core(s) this run leaves "
-                "free (%ld online, %d threads): expect disturbed pairs and wider intervals\n",
-                load, free_cores, cores, threads);
+    char msg[768];
+    if (fscanf(f, "%lf", &load) == 1 && kt_run_load_message(msg, sizeof(msg), load, cores, threads))
+        fputs(msg, stderr);
     fclose(f);
 }
 

@@ -25,6 +25,12 @@ int kt_run_check_quick(const kt_run *st);
  * exit code. */
 int kt_run_check_memory(const kt_run *st);
 
+/* The warning of a machine busy at the start, for a load average 'load' on 'cores' online
+ * cores with 'threads' of the run's own (0: the arms' programs choose): written to 'buf' with
+ * what it means for the verdicts and what to do, and its length returned; 0 (and "") when the
+ * load is within the cores the run leaves free plus one. */
+size_t kt_run_load_message(char *buf, size_t len, double load, long cores, int threads);
+
 /* Warns when the machine is busy at the start, or the spec asks for more threads than cores. */
 void kt_run_warn_load(const kt_spec *spec);
 

@@ -10,6 +10,7 @@
 #include "run/checks.h"
 #include "run/exit_code.h"
 #include "run/folder.h"
+#include "run/limits.h"
 #include "run/points.h"
 #include "result/result_doc.h"
 #include "run/resume.h"
@@ -45,6 +46,8 @@ static cJSON *run_provenance(const kt_run *st, time_t finished)
     cJSON_AddItemToObject(prov, "device", kt_provenance_device_json(st->spec->backend, &info));
     if (st->spec->n_plugins)
         cJSON_AddItemToObject(prov, "plugins", kt_provenance_plugins_json(st->spec));
+    if (st->limits)
+        cJSON_AddItemToObject(prov, "limits", cJSON_Duplicate(st->limits, 1));
     cJSON *run = kt_provenance_add_run(prov, st->started, finished, st->argc, st->argv);
     cJSON *seeds = cJSON_AddObjectToObject(run, "seeds");
     kt_json_add_real(seeds, "inputs", (double)st->spec->seed);
@@ -180,6 +183,8 @@ static int prepare(kt_run *st, kt_diag *diag)
     if ((rc = kt_run_check_quick(st)) != 0 || (rc = kt_run_check_memory(st)) != 0)
         return rc;
     /* from here a signal stops the run between pairs and leaves it resumable */
+    if ((rc = kt_run_check_limits(st)) != 0)
+        return rc;
     kt_run_signals_during_run();
     if ((rc = kt_run_choose_folder(st)) != 0)
         return rc;
@@ -236,5 +241,6 @@ void kt_run_free(kt_run *st)
     kt_spec_free(st->spec);
     cJSON_Delete(st->sessions);
     cJSON_Delete(st->specs);
+    cJSON_Delete(st->limits);
     memset(st, 0, sizeof(*st));
 }

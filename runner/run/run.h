@@ -33,6 +33,7 @@ typedef struct kt_run_options {
     const char *backend;
     const char *resume_dir;
     int quick, require_clean, force, json, report, no_profile, profile;
+    int relock;                   /* --relock: a spec that left its lock runs, locked again */
     kt_ci_files ci;               /* --junit FILE, --markdown FILE: written at the end */
     int shard_index, shard_count; /* 1-based index of count */
 } kt_run_options;
@@ -69,6 +70,7 @@ typedef struct kt_run {
     int resumed_other_code; /* --resume --force across another commit or work tree */
     cJSON *sessions;        /* --resume: provenance.run.sessions before this one */
     cJSON *specs;           /* --resume: the specs the points were measured under, or NULL */
+    cJSON *limits;          /* provenance.limits (run/limits.h) */
     size_t n_archived;      /* points this session added to points.jsonl */
     /* the signal handlers before the run's, put back by kt_run_free */
     struct sigaction old_int, old_term;

@@ -5,6 +5,7 @@
  * oneOf/anyOf branches are tried into scratch diagnostics; when none matches, the branch
  * whose type fits the node is the one whose errors the user sees. */
 #include "spec/schema.h"
+#include "spec/schema_hint.h"
 #include "spec/yaml_tree.h"
 #include "util/suggest.h"
 
@@ -689,8 +690,12 @@ static void check_object(ctx *c, const cJSON *s, const kt_node *n, kt_diag *d)
             for (const cJSON *p = props ? props->child : NULL; p && n_names < 128; p = p->next)
                 names[n_names++] = p->string;
             const char *hint = kt_suggest(key->value, names, n_names);
+            char elsewhere[256]; /* a key under the wrong parent: where it belongs */
             if (hint)
                 report(c, d, key, "unknown key '%s'; did you mean '%s'?", key->value, hint);
+            else if (kt_schema_key_elsewhere(elsewhere, sizeof(elsewhere), c->root, key->value,
+                                             c->path))
+                report(c, d, key, "unknown key '%s'; %s", key->value, elsewhere);
             else
                 report(c, d, key, "unknown key '%s'", key->value);
             continue;

@@ -3,6 +3,7 @@
  * stops the ones after it. */
 #include "spec/spec.h"
 #include "spec/command_spec.h"
+#include "spec/service_spec.h"
 #include "spec/embedded.h"
 #include "spec/schema.h"
 #include "spec/matrix.h"
@@ -64,6 +65,7 @@ void kt_spec_free(kt_spec *spec)
         kt_matrix_free(spec->matrix);
     free(spec->matrix);
     kt_command_spec_free(spec->command);
+    kt_service_spec_free(spec->service);
     free(spec);
 }
 

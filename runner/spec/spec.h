@@ -121,6 +121,9 @@ typedef struct kt_spec {
     double max_setup_seconds;      /* thresholds.setup.max_seconds, NAN = not set */
     double max_setup_memory_ratio; /* thresholds.setup.max_memory_ratio, NAN = not set */
     double max_energy_ratio;       /* thresholds.energy.max_ratio, NAN = not set */
+    double max_p99_ratio;          /* thresholds.latency.max_p99_ratio, NAN = not set */
+    double max_error_rate;         /* thresholds.errors.max_rate (op service: default 0) */
+    double min_throughput_ratio;   /* thresholds.throughput.min_ratio, NAN = not set */
     double usd_per_hour;           /* costs.usd_per_hour, NAN = no costs */
     int tokens_per_call;           /* costs.tokens_per_call, 0 = auto */
     kt_aggregate aggregate;
@@ -133,6 +136,8 @@ typedef struct kt_spec {
     struct kt_matrix *matrix;
     /* op 'command' only: tasks, argv lists, metric and outputs (spec/command_spec.h) */
     struct kt_command_spec *command;
+    /* op 'service' only: tasks, servers, request, load (spec/service_spec.h) */
+    struct kt_service_spec *service;
 } kt_spec;
 
 typedef struct kt_spec_options {

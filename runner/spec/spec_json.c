@@ -3,6 +3,7 @@
 #include "spec/spec_plugins.h"
 #include "util/json.h"
 #include "spec/command_spec.h"
+#include "spec/service_spec.h"
 
 #include <math.h>
 
@@ -145,6 +146,12 @@ cJSON *kt_spec_to_json(const kt_spec *spec)
     add_optional(setup, "max_seconds", spec->max_setup_seconds);
     add_optional(setup, "max_memory_ratio", spec->max_setup_memory_ratio);
     add_optional(cJSON_AddObjectToObject(th, "energy"), "max_ratio", spec->max_energy_ratio);
+    if (spec->service) { /* op service's limits */
+        add_optional(lat, "max_p99_ratio", spec->max_p99_ratio);
+        add_optional(cJSON_AddObjectToObject(th, "errors"), "max_rate", spec->max_error_rate);
+        add_optional(cJSON_AddObjectToObject(th, "throughput"), "min_ratio",
+                     spec->min_throughput_ratio);
+    }
     cJSON_AddStringToObject(th, "aggregate", kt_aggregate_name(spec->aggregate));
     if (!isnan(spec->usd_per_hour)) {
         cJSON *costs = cJSON_AddObjectToObject(o, "costs");
@@ -158,5 +165,7 @@ cJSON *kt_spec_to_json(const kt_spec *spec)
     add_optional(budget, "max_minutes", spec->budget_minutes);
     if (spec->command)
         cJSON_AddItemToObject(o, "command", kt_command_spec_to_json(spec->command));
+    if (spec->service)
+        cJSON_AddItemToObject(o, "service", kt_service_spec_to_json(spec->service));
     return o;
 }

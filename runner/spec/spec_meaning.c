@@ -9,9 +9,11 @@
 #include "spec/spec_meaning.h"
 #include "spec/catalog.h"
 #include "spec/command_spec.h"
+#include "spec/service_spec.h"
 #include "spec/matrix.h"
 #include "spec/plan.h"
 #include "spec/spec_plugins.h"
+#include "spec/spec_python.h"
 #include "util/suggest.h"
 #include "spec/yaml_tree.h"
 
@@ -507,11 +509,22 @@ static int is_command(const kt_spec *spec)
     return spec->op && strcmp(spec->op->name, "command") == 0;
 }
 
+static int is_service(const kt_spec *spec)
+{
+    return spec->op && strcmp(spec->op->name, "service") == 0;
+}
+
+/* The ops of the process backend: whole programs, whose axes are placeholders. */
+static int is_process_op(const kt_spec *spec)
+{
+    return is_command(spec) || is_service(spec);
+}
+
 /* op command: an axis the spec leaves out is one value, 'value' ({batch_size} is 1 and
  * {context_length} 0 unless listed). */
 static void default_axis(mctx *c, const char *key, int64_t **values, size_t *n, int64_t value)
 {
-    if (kt_node_get(c->root, key) || !is_command(c->spec))
+    if (kt_node_get(c->root, key) || !is_process_op(c->spec))
         return;
     free(*values);
     *values = malloc(sizeof(**values));
@@ -531,8 +544,8 @@ static void check_axes(mctx *c)
     for (size_t i = 0; spec->roles && i < spec->n_roles; i++)
         spec->roles[i] = role_values[roles[i]];
     check_models(c);
-    check_int_axis(c, "batch_sizes", KT_AXIS_BATCH, "batch_size", MAX_BYTES_DIM, !is_command(spec),
-                   &spec->batch_sizes, &spec->n_batch_sizes);
+    check_int_axis(c, "batch_sizes", KT_AXIS_BATCH, "batch_size", MAX_BYTES_DIM,
+                   !is_process_op(spec), &spec->batch_sizes, &spec->n_batch_sizes);
     default_axis(c, "batch_sizes", &spec->batch_sizes, &spec->n_batch_sizes, 1);
     /* kt_phase values are the indexes of phase_names; defaults: decode only */
     check_enum_axis(c, "phases", KT_AXIS_PHASE, "phase", phase_names, 2, 1, &phases,
@@ -547,7 +560,7 @@ static void check_axes(mctx *c)
      * the op's decode points read a cache of that context */
     unsigned axes = spec->op->axes;
     int need_context = (!(axes & KT_AXIS_PHASE) || (axes & KT_AXIS_DECODE_CONTEXT) || prefill) &&
-                       !is_command(spec);
+                       !is_process_op(spec);
     check_int_axis(c, "context_lengths", KT_AXIS_CONTEXT, "context_length", MAX_CONTEXT,
                    need_context, &spec->context_lengths, &spec->n_context_lengths);
     default_axis(c, "context_lengths", &spec->context_lengths, &spec->n_context_lengths, 0);
@@ -713,10 +726,16 @@ static void check_arm(mctx *c, const kt_node *node, const char *path, kt_arm *ar
     arm->col = node->col;
     if (!c->backend_ok)
         return;
+    if (kt_node_get(node, "python")) {
+        kt_spec_python_arm(spec, node, path, arm, c->diag);
+        return;
+    }
     const kt_node *vnode = kt_node_get(node, "variant");
     const char *name = kt_node_str(vnode);
     if (!vnode && is_command(spec))
         name = "exec"; /* the process backend's one variant: the arm is its 'run' list */
+    if (!vnode && is_service(spec))
+        name = "serve"; /* the arm is its server's 'setup' list */
     char sub[96];
     snprintf(sub, sizeof(sub), "%s.variant", path);
     const kt_node *pnode = kt_node_get(node, "plugin");
@@ -772,6 +791,8 @@ static void check_arm(mctx *c, const kt_node *node, const char *path, kt_arm *ar
                    spec->op->name, name ? name : "", spec->backend, list);
         return;
     }
+    if (kt_py_is_variant(arm->variant) && !kt_py_module_available("torch"))
+        report(c, vnode, sub, "variant '%s' calls PyTorch: %s", name, kt_error_last());
     char owner[96];
     snprintf(owner, sizeof(owner), "variant '%s'", arm->variant->name);
     snprintf(sub, sizeof(sub), "%s.params", path);
@@ -957,6 +978,20 @@ static void check_thresholds(mctx *c)
     spec->max_setup_seconds = get_double(kt_node_get(setup, "max_seconds"), NAN);
     spec->max_setup_memory_ratio = get_double(kt_node_get(setup, "max_memory_ratio"), NAN);
     spec->max_energy_ratio = get_double(kt_node_get(kt_node_get(th, "energy"), "max_ratio"), NAN);
+    spec->max_p99_ratio = get_double(kt_node_get(lat, "max_p99_ratio"), NAN);
+    spec->max_error_rate = get_double(kt_node_get(kt_node_get(th, "errors"), "max_rate"),
+                                      is_service(spec) ? 0.0 : NAN);
+    spec->min_throughput_ratio =
+        get_double(kt_node_get(kt_node_get(th, "throughput"), "min_ratio"), NAN);
+    static const char *const service_only[] = {"latency.max_p99_ratio", "errors", "throughput"};
+    for (size_t i = 0; th && !is_service(spec) && i < 3; i++) {
+        char dotted[64];
+        snprintf(dotted, sizeof(dotted), "thresholds.%s", service_only[i]);
+        const kt_node *n = kt_node_at_path(c->root, dotted);
+        if (n)
+            report(c, n, dotted, "only op 'service' has this limit (this spec's op is '%s')",
+                   spec->op ? spec->op->name : "?");
+    }
     const kt_node *costs = kt_node_get(c->root, "costs");
     spec->usd_per_hour = get_double(kt_node_get(costs, "usd_per_hour"), NAN);
     spec->tokens_per_call = (int)get_double(kt_node_get(costs, "tokens_per_call"), 0);
@@ -1143,10 +1178,34 @@ static void check_command(mctx *c)
 {
     static const char *const keys[] = {"tasks", "measure", "outputs"};
     static const char *const arm_keys[] = {"run", "env", "cwd", "setup", "teardown", "timeout_s"};
+    static const char *const service_keys[] = {"request", "load", "exclusive", "allow_remote"};
     if (!c->spec->op)
         return;
+    const kt_node *list0 = kt_node_get(c->root, "candidates");
+    size_t n0 = list0 && list0->kind == KT_NODE_SEQ ? list0->n : 0;
+    for (size_t a = 0; !is_service(c->spec) && a <= n0; a++) {
+        const kt_node *arm = a == 0 ? kt_node_get(c->root, "baseline") : list0->items[a - 1];
+        const kt_node *key;
+        if (get_key(arm, "ready", &key))
+            report(c, key, "ready", "only op 'service' arms have 'ready'");
+    }
+    for (int i = 0; !is_service(c->spec) && i < 4; i++) {
+        const kt_node *key;
+        if (get_key(c->root, service_keys[i], &key))
+            report(c, key, service_keys[i], "only op 'service' has '%s' (this spec's op is '%s')",
+                   service_keys[i], c->spec->op->name);
+    }
     if (is_command(c->spec)) {
         kt_command_spec_parse(&c->spec->command, c->root, c->spec->path, c->diag);
+        return;
+    }
+    if (is_service(c->spec)) {
+        const kt_node *key;
+        if (get_key(c->root, "outputs", &key))
+            report(c, key, "outputs",
+                   "op 'service' compares each response body as text (with the baseline's, or "
+                   "the task's expect file); it has no 'outputs'");
+        kt_service_spec_parse(&c->spec->service, c->root, c->spec->path, c->diag);
         return;
     }
     for (int i = 0; i < 3; i++) {
@@ -1217,6 +1276,10 @@ int kt_spec_check_meaning(kt_spec *spec, const kt_spec_options *opts, kt_diag *d
     check_arm_limits_all(&c);
     check_command(&c);
     check_trials(&c);
+    if (spec->service) { /* op service: repetitions count rounds; the pairs are their requests */
+        spec->min_repetitions *= spec->service->requests_per_round;
+        spec->max_repetitions *= spec->service->requests_per_round;
+    }
     check_thresholds(&c);
     if (diag->n_errors == errors_before)
         check_plan(&c, spec);

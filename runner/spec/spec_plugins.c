@@ -11,8 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* 'written' relative to the folder of 'spec_path' (absolute paths stay as they are). */
-static char *resolve(const char *spec_path, const char *written)
+char *kt_spec_resolve_path(const char *spec_path, const char *written)
 {
     char copy[PATH_MAX], out[PATH_MAX];
     if (written[0] == '/') {
@@ -71,7 +70,7 @@ int kt_spec_load_plugins(kt_spec *spec, kt_diag *diag)
         p->col = item->col;
         p->index = -1;
         p->path = strdup(kt_node_str(item) ? kt_node_str(item) : "");
-        p->resolved = p->path ? resolve(spec->path, p->path) : NULL;
+        p->resolved = p->path ? kt_spec_resolve_path(spec->path, p->path) : NULL;
         if (!p->resolved) {
             kt_diag_error(diag, spec->path, p->line, p->col, "plugins[%zu]: out of memory", i);
             continue;
@@ -112,7 +111,7 @@ const kt_spec_plugin *kt_spec_plugin_named(const kt_spec *spec, const char *writ
     for (size_t i = 0; i < spec->n_plugins; i++)
         if (strcmp(spec->plugins[i].path, written) == 0)
             return &spec->plugins[i];
-    char *resolved = resolve(spec->path, written);
+    char *resolved = kt_spec_resolve_path(spec->path, written);
     struct stat a, b;
     const kt_spec_plugin *found = NULL;
     for (size_t i = 0; resolved && !found && i < spec->n_plugins; i++)

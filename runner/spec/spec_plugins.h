@@ -8,6 +8,10 @@
 
 struct kt_node;
 
+/* 'written' relative to the folder of 'spec_path' (absolute paths stay as they are), malloc'd;
+ * NULL when out of memory. */
+char *kt_spec_resolve_path(const char *spec_path, const char *written);
+
 /* Loads every entry of spec->root's 'plugins' (paths relative to the spec's folder) into
  * spec->plugins; each failure is an error at its entry, "plugins[i]: 'path': reason".
  * Returns 0 when it added no error. */

@@ -3,7 +3,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 int kt_cgroup_file(char *out, size_t len, const char *name)
@@ -56,19 +55,4 @@ double kt_memory_available(char *what, size_t len)
         }
     }
     return avail;
-}
-
-double kt_memory_peak_rss_kib(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    double kib = NAN;
-    while (f && fgets(line, sizeof(line), f))
-        if (strncmp(line, "VmHWM:", 6) == 0) {
-            kib = strtod(line + 6, NULL);
-            break;
-        }
-    if (f)
-        fclose(f);
-    return kib;
 }

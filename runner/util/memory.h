@@ -1,6 +1,5 @@
 /* memory.h - how much memory this process may still take: the kernel's MemAvailable, and its
- * cgroup's limit (v2 memory.max less memory.current) where one is set, whichever is less; and
- * the peak of its own address space. */
+ * cgroup's limit (v2 memory.max less memory.current) where one is set, whichever is less. */
 #ifndef KT_MEMORY_H
 #define KT_MEMORY_H
 
@@ -13,10 +12,5 @@ int kt_cgroup_file(char *out, size_t len, const char *name);
 /* Bytes this process may still allocate, and in 'what' which limit that is ("MemAvailable",
  * "the cgroup's memory.max"); NAN when neither can be read. */
 double kt_memory_available(char *what, size_t len);
-
-/* The high-water mark of this process's own address space in KiB (VmHWM of /proc/self/status);
- * NAN when it cannot be read. Unlike getrusage's ru_maxrss it leaves out what the kernel folded
- * in from the program that exec'd this one. */
-double kt_memory_peak_rss_kib(void);
 
 #endif

@@ -2,7 +2,7 @@
 # bench_gemm_spin.sh - tiled fp32 against OpenBLAS on the catalog's gemm shapes at M = 64 and
 # 256, before and after bench_gemm kept oneDNN's idle OpenMP threads short: "spin"
 # runs `bench_gemm --catalog --no-bf16 --omp-spin` (libgomp's default, 300,000 pauses after each
-# oneDNN call, as in the README's catalog runs up to commit 9a2f6bb), "short" the same with
+# oneDNN call, as in the earlier catalog runs of docs/benchmarks/gemm.md), "short" the same with
 # GOMP_SPINCOUNT=2000 (bench_gemm's default now). The variable is read when libgomp loads, so
 # each is its own process; they alternate model by model, so load from elsewhere falls on both
 # alike. Both set OPENBLAS_THREAD_TIMEOUT=16. Markdown on stdout, progress on stderr.

@@ -7,7 +7,7 @@
 #
 # Default: 1000 pairs (2000 calls) for ktrial and 2000 runs for hyperfine, about 10 to 30 s on an
 # idle machine; --quick: 100 pairs and 200 runs, to check that it works. Prints a markdown
-# table for the README:
+# table for docs/benchmarks/command-trials.md:
 #   spawn-to-reap: the per-call wall time each tool measures for /bin/true (its own figure)
 #   per call, all in: the tool's whole wall time divided by its calls (bookkeeping included)
 # hyperfine is optional: without it, its rows say so.

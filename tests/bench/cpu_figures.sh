@@ -1,5 +1,5 @@
 #!/bin/sh
-# cpu_figures.sh - the README section "CPU kernels at this machine's limits", from one run of
+# cpu_figures.sh - docs/benchmarks/cpu-ceilings.md, from one run of
 # the CPU benchmarks: dense decode on every catalog head shape against the read and copy
 # ceilings (bench_attention --dense), the tiled GEMM on every catalog gemm shape against
 # OpenBLAS and oneDNN (bench_gemm --catalog), and a 2-thread dense decode with a CPU-bound
@@ -8,7 +8,7 @@
 # usage: tests/bench/cpu_figures.sh [BUILD_DIR] [--quick]
 #   BUILD_DIR defaults to ./build; THREADS (environment) defaults to every online CPU.
 #   --quick: 16K only, llama-3.2-1b's gemm shapes, one contention round (shows the script works;
-#   its figures are not for the README).
+#   its figures are not for docs/benchmarks).
 # Takes about 5 minutes on an idle 2-core machine; run it when `cat /proc/loadavg` is under 1.
 #
 # OpenBLAS's kernels are its own choice for this CPU: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE

@@ -1,5 +1,5 @@
 #!/bin/sh
-# decode_step_figures.sh - the README's "The whole decode step" tables: runs
+# decode_step_figures.sh - docs/benchmarks/decode-step.md's tables: runs
 # experiments/decode-step-ffd.yaml (dense vs FFD attention in one decode step, llama-3.2-1b and
 # llama-3.1-8b, contexts 8K-32K), experiments/decode-step-fusion.yaml (fusion none vs own vs
 # mlp vs layer, batch 1 and 16) and experiments/prefill-chunk.yaml (a 128-token prefill chunk

@@ -1,5 +1,5 @@
 #!/bin/sh
-# ffd_figures.sh - the README's table "FFD on every catalog head shape": FFD against dense on
+# ffd_figures.sh - docs/benchmarks/ffd-heads.md: FFD against dense on
 # the 8 catalog models' heads at 8K, 32K and 128K (bf16, batch 1, llm inputs, one thread,
 # default delta), with the error on two input sets, the byte-model bound and the phase split.
 #

@@ -1,6 +1,6 @@
 #!/bin/sh
 # plan_accuracy.sh - the plan's estimate against the measured run, on three CPU specs of
-# different sizes and a sim one, one after another: a table for the README ("Everyday use").
+# different sizes and a sim one, one after another: a table for docs/benchmarks/plan-accuracy.md.
 #
 #   tests/bench/plan_accuracy.sh [KTRIAL] [SPEC...]
 #

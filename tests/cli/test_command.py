@@ -89,8 +89,8 @@ class CommandTrials(unittest.TestCase):
         self.assertGreater(m["calls"]["value"], 8)
         self.assertGreater(m["max_rss_mib"]["value"], 0)
         for arm in [point["baseline"]] + point["candidates"]:
-            # the floor is ktrial's peak RSS when the largest call began, which Linux folds
-            # into that call's peak: never above it
+            # the floor is the resident set of kt_exec, which started the largest call and
+            # whose pages Linux folds into that call's peak: never above it
             am = arm["metrics"]
             self.assertGreater(am["rss_floor_mib"]["value"], 0)
             self.assertLessEqual(am["rss_floor_mib"]["value"], am["max_rss_mib"]["value"])

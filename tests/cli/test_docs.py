@@ -1,5 +1,5 @@
 """The documentation agrees with the project: docs/spec.md documents exactly the properties of
-schemas/experiment.schema.json (with its defaults), docs/results.md exactly those of
+schemas/experiment.schema.json (with its defaults), docs/results.md and results-provenance.md those of
 schemas/result.schema.json, every relative link of README.md and docs/*.md resolves (anchors
 included) inside the repository, and no file of the project points at documents outside it.
 
@@ -225,12 +225,17 @@ def links(path):
 
 class ReferenceTest(unittest.TestCase):
     maxDiff = None
-    def check(self, schema_file, doc_file, default_column):
+    def check(self, schema_file, doc_files, default_column):
+        """'doc_files': the pages that together document the schema (their sections joined)."""
         with open(os.path.join(SOURCE, "schemas", schema_file)) as f:
             schema = json.load(f)
         expected = schema_sections(schema)
-        with open(os.path.join(DOCS, doc_file)) as f:
-            found = doc_sections(f.read())
+        texts = []
+        for name in doc_files:
+            with open(os.path.join(DOCS, name)) as f:
+                texts.append(f.read())
+        found = doc_sections("\n".join(texts))
+        doc_file = " + ".join(doc_files)
         problems = enum_problems(doc_file, schema, expected, found)
         if default_column:  # the spec's reference: a user picks values within these
             problems += bound_problems(doc_file, expected, found)
@@ -256,10 +261,11 @@ class ReferenceTest(unittest.TestCase):
         self.assertEqual([], problems)
 
     def test_spec_reference_matches_the_experiment_schema(self):
-        self.check("experiment.schema.json", "spec.md", default_column=True)
+        self.check("experiment.schema.json", ["spec.md"], default_column=True)
 
     def test_results_reference_matches_the_result_schema(self):
-        self.check("result.schema.json", "results.md", default_column=False)
+        self.check("result.schema.json", ["results.md", "results-provenance.md"],
+                   default_column=False)
 
     def test_the_checker_sees_a_missing_and_an_extra_property(self):
         schema = {"properties": {"a": {"type": "object", "properties": {"b": {}}},
@@ -290,7 +296,7 @@ class ReferenceTest(unittest.TestCase):
 
 
 class LookScheduleTest(unittest.TestCase):
-    """The default design's looks as README.md and docs/statistics.md list them are the ones
+    """The default design's looks as docs/how-it-decides.md and docs/statistics.md list them are the ones
     their rule gives (and tests/unit/test_sequential.c pins the code to): after every pair from
     7 to 14, then the ceil of the running product 14 x 1.2^k, then 200."""
 
@@ -302,7 +308,7 @@ class LookScheduleTest(unittest.TestCase):
         looks.append(200)
         want = ", ".join(str(n) for n in [7, 8]) + ", ..., " + ", ".join(
             str(n) for n in looks[7:])
-        for name in ("README.md", os.path.join("docs", "statistics.md")):
+        for name in (os.path.join("docs", "how-it-decides.md"), os.path.join("docs", "statistics.md")):
             with open(os.path.join(SOURCE, name)) as f:
                 text = " ".join(f.read().split())
             m = re.search(r"7, 8, \.\.\., 14, [0-9, ]*200: 23 looks", text)
@@ -311,9 +317,61 @@ class LookScheduleTest(unittest.TestCase):
         self.assertEqual(len(looks), 23)
 
 
+def doc_pages():
+    """Every markdown page under docs/, subfolders included."""
+    return sorted(glob.glob(os.path.join(DOCS, "**", "*.md"), recursive=True))
+
+
+# A commit named in prose: 7 to 12 hex digits with a letter and a digit, standing alone (a
+# sha256 in an example is longer, a word has no digit).
+COMMIT = re.compile(r"(?<![0-9A-Za-z_/.-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,12}"
+                    r"(?![0-9A-Za-z_-])")
+
+
+class ShapeTest(unittest.TestCase):
+    """The front door stays a front door: README.md at most 300 lines and 25 KB, every docs page
+    at most about 400 lines, and no commit hashes (a figure's history) outside docs/benchmarks/,
+    where each figure names the commit it was measured at."""
+
+    def test_readme_is_a_landing_page(self):
+        path = os.path.join(SOURCE, "README.md")
+        with open(path) as f:
+            lines = f.read().split("\n")
+        self.assertLessEqual(len(lines), 300)
+        self.assertLessEqual(os.path.getsize(path), 25 * 1024)
+        self.assertTrue(any(line.startswith("## Contents") for line in lines))
+
+    def test_no_page_over_400_lines(self):
+        long = []
+        for path in doc_pages():
+            with open(path) as f:
+                n = sum(1 for _ in f)
+            if n > 420:
+                long.append(f"{os.path.relpath(path, SOURCE)}: {n} lines")
+        self.assertEqual([], long)
+
+    def test_no_commit_hashes_outside_the_benchmarks(self):
+        found = []
+        bench = os.path.join(DOCS, "benchmarks") + os.sep
+        for path in [os.path.join(SOURCE, "README.md")] + doc_pages():
+            if path.startswith(bench):
+                continue
+            with open(path) as f:
+                for no, line in enumerate(f, 1):
+                    for m in COMMIT.finditer(line):
+                        found.append(f"{os.path.relpath(path, SOURCE)}:{no}: {m.group(0)}")
+        self.assertEqual([], found)
+
+    def test_the_commit_pattern(self):
+        self.assertEqual(["77f5b4d", "1aaa832"],
+                         COMMIT.findall("at commit 77f5b4d, then (1aaa832) and"))
+        self.assertEqual([], COMMIT.findall("deadbeef 1234567 sha256:" + "ab12" * 16))
+        self.assertEqual([], COMMIT.findall("results/20261204T151550Z-x and ffd-d5 0x7fc0dead"))
+
+
 class LinkTest(unittest.TestCase):
     def test_every_relative_link_resolves(self):
-        files = [os.path.join(SOURCE, "README.md")] + sorted(glob.glob(os.path.join(DOCS, "*.md")))
+        files = [os.path.join(SOURCE, "README.md")] + doc_pages()
         self.assertGreaterEqual(len(files), 4)
         root = os.path.realpath(SOURCE)
         problems, checked = [], 0

@@ -18,7 +18,7 @@ ROLE_ORDER = ["o", "qkv", "down", "gate_up"]  # smallest weight first, for every
 # The shipped specs whose run here takes 20-40 s of CPU each (a whole decoder layer or program
 # per call, or a sim matrix up to batch 128 at 64K): run by test_experiments_slow.py.
 SLOW = ["decode-step-fusion.yaml", "pipeline-command.yaml", "prefill-chunk.yaml",
-        "sim-matrix.yaml"]
+        "serving-ab.yaml", "sim-matrix.yaml"]
 
 
 def catalog():
@@ -85,6 +85,27 @@ def command_copy(spec, path):
     return out
 
 
+def service_copy(spec, path):
+    """op service: a copy that runs from anywhere: the servers' programs under ../build/ from
+    this build folder, the task files by absolute path, the fewest rounds."""
+    if spec.get("op") != "service":
+        return spec
+    here = os.path.dirname(os.path.abspath(path))
+    build = os.environ.get("KT_BUILD_DIR", os.path.join(SOURCE, "build"))
+    out = dict(spec)
+    out["tasks"] = [{k: os.path.join(here, v) if k in ("input", "expect") else v
+                     for k, v in t.items()} for t in spec["tasks"]]
+    fix = lambda arm: dict(arm, setup=[  # noqa: E731
+        os.path.join(build, a[len("../build/"):]) if a.startswith("../build/") else a
+        for a in arm["setup"]])
+    out["baseline"] = fix(spec["baseline"])
+    out["candidates"] = [fix(c) for c in spec["candidates"]]
+    trials = dict(spec.get("trials", {}))
+    trials["max_repetitions"] = trials.get("min_repetitions", 3)
+    out["trials"] = trials
+    return out
+
+
 def shipped_specs():
     specs = sorted(glob.glob(os.path.join(SOURCE, "experiments", "**", "*.yaml"), recursive=True))
     return [s for s in specs if os.path.basename(s) != "models.yaml"]
@@ -132,15 +153,18 @@ class ExperimentsTest(unittest.TestCase):
                     if not has_cuda:
                         self.skipTest("the CUDA backend is not available here")
                 small = os.path.join(self.tmp, os.path.basename(path))
-                copy = command_copy(spec, path)
-                missing = [a["run"][0] for a in [copy["baseline"]] + copy["candidates"]
-                           if spec.get("op") == "command" and "/" in a["run"][0]
-                           and not os.path.exists(os.path.join(a.get("cwd", ""), a["run"][0]))]
+                copy = service_copy(command_copy(spec, path), path)
+                program = "setup" if spec.get("op") == "service" else "run"
+                missing = [a[program][0] for a in [copy["baseline"]] + copy["candidates"]
+                           if spec.get("op") in ("command", "service") and "/" in a[program][0]
+                           and not os.path.exists(os.path.join(a.get("cwd", ""),
+                                                               a[program][0]))]
                 if missing:  # a build that left the example out (CI's sanitizer build)
                     self.skipTest(f"{missing[0]} is not built here")
                 with open(small, "w") as f:
-                    yaml.safe_dump(command_copy(smallest_point(absolute_plugins(spec, path)),
-                                                path), f, sort_keys=False)
+                    yaml.safe_dump(service_copy(command_copy(
+                        smallest_point(absolute_plugins(spec, path)), path), path), f,
+                        sort_keys=False)
                 doc = self.run_spec(small, ["--quick"])
                 self.assertEqual(len(doc["points"]), 1)
                 if spec["op"] == "command":  # per-task outputs and rusage figures kept
@@ -151,6 +175,15 @@ class ExperimentsTest(unittest.TestCase):
                         task = spec["tasks"][0]["name"]
                         kept = os.path.join(self.tmp, os.path.basename(small) + ".out", "outputs",
                                             point["id"], arm["name"], f"{task}.f32")
+                        self.assertTrue(os.path.getsize(kept) > 0, kept)
+                if spec["op"] == "service":  # every arm measured apart, its answers kept
+                    point = doc["points"][0]
+                    for arm in [point["baseline"]] + point["candidates"]:
+                        self.assertGreater(arm["service"]["startup_s"], 0)
+                        self.assertGreater(arm["service"]["peak_rss_mib"], 0)
+                        task = spec["tasks"][0]["name"]
+                        kept = os.path.join(self.tmp, os.path.basename(small) + ".out", "outputs",
+                                            point["id"], arm["name"], f"{task}.round0.body")
                         self.assertTrue(os.path.getsize(kept) > 0, kept)
 
 

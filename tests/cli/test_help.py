@@ -9,21 +9,21 @@ import unittest
 
 from ktrial_cli import SOURCE, run, sim_spec
 
-COMMANDS = ["run", "validate", "models", "kernels", "show", "compare", "verify", "merge",
-            "slurm", "report", "history", "env"]
+COMMANDS = ["run", "validate", "init", "lock", "models", "kernels", "show", "compare", "verify",
+            "merge", "reproduce", "slurm", "report", "history", "env"]
 
 # A value each kind of argument accepts, so that parsing succeeds and the command fails later
 # (on the missing files) with something other than a usage error.
 VALUES = {"DIR": "{tmp}/dir", "NAME": "cpu", "I/N|auto": "1/2", "FILE": "{tmp}/file",
           "PATH": "{tmp}/lib.so", "F": "0.02", "C": "0.9", "N": "2", "GPUS": "0", "CPUS": "2", "P": "debug",
-          "T": "01:00:00"}
+          "T": "01:00:00", "OP": "gemm", "M": "qwen2.5-0.5b"}
 # Positional arguments (and required options) that make each command complete.
-POSITIONAL = {"run": ["{tmp}/none.yaml"], "validate": ["{tmp}/none.yaml"], "models": [],
+POSITIONAL = {"run": ["{tmp}/none.yaml"], "validate": ["{tmp}/none.yaml"], "init": [], "models": [],
               "kernels": [], "show": ["{tmp}/none"], "compare": ["{tmp}/a", "{tmp}/b"],
               "verify": ["{tmp}/none"],
               "merge": ["{tmp}/s1", "-o", "{tmp}/m"], "slurm": ["{tmp}/none.yaml"],
               "report": ["{tmp}/none"], "history": ["{tmp}", "--experiment", "x"],
-              "env": []}
+              "env": [], "lock": ["{tmp}/none.yaml"], "reproduce": ["{tmp}/none"]}
 
 
 def table():
@@ -78,9 +78,9 @@ class HelpTest(unittest.TestCase):
                 self.assertIn("-h, --help", p.stdout)
 
     def test_the_readme_commands_table_lists_every_option(self):
-        """README.md's "Commands" table is where a new user learns the options: each row names
-        every option of its command."""
-        with open(os.path.join(SOURCE, "README.md")) as f:
+        """docs/commands.md's table is where a user looks the options up: each row names every
+        option of its command."""
+        with open(os.path.join(SOURCE, "docs", "commands.md")) as f:
             text = f.read()
         rows = {m.group(1): m.group(2) for m in
                 re.finditer(r"^\| `ktrial (\w+) ([^`]*)` \|", text, re.M)}

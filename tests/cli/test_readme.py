@@ -1,4 +1,5 @@
-"""The README's example spec validates, and its test command is the one .ci/run runs."""
+"""The README's and the tutorial's example specs validate, and the README's test command is the
+one .ci/run runs."""
 import os
 import re
 import tempfile
@@ -23,6 +24,19 @@ class ReadmeTest(unittest.TestCase):
             self.assertIn("ok: ", p.stdout)
         finally:
             os.unlink(f.name)
+
+    def test_the_tutorial_specs_are_valid(self):
+        with open(os.path.join(SOURCE, "docs", "tutorial.md")) as f:
+            blocks = re.findall(r"```yaml\n(.*?)```", f.read(), re.S)
+        self.assertGreaterEqual(len(blocks), 1)
+        for block in blocks:
+            with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+                f.write(block)
+            try:
+                p = run(["validate", "--backend", "cpu", f.name])
+                self.assertEqual(p.returncode, 0, p.stderr)
+            finally:
+                os.unlink(f.name)
 
     def test_ci_runs_the_readme_test_command(self):
         with open(os.path.join(SOURCE, ".ci", "run")) as f:

@@ -3,7 +3,8 @@
 # 8 minutes in all: builds for sm_90 only, runs the GPU tests (test_cuda_kernels, then
 # test_cuda_decoder; a skip or a missing device is a failure here, never a pass),
 # compute-sanitizer memcheck and racecheck on a small case, bench_cuda, the three
-# experiments/gpu specs and experiments/decode-step-cuda.yaml (--quick), and
+# experiments/gpu specs and experiments/decode-step-cuda.yaml (--quick), tests/gpu/python-arm.yaml
+# (torch arms on device buffers; unavailable without a CUDA build of torch), and
 # tests/gpu/profile.yaml under --profile
 # (CUPTI counters, NVML energy; tests/gpu/check_profile.py). Writes into $OUT (default ./gpu-results):
 #   summary.json          every check (name, status, seconds, detail) and bench_cuda's figures
@@ -191,6 +192,30 @@ if [ $built -eq 1 ]; then
         *) check "experiment/$name" fail $((SECONDS - t0)) "exit $rc" ;;
         esac
     done
+
+    # ---- 7a. Python arms on device buffers (DLPack kDLCUDA): needs a CUDA build of torch ----
+    t0=$SECONDS
+    if have_time python-arm; then
+        if ! python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+            check python-arm unavailable 0 "no torch with CUDA here (Debian's python3-torch is CPU-only)"
+        else
+            rm -rf "$build/gpu-runs/python-arm"
+            echo "== ktrial run tests/gpu/python-arm.yaml"
+            timeout "$(step_timeout 60)" "$build/ktrial" run tests/gpu/python-arm.yaml \
+                -o "$build/gpu-runs/python-arm" 2>&1 | tail -12
+            rc=${PIPESTATUS[0]}
+            cp "$build/gpu-runs/python-arm/result.json" "$OUT/python-arm.result.json" 2>/dev/null
+            # both arms must pass their checks: no failure recorded for either
+            if [ "$rc" -le 2 ] && python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+bad = [c["name"] + ": " + str(c["failure"]) for p in d["points"] for c in p["candidates"] if c["failed"]]
+print("\n".join(bad)); sys.exit(1 if bad else 0)' "$OUT/python-arm.result.json"; then
+                check python-arm pass $((SECONDS - t0)) "exit $rc (${verdicts[$rc]})"
+            else
+                check python-arm fail $((SECONDS - t0)) "exit $rc, or an arm failed (see run.log)"
+            fi
+        fi
+    fi
 
     # ---- 7b. memcheck on the decoder_layer variant's small case (last: the kernels come first)
     sanitize sanitizer/memcheck-decoder memcheck test_cuda_decoder 40

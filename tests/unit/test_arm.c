@@ -9,6 +9,7 @@
 
 #include "arm/arm.h"
 #include "spec/command_spec.h"
+#include "spec/service_spec.h"
 
 #include <string.h>
 
@@ -32,7 +33,7 @@ static void every_kind_has_the_engines_operations(void **state)
         /* the profile pass reads the meters that the kind says it reports */
         assert_true(!k->profile || (k->usage & KT_ARM_USAGE_COUNTERS));
     }
-    assert_int_equal(n, 2);
+    assert_int_equal(n, 3);
     assert_null(kt_arm_kind_find("python"));
 }
 
@@ -56,6 +57,14 @@ static void the_kinds_declare_what_differs(void **state)
     assert_non_null(command->calibrate);
     assert_non_null(command->metric);
     assert_null(kernel->metric);
+    /* services: servers under load in ktrial itself, their answers compared as each round
+     * ends (no check after a pair), their samples times (no metric of their own) */
+    const kt_arm_kind *service = kt_arm_kind_find("service");
+    assert_non_null(service);
+    assert_int_equal(service->clock, KT_ARM_CLOCK_CHILD);
+    assert_false(service->isolated || service->needs_backend || service->placements);
+    assert_true(service->usage & KT_ARM_USAGE_RSS);
+    assert_null(service->metric);
 }
 
 static void a_specs_arms_are_of_its_ops_kind(void **state)
@@ -74,6 +83,10 @@ static void a_specs_arms_are_of_its_ops_kind(void **state)
     int higher = 0;
     assert_string_equal(k->metric(&spec, &higher), "tokens_per_s");
     assert_int_equal(higher, 1);
+    kt_service_spec ss;
+    memset(&ss, 0, sizeof(ss));
+    spec.service = &ss; /* a service spec's arms are servers, whatever else it holds */
+    assert_ptr_equal(kt_arm_kind_of(&spec), kt_arm_kind_find("service"));
 }
 
 int main(void)

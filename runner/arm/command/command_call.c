@@ -3,7 +3,6 @@
  * per arm, and the program each arm runs identified. */
 #include "arm/command/command_run.h"
 #include "arm/command/command_output.h"
-#include "util/memory.h"
 #include "util/sha256.h"
 
 #include <cjson/cJSON.h>
@@ -203,17 +202,11 @@ int kt_command_call(crun *r, int arm, int task, int rep, call_result *cr)
     kt_command_call_vars(&v, r, arm, task, reps, cr->output);
     kt_process_result res;
     memset(&res, 0, sizeof(res));
-    /* Linux folds the high-water mark of the address space that exec replaces into the new
-     * program's peak (posix_spawn shares ktrial's address space until then): no peak of this
-     * call reads below ktrial's own peak now. Of the two readings of it, the lower: ru_maxrss
-     * also holds what was folded into ktrial from the program that started it (a Python test
-     * runner larger than ktrial), and VmHWM is a precise sum where the fold at exec uses the
-     * kernel's approximate counters (docs/command-trials.md) */
-    struct rusage self;
-    double floor_kib = kt_memory_peak_rss_kib();
-    if (getrusage(RUSAGE_SELF, &self) == 0 && !((double)self.ru_maxrss >= floor_kib))
-        floor_kib = (double)self.ru_maxrss;
+    /* the call's peak RSS is its own where kt_exec started it (kernels/process/exec/), with
+     * that helper's resident set as the least it can read; NaN where it could not be measured
+     * (docs/command-trials.md) */
     int rc = kt_command_run_one(&res, r, arm, &command_arm(r, arm)->run, &v, cr);
+    double floor_kib = res.rss_floor_kib;
     arm_costs *c = &r->costs[arm];
     cr->usage.wall_s = res.out ? res.wall_ns * 1e-9 : NAN;
     cr->usage.user_s = res.out ? res.user_s : NAN;
@@ -230,7 +223,7 @@ int kt_command_call(crun *r, int arm, int task, int rep, call_result *cr)
         c->wall_s += res.wall_ns * 1e-9;
         c->user_s += res.user_s;
         c->sys_s += res.sys_s;
-        if (c->calls == 1 || res.max_rss_kib > c->max_rss_kib) {
+        if (c->calls == 1 || res.max_rss_kib > c->max_rss_kib || isnan(res.max_rss_kib)) {
             c->max_rss_kib = res.max_rss_kib;
             c->max_rss_floor_kib = floor_kib;
         }

@@ -361,7 +361,7 @@ int kt_check_call(kt_numerics *out, kt_instance *inst, const kt_variant *variant
     if ((err = kt_instance_poison_outputs(inst, call->backend)) < 0)
         return err;
     kt_error_clear();
-    if ((err = variant->run(state, call)) < 0)
+    if ((err = kt_variant_call(variant, state, call)) < 0)
         return err;
     if ((err = kt_backend_synchronize(call->backend)) < 0)
         return err;

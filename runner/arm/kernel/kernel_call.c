@@ -134,7 +134,7 @@ static int prime(point_run *r, int arm, int set, int64_t index, char *why, size_
 {
     kt_call call = kt_kernel_arm_call(r, arm, set);
     kt_error_clear();
-    int err = kt_kernel_spec_arm(r, arm)->variant->run(r->state[arm][set], &call);
+    int err = kt_variant_call(kt_kernel_spec_arm(r, arm)->variant, r->state[arm][set], &call);
     if (err >= 0)
         err = kt_backend_synchronize(r->backend);
     if (err < 0)
@@ -183,9 +183,12 @@ int kt_kernel_call(point_run *r, int arm, const kt_arm_at *at, kt_arm_sample *ou
     if (err < 0)
         return call_failed(r, arm, kt_error_last());
     kt_error_clear();
-    int run_err = kt_kernel_spec_arm(r, arm)->variant->run(r->state[arm][set], &call);
+    const kt_variant *v = kt_kernel_spec_arm(r, arm)->variant;
+    int run_err = v->run(r->state[arm][set], &call);
     if (t && (err = kt_backend_timer_stop(r->backend, t)) < 0)
         return call_failed(r, arm, kt_error_last());
+    if (run_err >= 0) /* untimed: a Python arm's returned values checked and copied */
+        run_err = kt_variant_finish(v, r->state[arm][set], &call);
     if (run_err < 0) {
         snprintf(why, sizeof(why), "run failed in %s call %lld: %s (input set %d)", kind,
                  (long long)index, kt_error_or_code(run_err), set);
@@ -227,7 +230,8 @@ typedef struct gpu_call {
 static int gpu_call_once(void *arg)
 {
     gpu_call *g = arg;
-    int err = kt_kernel_spec_arm(g->r, g->arm)->variant->run(g->r->state[g->arm][0], &g->call);
+    int err = kt_variant_call(kt_kernel_spec_arm(g->r, g->arm)->variant, g->r->state[g->arm][0],
+                              &g->call);
     return err < 0 ? err : kt_backend_synchronize(g->r->backend);
 }
 
@@ -277,7 +281,8 @@ void kt_kernel_profile(point_run *r)
         /* only a negative return fails, as in the timed pairs (a positive one is outside the
          * header's contract, and must not cut the pass to one call) */
         for (; calls < KT_PROFILE_CALLS && err >= 0; calls++)
-            err = kt_kernel_spec_arm(r, (int)arm)->variant->run(r->state[arm][0], &call);
+            err =
+                kt_variant_call(kt_kernel_spec_arm(r, (int)arm)->variant, r->state[arm][0], &call);
         if (err >= 0)
             err = kt_backend_synchronize(r->backend);
         double wall = kt_kernel_now_s() - t0;
