@@ -1,6 +1,7 @@
 /* run_archive.c - points.jsonl, samples.csv, and reading result.json back. */
 #include "archive/run_archive.h"
 #include "archive/archive.h"
+#include "archive/seal.h"
 #include "decide/aggregate.h"
 #include "result/result_json.h"
 #include "result/samples_csv.h"
@@ -329,6 +330,15 @@ size_t kt_run_archive_load_unfinished(kt_run_result *run, size_t *not_run, const
 
 int kt_result_write(const char *dir, cJSON *doc, char **text_out)
 {
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(doc, "status");
+    if (doc && !(cJSON_IsString(status) && strcmp(status->valuestring, "running") == 0)) {
+        cJSON *seal = kt_seal_json(dir); /* the files written before it, as they are now */
+        if (!seal) {
+            cJSON_Delete(doc);
+            return -1;
+        }
+        cJSON_AddItemToObject(doc, "seal", seal);
+    }
     char *text = doc ? kt_json_print(doc) : NULL;
     cJSON_Delete(doc);
     if (!text)

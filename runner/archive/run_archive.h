@@ -59,7 +59,8 @@ int kt_run_archive_parse_result(cJSON **out, const char *text, size_t len, const
 /* Reads the points and candidate verdicts of a result document back into 'run'. */
 int kt_run_result_from_json(kt_run_result *run, const cJSON *doc);
 
-/* Writes 'doc' (freed) as DIR/result.json; with 'text' non-NULL the caller gets the text
+/* Writes 'doc' (freed) as DIR/result.json, sealed (archive/seal.h) unless its status is
+ * "running"; with 'text' non-NULL the caller gets the text
  * written (to free). 0 or -1, message set. */
 int kt_result_write(const char *dir, cJSON *doc, char **text);
 

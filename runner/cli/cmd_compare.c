@@ -4,6 +4,7 @@
  * across the rows), numerics changes and verdict flips; the baseline's absolute time change
  * is shown as machine/baseline drift and never decides. Exit 1 on a regression. */
 #include "cli/commands.h"
+#include "run/archive_gate.h"
 #include "report/cells.h"
 #include "cli/options.h"
 #include "util/json.h"
@@ -244,38 +245,30 @@ int cmd_compare(int argc, char **argv)
     int rc = parse(&o, argc, argv);
     if (rc)
         return rc;
-    cJSON *old_doc = NULL, *new_doc = NULL;
-    kt_run_result old_run, new_run;
-    memset(&old_run, 0, sizeof(old_run));
-    memset(&new_run, 0, sizeof(new_run));
+    /* both checked and decided again from their pairs (archive/archive_check.h) */
+    kt_archive old_a, new_a;
+    memset(&new_a, 0, sizeof(new_a));
     row *rows = NULL;
     size_t n_rows = 0;
-    const char *bad = NULL; /* which of the two, for a message that does not name it */
-    if (kt_run_archive_load_result(&old_doc, o.old_path) < 0 ||
-        kt_run_result_from_json(&old_run, old_doc) < 0)
-        bad = o.old_path;
-    else if (kt_run_archive_load_result(&new_doc, o.new_path) < 0 ||
-             kt_run_result_from_json(&new_run, new_doc) < 0)
-        bad = o.new_path;
-    if (bad) {
-        fprintf(stderr, "error: '%s': %s\n", bad, kt_error_last());
-        rc = KT_EXIT_DATAERR;
+    if ((rc = kt_archive_gate(&old_a, o.old_path, o.force)) ||
+        (rc = kt_archive_gate(&new_a, o.new_path, o.force)))
         goto done;
-    }
+    const cJSON *old_doc = old_a.doc, *new_doc = new_a.doc;
+    const kt_run_result *old_run = &old_a.run, *new_run = &new_a.run;
     if (!same_experiment(old_doc, new_doc, o.force) || !same_plugins(old_doc, new_doc, o.force)) {
         rc = KT_EXIT_DATAERR;
         goto done;
     }
     size_t cap = 0, common = 0, cut = 0;
-    for (size_t i = 0; i < new_run.n_points; i++) {
-        const kt_point_result *po = find_point(&old_run, new_run.points[i].point.id);
+    for (size_t i = 0; i < new_run->n_points; i++) {
+        const kt_point_result *po = find_point(old_run, new_run->points[i].point.id);
         common += po != NULL;
-        if (po && (kt_point_cut_short(po) || kt_point_cut_short(&new_run.points[i]))) {
+        if (po && (kt_point_cut_short(po) || kt_point_cut_short(&new_run->points[i]))) {
             cut++; /* an interrupted run's last point: its pairs stopped mid-way */
             continue;
         }
-        for (size_t k = 0; po && k < new_run.points[i].n_cands; k++)
-            cap += find_candidate(po, new_run.points[i].cands[k].arm.name) >= 0;
+        for (size_t k = 0; po && k < new_run->points[i].n_cands; k++)
+            cap += find_candidate(po, new_run->points[i].cands[k].arm.name) >= 0;
     }
     rows = calloc(cap ? cap : 1, sizeof(*rows));
     if (!rows) {
@@ -286,9 +279,9 @@ int cmd_compare(int argc, char **argv)
     /* every row is a chance of a false alarm: the rows share the error budget */
     double row_conf = 1.0 - (1.0 - o.confidence) / (double)(cap ? cap : 1);
     int regressions = 0;
-    for (size_t i = 0; i < new_run.n_points; i++) {
-        const kt_point_result *pn = &new_run.points[i];
-        const kt_point_result *po = find_point(&old_run, pn->point.id);
+    for (size_t i = 0; i < new_run->n_points; i++) {
+        const kt_point_result *pn = &new_run->points[i];
+        const kt_point_result *po = find_point(old_run, pn->point.id);
         if (po && (kt_point_cut_short(po) || kt_point_cut_short(pn)))
             continue;
         for (size_t k = 0; po && k < pn->n_cands; k++) {
@@ -318,7 +311,7 @@ int cmd_compare(int argc, char **argv)
                 "note: %zu shared point%s left out: cut short by an interrupt in OLD or NEW, "
                 "with no finished measurement to compare (--resume finishes it)\n",
                 cut, cut == 1 ? "" : "s");
-    if (!something_to_compare(&old_run, &new_run, common, cut, n_rows, &o)) {
+    if (!something_to_compare(old_run, new_run, common, cut, n_rows, &o)) {
         rc = KT_EXIT_DATAERR;
         goto done;
     }
@@ -335,9 +328,7 @@ int cmd_compare(int argc, char **argv)
     rc = regressions ? KT_EXIT_REJECT : KT_EXIT_KEEP;
 done:
     free(rows);
-    kt_run_result_free(&old_run);
-    kt_run_result_free(&new_run);
-    cJSON_Delete(old_doc);
-    cJSON_Delete(new_doc);
+    kt_archive_close(&old_a);
+    kt_archive_close(&new_a);
     return rc;
 }

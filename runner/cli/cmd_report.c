@@ -23,15 +23,23 @@ int cmd_report(int argc, char **argv)
     kt_opt_parser p;
     const kt_option *opt;
     const char *v;
-    int more = 0;
+    int more = 0, force = 0;
     kt_opt_init(&p, "report", argc, argv);
     while (rc == 0 && (more = kt_opt_next(&p, &opt, &v)) > 0) {
         if (kt_opt_is(opt, "--output")) {
             out = v;
+        } else if (kt_opt_is(opt, "--force")) {
+            force = 1;
         } else if (kt_report_load(&in[n++], v) < 0) {
             fprintf(stderr, "error: '%s': %s\n", v, kt_error_last());
             rc = KT_EXIT_DATAERR;
         }
+    }
+    /* an archive that fails its check is refused, as show refuses it, unless --force */
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        kt_problems_print(stderr, in[i].dir, &in[i].problems, force);
+        if (in[i].problems.n && !force)
+            rc = KT_EXIT_DATAERR;
     }
     if (rc == 0 && more < 0)
         rc = KT_EXIT_USAGE;

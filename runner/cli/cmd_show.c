@@ -7,6 +7,7 @@
 #include "result/result_json.h"
 #include "archive/run_archive.h"
 #include "cli/commands.h"
+#include "run/archive_gate.h"
 #include "cli/options.h"
 #include "report/writers.h"
 #include "util/json.h"
@@ -65,7 +66,7 @@ int cmd_show(int argc, char **argv)
 {
     const char *result = NULL, *v;
     kt_ci_files ci = {0};
-    int json = 0, more;
+    int json = 0, force = 0, more;
     kt_opt_parser p;
     const kt_option *opt;
     kt_opt_init(&p, "show", argc, argv);
@@ -74,6 +75,8 @@ int cmd_show(int argc, char **argv)
             continue; /* --junit FILE, --markdown FILE */
         else if (kt_opt_is(opt, "--json"))
             json = 1;
+        else if (kt_opt_is(opt, "--force"))
+            force = 1;
         else if (result)
             return kt_usage_error("show", "expected one RESULT");
         else
@@ -83,23 +86,18 @@ int cmd_show(int argc, char **argv)
         return KT_EXIT_USAGE;
     if (!result)
         return kt_usage_error("show", "no result given");
-    cJSON *doc = NULL;
-    kt_run_result run;
-    memset(&run, 0, sizeof(run));
-    int rc = KT_EXIT_KEEP;
+    /* the verdicts its pairs give, never the ones written (archive/archive_check.h) */
+    kt_archive a;
+    int rc = kt_archive_gate(&a, result, force);
+    cJSON *doc = a.doc;
+    kt_run_result *run = &a.run;
     char **not_run = NULL;
     size_t n_not_run = 0;
-    if (kt_run_archive_load_result(&doc, result) < 0 || kt_run_result_from_json(&run, doc) < 0) {
-        fprintf(stderr, "error: %s\n", kt_error_last());
-        rc = KT_EXIT_DATAERR;
+    if (rc)
         goto done;
-    }
-    char status[32], dir[PATH_MAX], copy[PATH_MAX];
+    rc = KT_EXIT_KEEP;
+    char status[32], *dir = a.dir;
     kt_json_get_str(doc, "status", status, sizeof(status));
-    struct stat sb;
-    snprintf(dir, sizeof(dir), "%s", result);
-    if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) /* a result.json: its folder */
-        snprintf(dir, sizeof(dir), "%s", dirname(strcpy(copy, dir)));
     kt_run_state rf;
     kt_run_state_read(&rf, doc);
     int decided = strcmp(status, "complete") == 0 || strcmp(status, "interrupted") == 0 ||
@@ -127,21 +125,23 @@ int cmd_show(int argc, char **argv)
     f.shard_count = rf.shard_count;
     f.n_not_run = rf.not_run;
     size_t n_pts = 0;
-    if (strcmp(status, "running") == 0)
-        n_pts = kt_run_archive_load_unfinished(&run, &f.n_not_run, dir, doc);
+    if (strcmp(status, "running") == 0) { /* its points.jsonl, read by the check */
+        n_pts = run->n_points;
+        f.n_not_run = a.not_run;
+    }
     if (f.n_not_run) /* the rows NOT RUN, as 'run' printed them */
-        n_not_run = kt_run_archive_not_run_ids(&not_run, &run, dir, doc);
+        n_not_run = kt_run_archive_not_run_ids(&not_run, run, dir, doc);
     if (n_not_run == f.n_not_run)
         f.not_run_ids = (const char *const *)not_run;
-    kt_output o = {.run = &run, .facts = &f, .dir = dir, .doc = doc, .exit_code = rf.exit_code};
+    kt_output o = {.run = run, .facts = &f, .dir = dir, .doc = doc, .exit_code = rf.exit_code};
     o.decided = decided;
     if (!decided && !json) {
-        if (run.n_points) {
+        if (run->n_points) {
             kt_write("text", stdout, &o);
             printf("\n");
         }
         kt_write("state", stdout, &o);
-        rc = incomplete(status, dir, &run, doc, n_pts);
+        rc = incomplete(status, dir, run, doc, n_pts);
         goto done;
     }
     if (json) {
@@ -163,10 +163,9 @@ int cmd_show(int argc, char **argv)
         rc = KT_EXIT_IOERR;
     }
     if (strcmp(status, "interrupted") == 0 && rc == KT_EXIT_KEEP)
-        rc = incomplete(status, dir, &run, doc, n_pts);
+        rc = incomplete(status, dir, run, doc, n_pts);
 done:
     kt_run_archive_ids_free(not_run, n_not_run);
-    kt_run_result_free(&run);
-    cJSON_Delete(doc);
+    kt_archive_close(&a);
     return rc;
 }

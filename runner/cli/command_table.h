@@ -19,6 +19,8 @@
     X(kernels, "", "list ops, variants per backend, and their params (or what a plugin provides)") \
     X(show, "RESULT", "print the summary of an archived run")                                      \
     X(compare, "OLD NEW", "compare two runs of one experiment at two code states")                 \
+    X(verify, "ARCHIVE...",                                                                        \
+      "recompute an archive's seal, verdicts and decision from its files, and list what differs")  \
     X(merge, "SHARD_DIR...", "merge the shards of one run into one archive with one verdict")      \
     X(reproduce, "ARCHIVE",                                                                        \
       "rebuild an archive's recorded code state, run its spec again here, and compare the runs")   \

@@ -1,5 +1,6 @@
 /* main.c - the dispatcher: ktrial's own options (--help, --version), the 'help' command, and
  * the call of each command of command_table.h. */
+#include "archive/archive_check.h"
 #include "cli/commands.h"
 #include "cli/docgen.h"
 #include "cli/options.h"
@@ -85,6 +86,7 @@ int main(int argc, char **argv)
     kt_plan_use_arm_costs(kt_calibration_arms); /* plans measure the arms on this host */
     kt_plan_use_rates(kt_calibration_get);      /* ... and the inputs' and references' rates */
     kt_spec_use_design_check(kt_design_check);  /* validation asks whether the looks decide */
+    kt_archive_check_use_exit_codes(kt_run_ended_exit_code); /* readers check exit codes */
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
         print_overview(stdout);
         return KT_EXIT_KEEP;

@@ -67,6 +67,8 @@ static const kt_option table[] = {
     {"show", "--json", NULL, NULL,
      "print the run's status, exit code, quick and shard facts, whole-run verdict and points as "
      "JSON"},
+    {"show", "--force", NULL, NULL,
+     "show an archive that fails verification, with the verdicts its pairs give"},
     {"show", "--junit", NULL, "FILE", "write a JUnit XML file of the verdicts"},
     {"show", "--markdown", NULL, "FILE", "write a markdown summary"},
     {"show", "--csv", NULL, "FILE", "write the verdicts as CSV, a row per point and candidate"},
@@ -75,8 +77,12 @@ static const kt_option table[] = {
      "the change of speedup that counts, as a fraction in [0, 1) (default 0.01)"},
     {"compare", "--confidence", NULL, "C",
      "the confidence of the intervals, in (0, 1) (default 0.95)"},
-    {"compare", "--force", NULL, NULL, "compare runs whose specs or plugins differ"},
+    {"compare", "--force", NULL, NULL,
+     "compare runs whose specs or plugins differ, or that fail verification"},
     {"compare", "--json", NULL, NULL, "print the comparison as JSON"},
+    /* verify */
+    {"verify", "--quiet", NULL, NULL,
+     "print only the problems, nothing for an archive that agrees"},
     /* reproduce */
     {"reproduce", "--output", "-o", "DIR",
      "the rerun's archive (default: a new folder results/<stamp>-<name>-reproduced/)"},
@@ -84,7 +90,8 @@ static const kt_option table[] = {
      "keep the temporary tree, its build and the logs (printed at the end)"},
     /* merge */
     {"merge", "--output", "-o", "DIR", "the folder of the merged archive (required)"},
-    {"merge", "--force", NULL, NULL, "merge shards whose spec bytes or code commit differ"},
+    {"merge", "--force", NULL, NULL,
+     "merge shards whose spec bytes or code commit differ, or that fail verification"},
     {"merge", "--json", NULL, NULL, "print the merged result.json instead of the summary"},
     /* slurm */
     {"slurm", "--shards", NULL, "N",
@@ -102,6 +109,8 @@ static const kt_option table[] = {
     /* report */
     {"report", "--output", "-o", "FILE",
      "the HTML file to write (default: report.html in the one archive, else here)"},
+    {"report", "--force", NULL, NULL,
+     "report archives that fail verification, with the verdicts their pairs give"},
     /* history */
     {"history", "--experiment", NULL, "NAME",
      "the experiment (its spec's name) to follow (required)"},

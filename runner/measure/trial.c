@@ -242,20 +242,26 @@ static void judge(trial *t, const kt_design *d, double alpha, int grouped)
     kt_point_result *out = t->out;
     for (size_t k = 0; k < out->n_cands; k++) {
         kt_candidate_result *c = &out->cands[k];
-        int at = c->decided_at >= 0 && c->verdict != KT_VERDICT_INCONCLUSIVE
-                     ? c->decided_at
-                     : kt_design_last_look(d, (int)c->n_pairs);
-        if (c->arm.failed)
-            kt_candidate_evaluate(c, &out->baseline, t->spec, t->point, 1.0 - alpha);
-        else
-            kt_candidate_judge_at_look(c, &out->baseline, t->spec, t->point, d, at);
-        if (grouped && !t->spec->allow_grouped_verdicts)
-            kt_candidate_withhold_grouped(c, t->point->id);
-        if (c->looks == 0 && !c->arm.failed) /* a failed arm took the looks it took */
-            c->looks = d->n_looks;
+        kt_candidate_judge(c, &out->baseline, t->spec, t->point, d, alpha, grouped);
         if ((int)c->n_pairs > out->repetitions)
             out->repetitions = (int)c->n_pairs;
     }
+}
+
+void kt_candidate_judge(kt_candidate_result *c, const kt_arm_result *baseline, const kt_spec *spec,
+                        const kt_point *point, const kt_design *d, double alpha, int grouped)
+{
+    int at = c->decided_at >= 0 && c->verdict != KT_VERDICT_INCONCLUSIVE
+                 ? c->decided_at
+                 : kt_design_last_look(d, (int)c->n_pairs);
+    if (c->arm.failed)
+        kt_candidate_evaluate(c, baseline, spec, point, 1.0 - alpha);
+    else
+        kt_candidate_judge_at_look(c, baseline, spec, point, d, at);
+    if (grouped && !spec->allow_grouped_verdicts)
+        kt_candidate_withhold_grouped(c, point->id);
+    if (c->looks == 0 && !c->arm.failed) /* a failed arm took the looks it took */
+        c->looks = d->n_looks;
 }
 
 /* Prepares every arm (the baseline first: without it nothing is measured), then what the kind

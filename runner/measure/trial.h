@@ -89,6 +89,14 @@ void kt_candidate_judge_at_look(kt_candidate_result *c, const kt_arm_result *bas
                                 const kt_spec *spec, const kt_point *point, const kt_design *d,
                                 int at);
 
+/* The verdict of 'c' after its pairs, as every run judges it: a candidate that stopped at a
+ * look ('decided_at', -1 when unknown) keeps that look's verdict, any other is judged at the
+ * last planned look its pairs reached (the two agree on any point a run wrote); a failed arm at
+ * 1 - 'alpha'; 'grouped' order withholds a speed verdict unless the spec allows it. Used by the
+ * trials and by every reader that decides an archived point again (measure/rejudge.h). */
+void kt_candidate_judge(kt_candidate_result *c, const kt_arm_result *baseline, const kt_spec *spec,
+                        const kt_point *point, const kt_design *d, double alpha, int grouped);
+
 /* --quick's cap on repetitions. */
 #define KT_QUICK_MAX_REPETITIONS 20
 

@@ -1,5 +1,6 @@
 /* archives.c - an archive as the reports read it: its result.json, its points and verdicts
  * (a run still 'running' with the points of its points.jsonl), and its label. */
+#include "archive/archive_check.h"
 #include "archive/run_archive.h"
 #include "report/report.h"
 #include "util/json.h"
@@ -9,18 +10,20 @@
 int kt_report_load(kt_report_input *in, const char *path)
 {
     memset(in, 0, sizeof(*in));
-    size_t len = strlen(path);
-    snprintf(in->dir, sizeof(in->dir), "%s", path);
-    if (len > 12 && strcmp(path + len - 12, "/result.json") == 0)
-        in->dir[len - 12] = '\0';
-    else if (strcmp(path, "result.json") == 0)
-        snprintf(in->dir, sizeof(in->dir), ".");
-    if (kt_run_archive_load_result(&in->doc, path) < 0 ||
-        kt_run_result_from_json(&in->run, in->doc) < 0)
+    kt_archive a; /* checked, its verdicts decided again from its pairs */
+    if (kt_archive_check(&a, path) < 0) {
+        kt_archive_close(&a);
         return -1;
-    const cJSON *status = cJSON_GetObjectItemCaseSensitive(in->doc, "status");
-    if (cJSON_IsString(status) && strcmp(status->valuestring, "running") == 0)
-        kt_run_archive_load_unfinished(&in->run, &in->unfinished_not_run, in->dir, in->doc);
+    }
+    snprintf(in->dir, sizeof(in->dir), "%s", a.dir);
+    in->doc = a.doc;
+    in->run = a.run;
+    in->problems = a.problems;
+    in->unfinished_not_run = a.not_run;
+    a.doc = NULL;
+    memset(&a.run, 0, sizeof(a.run));
+    memset(&a.problems, 0, sizeof(a.problems));
+    kt_archive_close(&a);
     const cJSON *trials = kt_json_at_path(in->doc, "spec.parsed.trials");
     in->min_reps = (int)kt_json_get_real(trials, "min_repetitions", 10);
     in->max_reps = (int)kt_json_get_real(trials, "max_repetitions", 200);
@@ -32,6 +35,7 @@ int kt_report_load(kt_report_input *in, const char *path)
 void kt_report_input_free(kt_report_input *in)
 {
     kt_run_result_free(&in->run);
+    kt_problems_free(&in->problems);
     cJSON_Delete(in->doc);
     in->doc = NULL;
 }

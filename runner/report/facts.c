@@ -120,3 +120,20 @@ const char *kt_summary_overall_text(char *buf, size_t len, const kt_run_result *
         snprintf(buf + at, len - at, ")");
     return word;
 }
+
+const char *kt_summary_candidate_text(char *buf, size_t len, const kt_run_result *run, size_t k,
+                                      const kt_summary_facts *f)
+{
+    const kt_candidate_verdict *cv = &run->cands[k];
+    if (!kt_summary_stopped(f)) {
+        snprintf(buf, len, "%s", cv->reason);
+        return kt_verdict_name(cv->verdict);
+    }
+    size_t total = run->n_points + f->n_not_run;
+    snprintf(buf, len,
+             "decided at %d of %zu point%s (%d keep, %d reject, %d inconclusive); no verdict "
+             "over the experiment",
+             cv->keep + cv->reject + cv->inconclusive, total, plural(total), cv->keep, cv->reject,
+             cv->inconclusive);
+    return kt_summary_overall(run, f);
+}

@@ -49,6 +49,11 @@ int kt_summary_stopped(const kt_summary_facts *facts);
  * all)", "after 1 of 3 points; no verdict for the experiment (...)"); the report prints both. */
 const char *kt_summary_overall_text(char *buf, size_t len, const kt_run_result *run,
                                     const kt_summary_facts *facts);
+/* The word and the text of candidate 'k''s line: its verdict and reason, or, for a run that
+ * stopped (interrupted, still running), the run's state and what its points decided ("decided
+ * at 1 of 3 points (...); no verdict over the experiment"), never a bare verdict. */
+const char *kt_summary_candidate_text(char *buf, size_t len, const kt_run_result *run, size_t k,
+                                      const kt_summary_facts *f);
 
 /* Facts of an archived run from its result.json 'doc' (status, --quick, shard, points not
  * run, the decision's aggregate, min_speedup and confidence); the strings point into 'doc'. */

@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -64,6 +65,11 @@ int kt_history_load(kt_history *h, const char *results_dir, const char *experime
             continue;
         }
         int ours = strcmp(kt_history_str(in->doc, "spec.parsed.name"), experiment) == 0;
+        if (ours && in->problems.n) /* its verdicts are the ones its pairs give either way */
+            fprintf(stderr,
+                    "warning: '%s' fails verification (%zu problem%s, 'ktrial verify' lists "
+                    "them): its verdicts are decided again from its pairs\n",
+                    path, in->problems.n, in->problems.n == 1 ? "" : "s");
         int keep = ours && strcmp(kt_history_str(in->doc, "status"), "complete") == 0;
         h->unfinished += ours && !keep;
         if (keep)

@@ -176,23 +176,24 @@ static void verdict_table(FILE *f, const kt_report_input *in, size_t n)
         fputs("<table class='candidates'><tr><th>", f);
         esc(f, label);
         fputs("</th><th>verdict</th><th>why</th></tr>\n", f);
-        for (size_t k = 0; k < in[a].run.n_cands; k++) {
-            const kt_candidate_verdict *cv = &in[a].run.cands[k];
-            fputs("<tr class='candidate-row'><td>", f);
-            esc(f, cv->name);
-            fputs("</td>", f);
-            verdict_cell(f, kt_verdict_name(cv->verdict));
-            fputs("<td>", f);
-            esc(f, cv->reason);
-            fputs("</td></tr>\n", f);
-        }
-        /* the summary's overall line: an interrupted run, a shard or a run cut by its budget
-         * says so, never a verdict it does not have */
+        /* the summary's lines: an interrupted run, a shard or a run cut by its budget says
+         * so, never a verdict it does not have */
         kt_summary_facts facts;
-        char text[256];
+        char text[512];
         kt_summary_facts_from_doc(&facts, in[a].doc);
         if (strcmp(facts.status, "running") == 0)
             facts.n_not_run = in[a].unfinished_not_run;
+        for (size_t k = 0; k < in[a].run.n_cands; k++) {
+            const char *cword =
+                kt_summary_candidate_text(text, sizeof(text), &in[a].run, k, &facts);
+            fputs("<tr class='candidate-row'><td>", f);
+            esc(f, in[a].run.cands[k].name);
+            fputs("</td>", f);
+            verdict_cell(f, cword);
+            fputs("<td>", f);
+            esc(f, text);
+            fputs("</td></tr>\n", f);
+        }
         const char *word = kt_summary_overall_text(text, sizeof(text), &in[a].run, &facts);
         fprintf(f, "<tr class='overall-row'><td><b>overall</b></td>");
         verdict_cell(f, word);

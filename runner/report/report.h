@@ -3,6 +3,7 @@
 #ifndef KT_REPORT_H
 #define KT_REPORT_H
 
+#include "archive/seal.h"
 #include "decide/aggregate.h"
 
 #include <cjson/cJSON.h>
@@ -16,9 +17,11 @@ typedef struct kt_report_input {
     int min_reps, max_reps;
     double min_speedup;
     size_t unfinished_not_run; /* a run still 'running': its points not finished */
+    kt_problems problems;      /* what its check found (archive/archive_check.h) */
 } kt_report_input;
 
-/* Loads an archive from its folder or its result.json. Returns 0 or -1 with the message set. */
+/* Loads an archive from its folder or its result.json, checked and its verdicts decided again
+ * from its pairs ('problems' lists what disagreed). Returns 0 or -1 with the message set. */
 int kt_report_load(kt_report_input *in, const char *path);
 void kt_report_input_free(kt_report_input *in);
 

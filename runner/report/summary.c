@@ -217,9 +217,10 @@ static void candidate_lines(FILE *out, const kt_run_result *run, const kt_summar
     for (size_t k = 0; k < run->n_cands; k++) {
         const kt_candidate_verdict *cv = &run->cands[k];
         fprintf(out, "candidate %-*s  ", cw, cv->name);
-        const char *word = kt_verdict_name(cv->verdict);
+        char text[512];
+        const char *word = kt_summary_candidate_text(text, sizeof(text), run, k, f);
         put_verdict(out, word, f->color);
-        fprintf(out, "%*s  %s", 12 - (int)strlen(word), "", cv->reason);
+        fprintf(out, "%*s  %s", 12 - (int)strlen(word), "", text);
         if (isfinite(cv->geomean_speedup) && strcmp(f->aggregate, "geomean") != 0)
             fprintf(out, "; geomean speedup %.3f over %zu of %zu point%s", cv->geomean_speedup,
                     measured_points(run, k), kt_run_finished_points(run),

@@ -4,6 +4,7 @@
 #include "decide/aggregate.h"
 
 #include <stdio.h>
+#include <string.h>
 
 int kt_run_exit_code(const kt_run_result *run)
 {
@@ -17,6 +18,20 @@ int kt_run_exit_code(const kt_run_result *run)
     default:
         return KT_EXIT_INCONCLUSIVE;
     }
+}
+
+int kt_run_ended_exit_code(const kt_run_result *run, const char *status, int shard_count)
+{
+    int interrupted = strcmp(status, "interrupted") == 0;
+    int over_budget = strcmp(status, "over_budget") == 0;
+    if (!interrupted && !over_budget && strcmp(status, "complete") != 0)
+        return -1;
+    if (interrupted)
+        return KT_EXIT_INTERRUPTED;
+    if (shard_count > 1)
+        return over_budget ? KT_EXIT_INCONCLUSIVE : KT_EXIT_KEEP;
+    int rc = kt_run_exit_code(run);
+    return over_budget && rc == KT_EXIT_KEEP ? KT_EXIT_INCONCLUSIVE : rc;
 }
 
 const char *kt_resume_flags(char *buf, size_t len, int shard_index, int shard_count, int quick)

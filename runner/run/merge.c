@@ -4,6 +4,7 @@
 #include "run/merge.h"
 
 #include "archive/archive.h"
+#include "archive/archive_check.h"
 #include "archive/command_archive.h"
 #include "archive/provenance.h"
 #include "result/result_json.h"
@@ -325,19 +326,55 @@ io_error:
     return KT_EXIT_IOERR;
 }
 
+/* Each shard checked as 'ktrial verify' checks it (its seal, its verdicts against its pairs):
+ * a problem is one of the merge's unless --force. */
+static void check_shards(kt_merge *m)
+{
+    for (int i = 0; i < m->n; i++) {
+        kt_archive a;
+        if (kt_archive_check(&a, m->shards[i].dir) < 0) {
+            fprintf(stderr, "error: shard '%s': %s\n", m->shards[i].dir, kt_error_last());
+            m->problems++;
+        } else {
+            kt_problems_print(stderr, m->shards[i].dir, &a.problems, m->force);
+            m->problems += m->force ? 0 : (int)a.problems.n;
+        }
+        kt_archive_close(&a);
+    }
+}
+
+/* Every point decided again from its pairs under the spec, whatever its shard wrote. */
+static void rejudge_points(kt_merge *m, kt_run_result *run)
+{
+    kt_rejudge rj;
+    kt_rejudge_init(
+        &rj, m->spec,
+        kt_json_get_bool(kt_json_at_path(m->shards[0].doc, "provenance.run"), "quick", 0));
+    for (size_t i = 0; i < run->n_points; i++)
+        if (kt_rejudge_point(&rj, &run->points[i]) < 0) {
+            fprintf(stderr, "error: %s\n", kt_error_last());
+            m->problems++;
+        }
+}
+
 int kt_merge_execute(kt_merge *m)
 {
     int rc;
     if ((rc = load_shards(m)) || (rc = load_spec(&m->spec, m)))
         return rc;
+    check_shards(m);
     check_identity(m);
     check_hosts(m);
     gather_points(m, &m->run, m->spec);
     check_candidates(m, &m->run, m->spec);
+    if (!m->problems)
+        rejudge_points(m, &m->run);
     if (m->problems) {
         fprintf(stderr, "error: the shards do not make one run (%d problem%s)%s\n", m->problems,
                 m->problems == 1 ? "" : "s",
-                m->force ? "" : "; --force accepts differing specs, code or plugins");
+                m->force ? ""
+                         : "; --force accepts differing specs, code or plugins, and shards that "
+                           "fail verification");
         return KT_EXIT_DATAERR;
     }
     if (kt_run_aggregate(&m->run, m->spec) < 0) {

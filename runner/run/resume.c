@@ -233,5 +233,7 @@ static int load_resumed(kt_run *st)
 int kt_run_resume(kt_run *st)
 {
     int rc = check_resume(st);
-    return rc ? rc : load_resumed(st);
+    if (rc == 0)
+        rc = load_resumed(st);
+    return rc ? rc : kt_run_redecide_resumed(st);
 }

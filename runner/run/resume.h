@@ -11,4 +11,14 @@
  * code after printing the error. */
 int kt_run_resume(kt_run *st);
 
+/* After kt_run_resume: every point of st->done decided again under st->spec (resume_redecide.c),
+ * each changed verdict said; when the spec's bytes changed, the old spec.yaml kept as
+ * spec-<sha256 prefix>.yaml beside the new one and st->specs recording which points were
+ * measured under it; points.jsonl rewritten when a verdict changed. 0, or the exit code. */
+int kt_run_redecide_resumed(kt_run *st);
+
+/* provenance.run.specs of a run whose spec changed on a resume ([{file, sha256, points}], the
+ * spec in force last), or NULL when it never changed. */
+cJSON *kt_run_specs_json(const kt_run *st);
+
 #endif

@@ -29,14 +29,11 @@
  * point already rejected a candidate (1); a shard over budget exits 2. */
 int kt_run_outcome_code(const kt_run *st)
 {
-    if (st->interrupted)
-        return KT_EXIT_INTERRUPTED;
-    if (st->opt.shard_count > 1)
-        return st->over_budget ? KT_EXIT_INCONCLUSIVE : KT_EXIT_KEEP;
-    int rc = kt_run_exit_code(&st->run);
-    if (st->over_budget && rc == KT_EXIT_KEEP)
-        rc = KT_EXIT_INCONCLUSIVE;
-    return rc;
+    return kt_run_ended_exit_code(&st->run,
+                                  st->interrupted   ? "interrupted"
+                                  : st->over_budget ? "over_budget"
+                                                    : "complete",
+                                  st->opt.shard_count);
 }
 
 /* provenance: the code, the device, the plugins, and how this run ran (its sessions). */
@@ -65,6 +62,9 @@ static cJSON *run_provenance(const kt_run *st, time_t finished)
     cJSON_AddBoolToObject(run, "resumed", st->opt.resume_dir != NULL);
     cJSON_AddNumberToObject(run, "threads", kt_run_threads(st->spec));
     cJSON_AddStringToObject(run, "id", st->run_id);
+    cJSON *specs = kt_run_specs_json(st);
+    if (specs)
+        cJSON_AddItemToObject(run, "specs", specs);
     cJSON *sessions = st->sessions ? cJSON_Duplicate(st->sessions, 1) : cJSON_CreateArray();
     if (sessions) {
         cJSON_AddItemToArray(sessions,
@@ -111,7 +111,8 @@ static int start_archive(kt_run *st)
         if (kt_git_diff_write(&st->git, st->dir, "git.diff") < 0)
             return -1;
     }
-    return st->opt.resume_dir ? 0 : write_result(st, "running", 0);
+    /* a resumed run is running again: its seal no longer holds until it ends */
+    return write_result(st, "running", 0);
 }
 
 /* The run ended: the git state rechecked, the verdicts formed, result.json written. */
@@ -239,6 +240,7 @@ void kt_run_free(kt_run *st)
     kt_git_state_free(&st->git);
     kt_spec_free(st->spec);
     cJSON_Delete(st->sessions);
+    cJSON_Delete(st->specs);
     cJSON_Delete(st->limits);
     memset(st, 0, sizeof(*st));
 }

@@ -69,6 +69,7 @@ typedef struct kt_run {
     size_t not_run;
     int resumed_other_code; /* --resume --force across another commit or work tree */
     cJSON *sessions;        /* --resume: provenance.run.sessions before this one */
+    cJSON *specs;           /* --resume: the specs the points were measured under, or NULL */
     cJSON *limits;          /* provenance.limits (run/limits.h) */
     size_t n_archived;      /* points this session added to points.jsonl */
     /* the signal handlers before the run's, put back by kt_run_free */

@@ -70,7 +70,17 @@ def validate_result(testcase, folder):
     doc = load_result(folder)
     errors = sorted(jsonschema.Draft7Validator(schema).iter_errors(doc), key=str)
     testcase.assertEqual([], [f"{list(e.path)}: {e.message}" for e in errors[:5]])
+    verify_archive(testcase, folder)
     return doc
+
+
+def verify_archive(testcase, folder):
+    """'ktrial verify' on an archive a test wrote: its seal, its verdicts decided again from its
+    pairs and samples, its aggregate and decision must all agree (docs/trust.md). Every archive
+    a CLI test validates is verified so."""
+    p = run(["verify", "--quiet", folder])
+    testcase.assertEqual((p.returncode, p.stdout), (0, ""), f"ktrial verify {folder}:\n"
+                         + p.stdout + p.stderr)
 
 
 def verdicts(doc):

@@ -183,6 +183,7 @@ class ArchiveTest(unittest.TestCase):
         # show's way on for an interrupted shard repeats the shard too
         doc = load_result(shard)
         doc["status"] = "interrupted"
+        doc["decision"]["exit_code"] = 130  # as an interrupted run records it: it verifies
         with open(os.path.join(shard, "result.json"), "w") as f:
             json.dump(doc, f)
         s = run(["show", shard])
@@ -322,9 +323,12 @@ class ArchiveTest(unittest.TestCase):
         b = os.path.join(self.tmp, "b.json")
         with open(b, "w") as f:
             json.dump(doc, f)
+        # a copy of result.json away from its folder fails verification (its sealed files are
+        # not beside it): refused, naming what failed
         p = run(["compare", a, b])
         self.assertEqual(p.returncode, 65)
-        self.assertIn("not the same experiment", p.stderr)
+        self.assertIn("spec.yaml: sealed by result.json, but cannot be read", p.stderr)
+        self.assertIn("fails verification", p.stderr)
 
         def variant(name, change):
             d = load_result(a)
@@ -335,18 +339,17 @@ class ArchiveTest(unittest.TestCase):
             return path
         # another experiment whose points and candidates happen to have the same names
         other = variant("other", lambda d: d["spec"]["parsed"].update(name="other-test"))
-        p = run(["compare", a, other])
-        self.assertEqual(p.returncode, 65, p.stdout + p.stderr)
+        p = run(["compare", a, other, "--force"])
         self.assertIn("not the same experiment: 'sim-test' in OLD, 'other-test' in NEW", p.stderr)
         self.assertEqual(run(["compare", a, other, "--force"]).returncode, 0)  # as its help says
         # nothing in common to compare is no "0 regression(s)", exit 0
         renamed = variant("renamed", lambda d: [c.update(name="cand2") for pt in d["points"]
                                                 for c in pt["candidates"]])
-        p = run(["compare", a, renamed])
+        p = run(["compare", a, renamed, "--force"])
         self.assertEqual(p.returncode, 65, p.stdout + p.stderr)
         self.assertIn("OLD and NEW share no candidate", p.stderr)
         killed = variant("killed", lambda d: d.update(status="running", points=[]))
-        p = run(["compare", a, killed])
+        p = run(["compare", a, killed, "--force"])
         self.assertEqual(p.returncode, 65, p.stdout + p.stderr)
         self.assertIn("killed.json' has no finished point", p.stderr)
         # a result that cannot be read is named: OLD and NEW are both archives

@@ -9,8 +9,8 @@ import unittest
 
 from ktrial_cli import SOURCE, run, sim_spec
 
-COMMANDS = ["run", "validate", "init", "lock", "models", "kernels", "show", "compare", "merge",
-            "reproduce", "slurm", "report", "history", "env"]
+COMMANDS = ["run", "validate", "init", "lock", "models", "kernels", "show", "compare", "verify",
+            "merge", "reproduce", "slurm", "report", "history", "env"]
 
 # A value each kind of argument accepts, so that parsing succeeds and the command fails later
 # (on the missing files) with something other than a usage error.
@@ -20,6 +20,7 @@ VALUES = {"DIR": "{tmp}/dir", "NAME": "cpu", "OP": "gemm", "I/N|auto": "1/2", "F
 # Positional arguments (and required options) that make each command complete.
 POSITIONAL = {"run": ["{tmp}/none.yaml"], "validate": ["{tmp}/none.yaml"], "init": [], "models": [],
               "kernels": [], "show": ["{tmp}/none"], "compare": ["{tmp}/a", "{tmp}/b"],
+              "verify": ["{tmp}/none"],
               "merge": ["{tmp}/s1", "-o", "{tmp}/m"], "slurm": ["{tmp}/none.yaml"],
               "report": ["{tmp}/none"], "history": ["{tmp}", "--experiment", "x"],
               "env": [], "lock": ["{tmp}/none.yaml"], "reproduce": ["{tmp}/none"]}

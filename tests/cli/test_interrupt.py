@@ -173,7 +173,11 @@ class InterruptTest(unittest.TestCase):
         self.assertEqual(sum(tally["points"].values()), 1, tally)
         self.assertIn("1 point cut short by the interrupt, not counted", tally["reason"])
         shown = run(["show", self.out])
-        self.assertRegex(shown.stdout, r"(?m)^candidate same .* of 1 point \(aggregate: all\)")
+        # no bare KEEP under an interrupted run: the candidate's line says what was decided
+        self.assertRegex(shown.stdout, r"(?m)^candidate same +INTERRUPTED +decided at 1 of 3 "
+                         r"points \(\d keep, \d reject, \d inconclusive\); no verdict over the "
+                         r"experiment")
+        self.assertNotRegex(shown.stdout, r"(?m)^candidate .*\b(KEEP|REJECT|INCONCLUSIVE)\b")
         self.assertRegex(shown.stdout, r"geomean speedup [0-9.]+ over 1 of 1 point\b")
         # show counts the point that never started, as the run's own summary did
         self.assertIn("overall: INTERRUPTED after 1 of 3 points", shown.stdout)

@@ -109,7 +109,8 @@ class MergeTest(unittest.TestCase):
         self.assertEqual(p.returncode, 65)
         self.assertIn("point 'b1/t64' is in no shard", p.stderr)
         self.assertIn(f"hint: shard '{stopped}' is interrupted, with 0 finished points", p.stderr)
-        self.assertNotIn("cannot read", p.stderr)
+        # not an unreadable shard (its edited copy fails verification, which is said apart)
+        self.assertNotIn(f"error: shard '{stopped}'", p.stderr)
 
         p = run(["merge", dirs[0], dirs[0], "-o", out("m0")])
         self.assertEqual(p.returncode, 65)
