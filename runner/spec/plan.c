@@ -140,7 +140,7 @@ typedef struct arm_seconds {
 /* The share of warmup and timed calls that get the full check (KT_FULL_CHECK_RATE of
  * arm/kernel/kernel_kind.h, which test_plan checks this against) and the profiling pass's calls
  * per arm (KT_PROFILE_CALLS). */
-#define FULL_CHECK_RATE 0.125
+#define FULL_CHECK_RATE 1.0
 #define PROFILE_CALLS   5
 
 /* 'arm' at 'p': from its measured costs when it has them ('cost' not NULL), scaled from the
