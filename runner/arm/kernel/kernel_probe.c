@@ -59,7 +59,9 @@ double kt_kernel_ran_ns(const point_run *r, const kt_timing *t)
 
 static const char *fmt_ns(char *buf, size_t len, double ns)
 {
-    if (ns >= 1e6)
+    if (ns >= 1e9)
+        snprintf(buf, len, "%.3g s", ns * 1e-9);
+    else if (ns >= 1e6)
         snprintf(buf, len, "%.3g ms", ns * 1e-6);
     else if (ns >= 1e3)
         snprintf(buf, len, "%.3g us", ns * 1e-3);
@@ -102,12 +104,18 @@ static double lowest(const double *v, int n)
     return m;
 }
 
-static double highest(const double *v, int n)
+static int cmp_double(const void *a, const void *b)
 {
-    double m = v[0];
-    for (int i = 1; i < n; i++)
-        m = v[i] > m ? v[i] : m;
-    return m;
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, int n)
+{
+    double s[KT_PROBES];
+    memcpy(s, v, (size_t)n * sizeof(double));
+    qsort(s, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
 int kt_kernel_probe(point_run *r, int arm, int set, char *why, size_t len)
@@ -135,30 +143,28 @@ int kt_kernel_probe(point_run *r, int arm, int set, char *why, size_t len)
         snprintf(why, len, "run failed in a repeat probe: %s", kt_error_or_code(run_err));
         return 1;
     }
-    ns[1] = t.time_ns;
+    ns[1] = kt_kernel_ran_ns(r, &t);
     if ((err = kt_backend_synchronize(r->backend)) < 0)
         return err;
-    /* a flagged call says nothing about reuse; of the fresh call only the time it ran counts,
-     * of the repeat its whole time: a co-runner can only make the check less likely to fire */
-    if (isnan(ns[0]) || isnan(kt_kernel_ran_ns(r, &t)))
+    /* a flagged call says nothing about reuse; of each call only the time it ran counts */
+    if (isnan(ns[0]) || isnan(ns[1]))
         return 0;
     int n = r->n_probes[arm]++;
     r->probe_ns[arm][0][n] = ns[0];
     r->probe_ns[arm][1][n] = ns[1];
     if (++n < KT_PROBE_MIN)
         return 0;
-    /* every repeat far faster than every fresh call: noise only ever slows a call, so a
+    /* the typical repeat far faster than every fresh call: noise only ever slows a call, so a
      * disturbed fresh call the backend did not see cannot make it fire unless all were */
-    double fresh = lowest(r->probe_ns[arm][0], n), repeat = highest(r->probe_ns[arm][1], n);
+    double fresh = lowest(r->probe_ns[arm][0], n), repeat = median(r->probe_ns[arm][1], n);
     double tick = r->out->timer_tick_ns > 0 ? r->out->timer_tick_ns : 0;
     if (!(repeat * KT_PROBE_RATIO < fresh) || fresh < 20 * tick)
         return 0;
     char a[32], c[32];
     snprintf(why, len,
-             "check fresh-inputs: calls on the very inputs of the call before them took up to "
-             "%s, that call on fresh inputs at least %s (%d probes, run-queue waits left out): it "
-             "reuses "
-             "earlier results instead of computing",
+             "check fresh-inputs: calls on the very inputs of the call before them took %s "
+             "(median), that call on fresh inputs at least %s (%d probes, run-queue waits left "
+             "out): it reuses earlier results instead of computing",
              fmt_ns(a, sizeof(a), repeat), fmt_ns(c, sizeof(c), fresh), n);
     return 1;
 }
