@@ -315,12 +315,17 @@ static int cuda_timer_start(void *ctx)
     return KT_OK;
 }
 
-/* Stops the event timer, then samples the SM clock right after the timed call on the same
- * stream: MHz = clock64 cycles / globaltimer ns * 1000, over one ~10 us spin. */
+/* Stops the event timer once the device is idle, then samples the SM clock right after the
+ * timed call on the same stream: MHz = clock64 cycles / globaltimer ns * 1000, over one ~10 us
+ * spin. */
 static int cuda_timer_stop(void *ctx, kt_timing *out)
 {
     cuda_ctx *c = ctx;
     float ms = 0;
+    /* the call is over only when the whole device is: work a kernel left on another stream
+     * (its own, or one it created) is timed too, at the cost of one host round trip per call,
+     * the same for every arm (docs/robustness.md, late-writes) */
+    KT_CUDA_CHECK(cudaDeviceSynchronize());
     KT_CUDA_CHECK(cudaEventRecord(c->ev_stop, c->stream));
     if (kt_cuda_clock_sample(c->stream, c->stamps) < 0)
         return KT_ERROR;

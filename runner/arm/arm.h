@@ -77,6 +77,20 @@ typedef struct kt_arm_at {
 typedef int (*kt_arm_keep_fn)(void *ctx, const char *point_id, const char *arm, const char *name,
                               const char *src_path, const char *text);
 
+/* The host's read bandwidth, for the roofline check (docs/robustness.md): GB/s of one thread
+ * reading buffers of 'bytes[i]' bytes, smallest first; n = 0 when unknown (no check). */
+#define KT_BANDWIDTH_SIZES 6
+typedef struct kt_read_bandwidth {
+    int n;
+    double bytes[KT_BANDWIDTH_SIZES];
+    double gbs[KT_BANDWIDTH_SIZES];
+    const char *source; /* "measured", "cached" or the variable that set it */
+} kt_read_bandwidth;
+
+/* roofline: a timed call faster than its least bytes read over KT_ROOFLINE_MARGIN times the
+ * read bandwidth (times the backend's threads) is impossible. */
+#define KT_ROOFLINE_MARGIN 4.0
+
 /* What the engine hands a kind for one point. */
 typedef struct kt_arm_env {
     const kt_spec *spec;
@@ -90,6 +104,7 @@ typedef struct kt_arm_env {
     kt_arm_keep_fn keep; /* may be NULL: nothing is kept */
     void *ctx;
     volatile sig_atomic_t *interrupted; /* set asynchronously (SIGINT); may be NULL */
+    const kt_read_bandwidth *bandwidth; /* may be NULL: no roofline check */
 } kt_arm_env;
 
 /* One kind's arms at one point (every arm of it: they share inputs, a work folder, ...). */
@@ -116,6 +131,8 @@ typedef struct kt_arm_kind {
     /* the outputs are checked right after each call (they live in buffers the next call
      * overwrites); without it, after the pair, the candidate's against the baseline's */
     int checks_each_call;
+    /* the checks every call gets (docs/robustness.md), for the summary; NULL-terminated */
+    const char *const *checks;
 
     /* Per point: the inputs (and their reference) or a work folder; fills '*n_sets'. A failed
      * input set is the point's error (returns 0 with out->error set). */

@@ -9,6 +9,7 @@
 #include "report/report.h"
 #include "run/run.h"
 #include "arm/arm.h"
+#include "measure/calibrate_bandwidth.h"
 
 #include <limits.h>
 #include <math.h>
@@ -149,6 +150,9 @@ static void print_summary(const kt_run *st, const char *status)
             ids[f.n_not_run++] = id;
     }
     f.not_run_ids = ids;
+    char checks[512];
+    kt_checks_line(checks, sizeof(checks), st->spec);
+    f.checks = checks;
     kt_output o = {.run = &st->run, .facts = &f, .details = 1};
     o.virtual_clock = kt_backend_caps_of(st->spec->backend)->clock == KT_CLOCK_VIRTUAL;
     kt_write("text", stdout, &o); /* the summary and the usage lines */

@@ -118,6 +118,9 @@ int cmd_show(int argc, char **argv)
                           kt_json_get_real(has ? decision : latency, "min_speedup", 1.0),
                           kt_json_get_real(has ? decision : latency, "confidence", 0.95));
     kt_summary_facts_metric(&f, parsed);
+    char checks[512];
+    kt_json_get_str(kt_json_at_path(doc, "provenance.checks"), "line", checks, sizeof(checks));
+    f.checks = checks[0] ? checks : NULL;
     f.status = status;
     f.quick = rf.quick;
     f.quick_max_repetitions = rf.quick_max;

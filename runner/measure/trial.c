@@ -5,6 +5,7 @@
 #include "measure/trial.h"
 
 #include "decide/sequential.h"
+#include "measure/calibrate_bandwidth.h"
 #include "measure/worker.h"
 
 #include <math.h>
@@ -335,6 +336,7 @@ int kt_trial_run_point_keeping(kt_point_result *out, const kt_spec *spec, const 
     uint64_t seed = kt_point_seed(spec, point);
     kt_rng_seed(&t.order_rng, kt_seed_mix(seed, 0x6f72646572ull));
     kt_rng_seed(&t.placement_rng, kt_seed_mix(seed, 0x706c616365ull));
+    const char *no_roofline = NULL;
     kt_arm_env env = {spec,
                       point,
                       backend,
@@ -343,7 +345,9 @@ int kt_trial_run_point_keeping(kt_point_result *out, const kt_spec *spec, const 
                       hooks ? hooks->on_step : NULL,
                       keep,
                       hooks ? hooks->ctx : NULL,
-                      hooks ? hooks->interrupted : NULL};
+                      hooks ? hooks->interrupted : NULL,
+                      kind->needs_backend ? kt_read_bandwidth_for(spec->backend, &no_roofline)
+                                          : NULL};
     int rc = kind->open(&t.set, &t.n_sets, &env);
     if (rc < 0) {
         out->elapsed_s = now_s() - start;

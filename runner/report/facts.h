@@ -24,6 +24,8 @@ typedef struct kt_summary_facts {
      * is better (the samples are then 1e9 / value) */
     const char *metric;
     int metric_higher;
+    /* the checks every call got (provenance.checks.line; NULL: not known, not printed) */
+    const char *checks;
 } kt_summary_facts;
 
 /* Facts for a complete whole run decided by 'aggregate' at 'min_speedup' and 'confidence'. */

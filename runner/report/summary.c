@@ -297,6 +297,8 @@ int kt_write_text(FILE *out, const kt_output *o)
     kt_summary_facts f = *o->facts;
     f.color = kt_summary_want_color(out);
     kt_print_summary(out, o->run, &f);
+    if (f.checks && f.checks[0])
+        fprintf(out, "checks on every call: %s\n", f.checks);
     if (o->details) {
         kt_print_usage(out, o->run, o->virtual_clock);
         if (o->doc)

@@ -6,6 +6,7 @@
 #include "archive/archive.h"
 #include "archive/provenance_plugin.h"
 #include "archive/run_archive.h"
+#include "measure/calibrate_bandwidth.h"
 #include "run/budget.h"
 #include "run/checks.h"
 #include "run/exit_code.h"
@@ -48,6 +49,31 @@ static cJSON *run_provenance(const kt_run *st, time_t finished)
         cJSON_AddItemToObject(prov, "plugins", kt_provenance_plugins_json(st->spec));
     if (st->limits)
         cJSON_AddItemToObject(prov, "limits", cJSON_Duplicate(st->limits, 1));
+    /* the checks every call got, and the bandwidth the roofline used (measured here, before
+     * the workers start, so each inherits it) */
+    cJSON *checks = cJSON_AddObjectToObject(prov, "checks");
+    cJSON *ran = cJSON_AddArrayToObject(checks, "ran");
+    const char *const *names = kt_checks_ran(st->spec);
+    for (int i = 0; names && names[i]; i++)
+        cJSON_AddItemToArray(ran, cJSON_CreateString(names[i]));
+    char line[512];
+    kt_checks_line(line, sizeof(line), st->spec);
+    cJSON_AddStringToObject(checks, "line", line);
+    const char *why = NULL;
+    const kt_read_bandwidth *bw = names ? kt_read_bandwidth_for(st->spec->backend, &why) : NULL;
+    cJSON *roof = bw ? cJSON_AddObjectToObject(checks, "read_bandwidth")
+                     : cJSON_AddNullToObject(checks, "read_bandwidth");
+    if (bw) {
+        cJSON_AddStringToObject(roof, "source", bw->source);
+        cJSON_AddNumberToObject(roof, "margin", KT_ROOFLINE_MARGIN);
+        cJSON *sizes = cJSON_AddArrayToObject(roof, "gbs_per_thread");
+        for (int i = 0; i < bw->n; i++) {
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddNumberToObject(e, "bytes", bw->bytes[i]);
+            cJSON_AddNumberToObject(e, "gbs", bw->gbs[i]);
+            cJSON_AddItemToArray(sizes, e);
+        }
+    }
     cJSON *run = kt_provenance_add_run(prov, st->started, finished, st->argc, st->argv);
     cJSON *seeds = cJSON_AddObjectToObject(run, "seeds");
     kt_json_add_real(seeds, "inputs", (double)st->spec->seed);

@@ -144,7 +144,7 @@ typedef struct arm_seconds {
 /* The share of warmup and timed calls that get the full check (KT_FULL_CHECK_RATE of
  * arm/kernel/kernel_kind.h, which test_plan checks this against) and the profiling pass's calls
  * per arm (KT_PROFILE_CALLS). */
-#define FULL_CHECK_RATE 0.125
+#define FULL_CHECK_RATE 1.0
 #define PROFILE_CALLS   5
 
 /* 'arm' at 'p': from its measured costs when it has them ('cost' not NULL), scaled from the
@@ -223,9 +223,15 @@ double kt_plan_point_bytes(const kt_spec *spec, const kt_problem *p)
     kt_plan_io_bytes(p, &in, &out);
     for (int o = 0; o < p->n_outputs; o++)
         out_elems += (double)kt_tensor_elems(&p->tensors[p->n_inputs + o]);
+    /* the calls' own buffers (arm/kernel/kernel_fresh.c): two input sets, each arm's two output
+     * sets between guard zones of at least 64 KiB and the output's size; a spec of one input
+     * set gets a second of the calls' own */
+    double sets = spec->input_sets > 1 ? spec->input_sets : 2;
+    double calls = 2.0 * in + (1.0 + (double)spec->n_candidates) * 2.0 *
+                                  (out + 2.0 * fmax(out, 64.0 * 1024 * (double)p->n_outputs));
     if (kt_backend_caps_of(spec->backend)->device_memory) /* its copies are on the device */
-        return (double)spec->input_sets * (2.0 * in + out + 8.0 * out_elems);
-    return (double)spec->input_sets * (3.0 * in + 3.0 * out + 8.0 * out_elems);
+        return sets * (2.0 * in + out + 8.0 * out_elems) + calls;
+    return sets * (3.0 * in + 3.0 * out + 8.0 * out_elems) + calls;
 }
 
 int kt_plan_estimate(kt_plan *out, const kt_spec *spec, const kt_matrix *m)

@@ -316,11 +316,11 @@ class RunTime(Base):
         (point,) = doc["points"]
         self.assertIsNone(point["error"])
         self.assertEqual(self.cand(doc, "over")["failure"],
-                         "wrote outside its output 'y' (0 bytes before its start, 64 past its "
-                         "end) on input set 0")
+                         "check guard: a write 64 bytes past output 'y' (0 bytes before its "
+                         "start): wrote outside its output on input set 0")
         self.assertEqual(self.cand(doc, "under")["failure"],
-                         "wrote outside its output 'y' (32 bytes before its start, 0 past its "
-                         "end) on input set 0")
+                         "check guard: a write 0 bytes past output 'y' (32 bytes before its "
+                         "start): wrote outside its output on input set 0")
         self.assertFalse(self.cand(doc, "tiled")["failed"])
 
     def test_a_positive_return_is_success_in_the_pairs_and_the_profiling_pass(self):

@@ -41,4 +41,15 @@ static inline void test_blas_release(void *state, kt_backend *backend)
     test_blas(NULL)->release(state, backend);
 }
 
+/* Registers the 'n' variants of 'v'; the first error stops it. */
+static inline int test_add_variants(kt_plugin_registrar *r, const kt_variant *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int err = r->add_variant(r, &v[i]);
+        if (err)
+            return err;
+    }
+    return KT_OK;
+}
+
 #endif

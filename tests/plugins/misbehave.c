@@ -106,10 +106,5 @@ static const kt_variant variants[] = {
 
 int kt_plugin_init(kt_plugin_registrar *r)
 {
-    for (size_t i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
-        int err = r->add_variant(r, &variants[i]);
-        if (err)
-            return err;
-    }
-    return KT_OK;
+    return test_add_variants(r, variants, sizeof(variants) / sizeof(variants[0]));
 }

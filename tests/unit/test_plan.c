@@ -302,7 +302,9 @@ static void test_costs_per_phase(void **state)
 }
 
 /* The memory floor of a point: every input set's inputs and outputs three times (on cuda
- * twice and once: the backend's copies are device memory) and the float64 reference. */
+ * twice and once: the backend's copies are device memory) and the float64 reference, and the
+ * calls' own buffers: two input sets, each arm's two output sets between guard zones of at
+ * least 64 KiB. */
 static void test_point_bytes(void **state)
 {
     (void)state;
@@ -316,12 +318,13 @@ static void test_point_bytes(void **state)
     kt_plan plan;
     assert_int_equal(kt_plan_estimate(&plan, &s, &m), KT_OK);
     double elems = 4000, in = 4 * elems, out = 4 * elems;
-    assert_float_equal(plan.point_bytes[0], 3 * (3 * in + 3 * out + 8 * elems), 1e-9);
+    double calls = 2 * in + (1.0 + (double)s.n_candidates) * 2 * (out + 2 * 65536.0);
+    assert_float_equal(plan.point_bytes[0], 3 * (3 * in + 3 * out + 8 * elems) + calls, 1e-9);
     kt_plan_free(&plan);
     strcpy(s.backend, "cuda");
     kt_problem p;
     assert_int_equal(s.op->shape(&p, &pts[0], s.dtype, s.input_params), KT_OK);
-    assert_float_equal(kt_plan_point_bytes(&s, &p), 3 * (2 * in + out + 8 * elems), 1e-9);
+    assert_float_equal(kt_plan_point_bytes(&s, &p), 3 * (2 * in + out + 8 * elems) + calls, 1e-9);
 }
 
 static void test_unshapeable_point(void **state)

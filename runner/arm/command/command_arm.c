@@ -331,7 +331,8 @@ double kt_command_calibrate(const kt_spec *spec, const kt_point *point, int arm,
     out.n_cands = spec->n_candidates;
     out.cands = calloc(out.n_cands ? out.n_cands : 1, sizeof(*out.cands));
     *failed_s = 0;
-    kt_arm_env env = {spec, point, NULL, &out, kt_point_seed(spec, point), NULL, NULL, NULL, NULL};
+    kt_arm_env env = {spec, point, NULL, &out, kt_point_seed(spec, point),
+                      NULL, NULL,  NULL, NULL, NULL};
     if (r && out.cands && start(r, &env) == 0) {
         call_result cr;
         memset(&cr, 0, sizeof(cr)); /* a failing setup makes no call */

@@ -52,33 +52,43 @@ static const unsigned char *guard_pattern(void)
     return pattern;
 }
 
-/* Writes the pattern into both guard zones of the output buffer 'dev' of 'bytes'. */
-static int write_guards(kt_backend *backend, void *dev, size_t bytes)
+/* Writes the pattern over the 'guard' bytes at 'dst'. */
+static int write_zone(kt_backend *backend, void *dst, size_t guard)
 {
-    int err = kt_backend_upload(backend, (char *)dev - GUARD, guard_pattern(), GUARD);
-    return err < 0 ? err : kt_backend_upload(backend, (char *)dev + bytes, guard_pattern(), GUARD);
+    int err = KT_OK;
+    for (size_t off = 0; off < guard && err == KT_OK; off += GUARD)
+        err = kt_backend_upload(backend, (char *)dst + off, guard_pattern(),
+                                guard - off < GUARD ? guard - off : GUARD);
+    return err;
 }
 
-/* An output buffer of 'bytes' between two guard zones; '*dev' is its first byte (aligned as
- * the backend aligns, GUARD being a multiple of every alignment it uses). */
-static int alloc_guarded(kt_backend *backend, void **dev, size_t bytes)
+/* Writes the pattern into both guard zones of 'guard' bytes of the output buffer 'dev'. */
+static int write_guards(kt_backend *backend, void *dev, size_t bytes, size_t guard)
+{
+    int err = write_zone(backend, (char *)dev - guard, guard);
+    return err < 0 ? err : write_zone(backend, (char *)dev + bytes, guard);
+}
+
+/* An output buffer of 'bytes' between two guard zones of 'guard' bytes; '*dev' is its first
+ * byte (aligned as the backend aligns, 'guard' being a multiple of every alignment it uses). */
+static int alloc_guarded(kt_backend *backend, void **dev, size_t bytes, size_t guard)
 {
     void *base = NULL;
-    int err = kt_backend_alloc(backend, &base, bytes + 2 * GUARD);
+    int err = kt_backend_alloc(backend, &base, bytes + 2 * guard);
     if (err < 0)
         return err;
-    *dev = (char *)base + GUARD;
-    if ((err = write_guards(backend, *dev, bytes)) < 0) {
-        kt_backend_free(backend, base, bytes + 2 * GUARD);
+    *dev = (char *)base + guard;
+    if ((err = write_guards(backend, *dev, bytes, guard)) < 0) {
+        kt_backend_free(backend, base, bytes + 2 * guard);
         *dev = NULL;
     }
     return err;
 }
 
-static void free_guarded(kt_backend *backend, void *dev, size_t bytes)
+static void free_guarded(kt_backend *backend, void *dev, size_t bytes, size_t guard)
 {
     if (dev)
-        kt_backend_free(backend, (char *)dev - GUARD, bytes + 2 * GUARD);
+        kt_backend_free(backend, (char *)dev - guard, bytes + 2 * guard);
 }
 
 int kt_instance_create(kt_instance **out, kt_backend *backend, const kt_op *op,
@@ -104,12 +114,12 @@ int kt_instance_create(kt_instance **out, kt_backend *backend, const kt_op *op,
             goto fail;
         }
         if ((err = is_input ? kt_backend_alloc(backend, dev, bytes)
-                            : alloc_guarded(backend, dev, bytes)) < 0)
+                            : alloc_guarded(backend, dev, bytes, GUARD)) < 0)
             goto fail;
         inst->bytes += bytes;
         /* a second output buffer: timed calls switch between the two at random */
-        if (!is_input &&
-            (err = alloc_guarded(backend, &inst->dev_outputs_alt[i - p->n_inputs], bytes)) < 0)
+        if (!is_input && (err = alloc_guarded(backend, &inst->dev_outputs_alt[i - p->n_inputs],
+                                              bytes, GUARD)) < 0)
             goto fail;
         if (!is_input) {
             size_t n = (size_t)kt_tensor_elems(&p->tensors[i]);
@@ -126,6 +136,9 @@ int kt_instance_create(kt_instance **out, kt_backend *backend, const kt_op *op,
     if ((err = op->reference(p, (const void *const *)inst->host_inputs, inst->reference)) < 0)
         goto fail;
     inst->input_hash = hash_inputs(p, inst->host_inputs);
+    for (int i = 0; i < p->n_inputs; i++)
+        inst->input_hashes[i] =
+            kt_hash_bytes(inst->host_inputs[i], kt_tensor_bytes(&p->tensors[i]));
     for (int i = 0; i < p->n_inputs; i++) {
         err = kt_backend_upload(backend, inst->dev_inputs[i], inst->host_inputs[i],
                                 kt_tensor_bytes(&p->tensors[i]));
@@ -155,8 +168,8 @@ void kt_instance_free(kt_instance *inst, kt_backend *backend)
             int o = i - p->n_inputs;
             free(inst->host_outputs[o]);
             free(inst->reference[o]);
-            free_guarded(backend, inst->dev_outputs[o], kt_tensor_bytes(&p->tensors[i]));
-            free_guarded(backend, inst->dev_outputs_alt[o], kt_tensor_bytes(&p->tensors[i]));
+            free_guarded(backend, inst->dev_outputs[o], kt_tensor_bytes(&p->tensors[i]), GUARD);
+            free_guarded(backend, inst->dev_outputs_alt[o], kt_tensor_bytes(&p->tensors[i]), GUARD);
         }
     }
     free(inst);
@@ -178,18 +191,22 @@ kt_call kt_instance_call(const kt_instance *inst, kt_backend *backend, const kt_
     return call;
 }
 
-int kt_instance_poison_outputs(kt_instance *inst, kt_backend *backend)
+int kt_outputs_poison(kt_instance *inst, kt_backend *backend, void *const *bufs)
 {
     const kt_problem *p = &inst->problem;
     for (int o = 0; o < p->n_outputs; o++) {
         const kt_tensor *t = &p->tensors[p->n_inputs + o];
         fill_poison(inst->host_outputs[o], t->dtype, (size_t)kt_tensor_elems(t), inst->poison);
-        int err = kt_backend_upload(backend, inst->dev_outputs[o], inst->host_outputs[o],
-                                    kt_tensor_bytes(t));
+        int err = kt_backend_upload(backend, bufs[o], inst->host_outputs[o], kt_tensor_bytes(t));
         if (err < 0)
             return err;
     }
     return KT_OK;
+}
+
+int kt_instance_poison_outputs(kt_instance *inst, kt_backend *backend)
+{
+    return kt_outputs_poison(inst, backend, inst->dev_outputs);
 }
 
 void kt_instance_rotate(kt_instance *inst, uint64_t coin)
@@ -221,13 +238,29 @@ void kt_output_scan(kt_numerics *out, const kt_instance *inst)
     }
 }
 
-int kt_instance_download_outputs(kt_instance *inst, kt_backend *backend)
+int kt_outputs_download(kt_instance *inst, kt_backend *backend, void *const *bufs)
 {
     const kt_problem *p = &inst->problem;
     for (int o = 0; o < p->n_outputs; o++) {
         const kt_tensor *t = &p->tensors[p->n_inputs + o];
-        int err = kt_backend_download(backend, inst->host_outputs[o], inst->dev_outputs[o],
-                                      kt_tensor_bytes(t));
+        int err = kt_backend_download(backend, inst->host_outputs[o], bufs[o], kt_tensor_bytes(t));
+        if (err < 0)
+            return err;
+    }
+    return KT_OK;
+}
+
+int kt_instance_download_outputs(kt_instance *inst, kt_backend *backend)
+{
+    return kt_outputs_download(inst, backend, inst->dev_outputs);
+}
+
+int kt_inputs_upload(const kt_instance *inst, kt_backend *backend, void *const *bufs)
+{
+    const kt_problem *p = &inst->problem;
+    for (int i = 0; i < p->n_inputs; i++) {
+        int err = kt_backend_upload(backend, bufs[i], inst->host_inputs[i],
+                                    kt_tensor_bytes(&p->tensors[i]));
         if (err < 0)
             return err;
     }
@@ -236,12 +269,26 @@ int kt_instance_download_outputs(kt_instance *inst, kt_backend *backend)
 
 int kt_instance_restore_inputs(kt_instance *inst, kt_backend *backend)
 {
+    return kt_inputs_upload(inst, backend, inst->dev_inputs);
+}
+
+int kt_inputs_changed(const kt_instance *inst, kt_backend *backend, void *const *bufs,
+                      void *scratch, int *changed)
+{
     const kt_problem *p = &inst->problem;
-    for (int i = 0; i < p->n_inputs; i++) {
-        int err = kt_backend_upload(backend, inst->dev_inputs[i], inst->host_inputs[i],
-                                    kt_tensor_bytes(&p->tensors[i]));
-        if (err < 0)
-            return err;
+    int in_place = !backend->iface->caps->device_memory; /* host memory: hashed where it is */
+    *changed = -1;
+    for (int i = 0; i < p->n_inputs && *changed < 0; i++) {
+        size_t bytes = kt_tensor_bytes(&p->tensors[i]);
+        const void *at = bufs[i];
+        if (!in_place) {
+            int err = kt_backend_download(backend, scratch, bufs[i], bytes);
+            if (err < 0)
+                return err;
+            at = scratch;
+        }
+        if (kt_hash_bytes(at, bytes) != inst->input_hashes[i])
+            *changed = i;
     }
     return KT_OK;
 }
@@ -312,45 +359,86 @@ int kt_outputs_identical(const kt_instance *inst, void *const *a, void *const *b
     return 1;
 }
 
-/* How far into the guard zone 'zone' the writes reach from the buffer's side ('after': the
- * zone follows the buffer), or 0 when the zone is intact. */
-static int64_t guard_reach(const unsigned char *zone, int after)
+/* How far into the guard zone 'zone' of 'guard' bytes the writes reach from the buffer's side
+ * ('after': the zone follows the buffer), or 0 when the zone is intact. */
+static int64_t guard_reach(const unsigned char *zone, size_t guard, int after)
 {
-    for (int64_t i = 0; i < GUARD; i++) {
-        int64_t at = after ? GUARD - 1 - i : i; /* the far end first */
+    for (size_t i = 0; i < guard; i++) {
+        size_t at = after ? guard - 1 - i : i; /* the far end first */
         if (zone[at] != GUARD_BYTE)
-            return after ? at + 1 : GUARD - at;
+            return after ? (int64_t)at + 1 : (int64_t)(guard - at);
     }
     return 0;
 }
 
-int kt_instance_check_guards(kt_numerics *out, kt_instance *inst, kt_backend *backend)
+int kt_outputs_check_guards(kt_numerics *out, const kt_problem *p, kt_backend *backend,
+                            void *const *bufs, size_t guard, unsigned char *scratch)
 {
-    const kt_problem *p = &inst->problem;
-    unsigned char zone[GUARD];
-    out->overrun_tensor = NULL;
-    out->overrun_after = out->overrun_before = 0;
     for (int o = 0; o < p->n_outputs; o++) {
         size_t bytes = kt_tensor_bytes(&p->tensors[p->n_inputs + o]);
-        void *const bufs[2] = {inst->dev_outputs[o], inst->dev_outputs_alt[o]};
-        for (int b = 0; b < 2; b++) {
-            int err = kt_backend_download(backend, zone, (char *)bufs[b] - GUARD, GUARD);
-            int64_t before = err < 0 ? 0 : guard_reach(zone, 0);
-            if (err == KT_OK)
-                err = kt_backend_download(backend, zone, (char *)bufs[b] + bytes, GUARD);
-            int64_t after = err < 0 ? 0 : guard_reach(zone, 1);
-            if (err == KT_OK && (before || after))
-                err = write_guards(backend, bufs[b], bytes);
-            if (err < 0)
-                return err;
-            if ((before || after) && !out->overrun_tensor) {
-                out->overrun_tensor = p->tensors[p->n_inputs + o].name;
-                out->overrun_before = before;
-                out->overrun_after = after;
-            }
+        int err = kt_backend_download(backend, scratch, (char *)bufs[o] - guard, guard);
+        int64_t before = err < 0 ? 0 : guard_reach(scratch, guard, 0);
+        if (err == KT_OK)
+            err = kt_backend_download(backend, scratch, (char *)bufs[o] + bytes, guard);
+        int64_t after = err < 0 ? 0 : guard_reach(scratch, guard, 1);
+        if (err == KT_OK && (before || after))
+            err = write_guards(backend, bufs[o], bytes, guard);
+        if (err < 0)
+            return err;
+        if ((before || after) && !out->overrun_tensor) {
+            out->overrun_tensor = p->tensors[p->n_inputs + o].name;
+            out->overrun_before = before;
+            out->overrun_after = after;
         }
     }
     return KT_OK;
+}
+
+int kt_instance_check_guards(kt_numerics *out, kt_instance *inst, kt_backend *backend)
+{
+    unsigned char zone[GUARD];
+    out->overrun_tensor = NULL;
+    out->overrun_after = out->overrun_before = 0;
+    int err = kt_outputs_check_guards(out, &inst->problem, backend, inst->dev_outputs, GUARD, zone);
+    return err < 0 ? err
+                   : kt_outputs_check_guards(out, &inst->problem, backend, inst->dev_outputs_alt,
+                                             GUARD, zone);
+}
+
+int kt_outputs_alloc(kt_backend *backend, const kt_problem *p, void **bufs, size_t guard)
+{
+    for (int o = 0; o < p->n_outputs; o++) {
+        int err =
+            alloc_guarded(backend, &bufs[o], kt_tensor_bytes(&p->tensors[p->n_inputs + o]), guard);
+        if (err < 0)
+            return err;
+    }
+    return KT_OK;
+}
+
+void kt_outputs_free(kt_backend *backend, const kt_problem *p, void **bufs, size_t guard)
+{
+    for (int o = 0; o < p->n_outputs; o++) {
+        free_guarded(backend, bufs[o], kt_tensor_bytes(&p->tensors[p->n_inputs + o]), guard);
+        bufs[o] = NULL;
+    }
+}
+
+double kt_rel_l2_against(const kt_instance *out, const kt_instance *ref)
+{
+    const kt_problem *p = &out->problem;
+    double err2 = 0, ref2 = 0;
+    for (int o = 0; o < p->n_outputs; o++) {
+        const kt_tensor *t = &p->tensors[p->n_inputs + o];
+        int64_t n = kt_tensor_elems(t);
+        for (int64_t i = 0; i < n; i++) {
+            double y = kt_dtype_load(out->host_outputs[o], t->dtype, (size_t)i);
+            double e = y - ref->reference[o][i];
+            err2 += e * e;
+            ref2 += ref->reference[o][i] * ref->reference[o][i];
+        }
+    }
+    return ref2 > 0 ? sqrt(err2 / ref2) : INFINITY;
 }
 
 int kt_check_call(kt_numerics *out, kt_instance *inst, const kt_variant *variant, void *state,

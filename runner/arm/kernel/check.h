@@ -31,6 +31,7 @@ typedef struct kt_instance {
                                             * one per check faulted in hundreds of MB */
     int poison;                            /* which poison pattern the outputs carry */
     uint64_t input_hash;                   /* of the generated input bytes */
+    uint64_t input_hashes[KT_MAX_TENSORS]; /* of each input tensor, as generated */
     size_t bytes;                          /* backend bytes of inputs + outputs */
 } kt_instance;
 
@@ -61,6 +62,26 @@ int kt_instance_inputs_intact(kt_instance *inst, kt_backend *backend, int *intac
 /* Checks the guard zones of every output buffer (both sets) for writes, fills 'out''s
  * overrun fields and writes the guards afresh. */
 int kt_instance_check_guards(kt_numerics *out, kt_instance *inst, kt_backend *backend);
+
+/* Output buffers of the instance's shapes outside it (an arm's own, arm/kernel/kernel_fresh.c),
+ * each between guard zones of 'guard' bytes (a multiple of 64). */
+int kt_outputs_alloc(kt_backend *backend, const kt_problem *p, void **bufs, size_t guard);
+void kt_outputs_free(kt_backend *backend, const kt_problem *p, void **bufs, size_t guard);
+/* The instance's poison pattern into 'bufs', and 'bufs' downloaded into host_outputs. */
+int kt_outputs_poison(kt_instance *inst, kt_backend *backend, void *const *bufs);
+int kt_outputs_download(kt_instance *inst, kt_backend *backend, void *const *bufs);
+/* kt_instance_check_guards for the buffers 'bufs' with guards of 'guard' bytes; 'scratch' holds
+ * 'guard' bytes. */
+int kt_outputs_check_guards(kt_numerics *out, const kt_problem *p, kt_backend *backend,
+                            void *const *bufs, size_t guard, unsigned char *scratch);
+/* Which input of 'bufs' (the instance's shapes) no longer hashes as the instance's inputs were
+ * generated: its index in '*changed', or -1. 'scratch' holds the largest input. */
+int kt_inputs_changed(const kt_instance *inst, kt_backend *backend, void *const *bufs,
+                      void *scratch, int *changed);
+/* The instance's inputs as generated uploaded into 'bufs'. */
+int kt_inputs_upload(const kt_instance *inst, kt_backend *backend, void *const *bufs);
+/* rel_l2 of 'out''s host_outputs against the float64 reference of 'ref' (same shapes). */
+double kt_rel_l2_against(const kt_instance *out, const kt_instance *ref);
 
 /* Compares host_outputs with the reference. */
 void kt_numerics_compare(kt_numerics *out, const kt_instance *inst);

@@ -88,19 +88,19 @@ kt_call kt_kernel_arm_call(const point_run *r, int arm, int set)
 int kt_kernel_numerics_problem(const kt_numerics *n, const char *suffix, char *why, size_t len)
 {
     if (n->unwritten > 0)
-        snprintf(why, len, "left %lld of %lld output elements unwritten%s", (long long)n->unwritten,
-                 (long long)n->elems, suffix);
+        snprintf(why, len, "check written: left %lld of %lld output elements unwritten%s",
+                 (long long)n->unwritten, (long long)n->elems, suffix);
     else if (n->nonfinite > 0)
-        snprintf(why, len, "produced %lld NaN or Inf output elements%s", (long long)n->nonfinite,
-                 suffix);
+        snprintf(why, len, "check finite: produced %lld NaN or Inf output elements%s",
+                 (long long)n->nonfinite, suffix);
     else if (n->overrun_before || n->overrun_after)
         snprintf(why, len,
-                 "wrote outside its output '%s' (%lld bytes before its start, %lld past "
-                 "its end)%s",
-                 n->overrun_tensor, (long long)n->overrun_before, (long long)n->overrun_after,
+                 "check guard: a write %lld bytes past output '%s' (%lld bytes before its "
+                 "start): wrote outside its output%s",
+                 (long long)n->overrun_after, n->overrun_tensor, (long long)n->overrun_before,
                  suffix);
     else if (n->inputs_modified)
-        snprintf(why, len, "wrote into its inputs%s", suffix);
+        snprintf(why, len, "check inputs-unchanged: wrote into its inputs%s", suffix);
     else
         return 0;
     return 1;
@@ -234,6 +234,12 @@ int kt_kernel_open(point_run **set, int *n_sets, const kt_arm_env *env)
         }
     }
     if (!r->out->error[0]) {
+        kt_error_clear();
+        int err = kt_fresh_open(r);
+        if (err < 0)
+            fail_point(r->out, "cannot set up the buffers of the calls: %s", kt_error_or_code(err));
+    }
+    if (!r->out->error[0]) {
         r->out->flops = r->inst[0]->problem.flops;
         r->out->bytes = r->inst[0]->problem.bytes;
     }
@@ -267,6 +273,11 @@ int kt_kernel_prepare(point_run *r, int arm)
 void kt_kernel_release(point_run *r, int arm)
 {
     const kt_variant *v = kt_kernel_spec_arm(r, arm)->variant;
+    char why[256];
+    /* late-writes: what its last calls left must still be there */
+    if (!kt_kernel_arm_result(r, arm)->failed && !r->out->error[0] &&
+        kt_fresh_recheck(r, arm, why, sizeof(why)) == 1)
+        kt_kernel_fail_any_arm(r, arm, why);
     int held = 0; /* a crash in release is blamed on it, not on the last step */
     for (int s = 0; s < r->n_sets; s++) {
         held |= r->state[arm][s] != NULL;
@@ -289,6 +300,7 @@ void kt_kernel_release(point_run *r, int arm)
 
 void kt_kernel_close(point_run *r)
 {
+    kt_fresh_close(r);
     for (int s = 0; s < r->n_sets; s++)
         kt_instance_free(r->inst[s], r->backend);
     free(r);

@@ -1,7 +1,8 @@
-/* kernel_call.c - one call of a kernel arm and its checks: a fresh poison pattern before each
- * call, every output element scanned after it, a random KT_FULL_CHECK_RATE of calls compared
- * with float64 and the inputs hashed (a writer into them found and failed); and the profiling
- * pass after the pairs, under the meters. */
+/* kernel_call.c - one call of a kernel arm and its checks (docs/robustness.md): fresh inputs
+ * and a fresh poison pattern before each call, its outputs compared with the float64 reference
+ * of the inputs it was given after it, its inputs hashed, its guard zones read, its time against
+ * the roofline, what it wrote re-read later; and the profiling pass after the pairs, under the
+ * meters. */
 #include "arm/kernel/kernel_arm.h"
 
 #include "arm/meters/counters.h"
@@ -10,15 +11,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-static int before_call(point_run *r, int arm, int set)
-{
-    double t0 = kt_kernel_now_s();
-    kt_instance_rotate(r->inst[set], kt_rng_next(&r->check_rng));
-    int err = kt_instance_poison_outputs(r->inst[set], r->backend);
-    kt_kernel_arm_result(r, arm)->check_s += kt_kernel_now_s() - t0;
-    return err;
-}
 
 /* Keeps the worst of each error measure of 'n' in 'worst'. */
 static void fold_worst(kt_numerics *worst, const kt_numerics *n)
@@ -29,112 +21,39 @@ static void fold_worst(kt_numerics *worst, const kt_numerics *n)
     worst->cosine = fmin(worst->cosine, n->cosine);
 }
 
-/* Whether one more call of 'arm' on 'set', through the full check, writes into the inputs (the
- * check puts them back). A call that fails here counts as not writing: the arm's own calls
- * report that failure. */
-static int rewrites_inputs(point_run *r, int arm, int set)
-{
-    kt_numerics n;
-    kt_call call = kt_kernel_arm_call(r, arm, set);
-    int err = kt_check_call(&n, r->inst[set], kt_kernel_spec_arm(r, arm)->variant,
-                            r->state[arm][set], &call);
-    return err == KT_OK && n.inputs_modified;
-}
-
-/* Runs every arm still running but 'skip' once more on 'set' through the full check, the
- * inputs as generated, and fails those that write into them: a candidate as usual, the
- * baseline through the point's error. */
-static void fail_input_writers(point_run *r, int set, int skip)
-{
-    for (int arm = 0; arm <= (int)r->out->n_cands; arm++) {
-        kt_arm_result *res = kt_kernel_arm_result(r, arm);
-        if (arm == skip || res->failed || !r->prepared[arm] || !rewrites_inputs(r, arm, set))
-            continue;
-        char why[160];
-        snprintf(why, sizeof(why),
-                 "wrote into its inputs (input set %d, found by a re-check after a later check "
-                 "saw them modified)",
-                 set);
-        kt_kernel_fail_any_arm(r, arm, why);
-    }
-}
-
-/* The inputs of 'set' were found modified after a call of 'arm' whose full check was drawn.
- * Only a fraction of calls hash the inputs, so the writer may be any arm that ran on the set
- * since its last full check: the inputs are put back, and 'arm', then every other arm still
- * running, runs once more through the full check; the arms that write into them again are the
- * writers. Returns 1 when 'arm' is one, else 0 after failing the others found (a candidate as
- * usual, the baseline through the point's error), or a negative harness error. A write no arm
- * repeats fails nobody: the inputs are back as generated and the run goes on. */
-static int find_input_writer(point_run *r, int arm, int set)
-{
-    int err = kt_instance_restore_inputs(r->inst[set], r->backend);
-    if (err < 0)
-        return err;
-    if (rewrites_inputs(r, arm, set))
-        return 1;
-    fail_input_writers(r, set, arm);
-    return 0;
-}
-
-/* After a checked call, untimed: every output element is scanned for the poison and for
- * NaN/Inf; a random KT_FULL_CHECK_RATE of calls, drawn only now, also get the full numerics
- * against float64 and the input hash, and their errors count as the input set's (worst kept).
- * Returns 0, 1 with the failure in 'why', or a negative harness error. */
-static int after_call(point_run *r, int arm, int set, char *why, size_t len)
-{
-    double t0 = kt_kernel_now_s();
-    kt_instance *inst = r->inst[set];
-    kt_arm_result *res = kt_kernel_arm_result(r, arm);
-    kt_numerics n;
-    int err = kt_backend_synchronize(r->backend);
-    if (err == KT_OK)
-        err = kt_instance_download_outputs(inst, r->backend);
-    if (err < 0)
-        return err;
-    int full = kt_rng_uniform(&r->check_rng) < KT_FULL_CHECK_RATE;
-    if (full) {
-        int intact = 1;
-        kt_numerics_compare(&n, inst);
-        if ((err = kt_instance_inputs_intact(inst, r->backend, &intact)) < 0)
-            return err;
-        if (!intact && (err = find_input_writer(r, arm, set)) < 0)
-            return err;
-        n.inputs_modified = !intact && err == 1;
-        /* computed from inputs another arm wrote into: not this arm's error */
-        if (!intact && err == 0)
-            full = 0;
-        res->full_checks++;
-    } else {
-        kt_output_scan(&n, inst);
-    }
-    if ((err = kt_instance_check_guards(&n, inst, r->backend)) < 0)
-        return err;
-    res->checked_calls++;
-    int bad = kt_kernel_numerics_problem(&n, "", why, len);
-    if (!bad && full)
-        fold_worst(&res->numerics[set], &n);
-    res->check_s += kt_kernel_now_s() - t0;
-    return bad;
-}
-
-/* Whether a timed call is preceded by an untimed call of its own arm on its input set. Without
- * the flush, a call finds the caches (and the branch predictors) as the previous call left
- * them; the baseline, which runs in every candidate's pairs, would then run warmer than each
- * candidate: identical arms came out 3-8% apart at 8 us calls with two candidates. Priming
- * makes every timed call one that follows itself. The sim has no caches to warm. */
+/* Whether a timed call is preceded by an untimed call of its own arm. Without the flush, a call
+ * finds the caches (and the branch predictors) as the previous call left them; the baseline,
+ * which runs in every candidate's pairs, would then run warmer than each candidate: identical
+ * arms came out 3-8% apart at 8 us calls with two candidates. Priming makes every timed call
+ * one that follows itself. The sim has no caches to warm. */
 static int primes(const point_run *r)
 {
     return !r->spec->flush_cache && r->backend->iface->caps->flush != KT_FLUSH_NO_CACHES;
 }
 
-/* The untimed call before a timed one (primes()); its outputs are poisoned again before the
- * timed call, which alone is checked. Returns <0 with the sentence in 'why'. */
-static int prime(point_run *r, int arm, int set, int64_t index, char *why, size_t len)
+/* A call of 'arm' with its state on 'set', on input buffers 'b' and output buffers 'o'. */
+static kt_call call_on(const point_run *r, int arm, int set, int b, int o)
 {
-    kt_call call = kt_kernel_arm_call(r, arm, set);
+    kt_call call = kt_kernel_arm_call(r, arm, set < r->n_sets ? set : 0);
+    call.inputs = (const void *const *)r->live_in[b];
+    call.outputs = (void *const *)r->outs[arm][o];
+    return call;
+}
+
+/* An untimed call of 'arm' (its state on 'set') on input buffers 'b', which hold other inputs
+ * than set's, into its output buffers 'o' (not checked): the priming call (primes()), or the
+ * call that keeps two calls of an arm running from seeing the same inputs. Returns <0 with the
+ * sentence in 'why'. */
+static int run_between(point_run *r, int arm, int set, int b, int o, int64_t index, char *why,
+                       size_t len)
+{
+    int err = kt_fresh_load_other(r, b, set);
+    if (err < 0)
+        return err;
+    kt_call call = call_on(r, arm, set, b, o);
+    r->out_hashed[arm][o] = 0;
     kt_error_clear();
-    int err = kt_variant_call(kt_kernel_spec_arm(r, arm)->variant, r->state[arm][set], &call);
+    err = kt_variant_call(kt_kernel_spec_arm(r, arm)->variant, r->state[arm][set], &call);
     if (err >= 0)
         err = kt_backend_synchronize(r->backend);
     if (err < 0)
@@ -144,9 +63,8 @@ static int prime(point_run *r, int arm, int set, int64_t index, char *why, size_
     return err < 0 ? err : KT_OK;
 }
 
-/* A failed call or check of 'arm' for 'why': a candidate fails (unless the point already did:
- * the baseline, found writing into its inputs), the baseline fails the point. Returns -1 or
- * -2 as arm.h says. */
+/* A failed call or check of 'arm' for 'why': a candidate fails (unless the point already did),
+ * the baseline fails the point. Returns -1 or -2 as arm.h says. */
 static int call_failed(point_run *r, int arm, const char *why)
 {
     if (arm == 0)
@@ -157,8 +75,11 @@ static int call_failed(point_run *r, int arm, const char *why)
 }
 
 /* One call of 'arm' on at->set, timed by the backend when at->timed, as call at->position of
- * its pair (or -1): the untimed priming call and the fresh poison before it, the cache flush
- * (flush_cache) and the stage profile around it. kt_kernel_check checks its outputs. */
+ * its pair (or -1). Before it, untimed: the arm's earlier outputs re-read (late-writes), the
+ * set's inputs uploaded into the input buffers the arm's previous call did not use, after an
+ * untimed call on other inputs there when its previous call was on this set (fresh-inputs) or
+ * when timed calls are primed, a fresh poison in one of its own output buffers, the cache flush
+ * (flush_cache). kt_kernel_check checks its outputs. */
 int kt_kernel_call(point_run *r, int arm, const kt_arm_at *at, kt_arm_sample *out)
 {
     int set = at->set;
@@ -169,10 +90,24 @@ int kt_kernel_call(point_run *r, int arm, const kt_arm_at *at, kt_arm_sample *ou
     int err;
     memset(out, 0, sizeof(*out));
     out->usage.wall_s = out->usage.user_s = out->usage.sys_s = out->usage.max_rss_kib = NAN;
-    if (t && primes(r) && (err = prime(r, arm, set, index, why, sizeof(why))) < 0)
-        return call_failed(r, arm, why);
-    err = before_call(r, arm, set);
-    kt_call call = kt_kernel_arm_call(r, arm, set);
+    double t0 = kt_kernel_now_s();
+    int late = kt_fresh_recheck(r, arm, why, sizeof(why));
+    if (late != 0)
+        return call_failed(r, arm, late < 0 ? kt_error_last() : why);
+    uint64_t coin = kt_rng_next(&r->check_rng);
+    int b = r->last_live[arm] == 0 ? 1 : 0, o = (int)((coin >> 9) & 1);
+    if ((t && primes(r)) || r->last_set[arm] == set) {
+        if ((err = run_between(r, arm, set, b, 1 - o, index, why, sizeof(why))) < 0)
+            return call_failed(r, arm, why[0] ? why : kt_error_last());
+    }
+    kt_instance *inst = r->inst[set];
+    kt_instance_rotate(inst, coin); /* the poison pattern */
+    err = kt_fresh_load(r, b, set);
+    if (err == KT_OK)
+        err = kt_outputs_poison(inst, r->backend, r->outs[arm][o]);
+    r->out_hashed[arm][o] = 0;
+    kt_kernel_arm_result(r, arm)->check_s += kt_kernel_now_s() - t0;
+    kt_call call = call_on(r, arm, set, b, o);
     kt_stage_profile profile = {0};
     call.pair_position = at->position;
     call.profile = t ? &profile : NULL;
@@ -189,6 +124,11 @@ int kt_kernel_call(point_run *r, int arm, const kt_arm_at *at, kt_arm_sample *ou
         return call_failed(r, arm, kt_error_last());
     if (run_err >= 0) /* untimed: a Python arm's returned values checked and copied */
         run_err = kt_variant_finish(v, r->state[arm][set], &call);
+    r->last_live[arm] = b;
+    r->last_set[arm] = set;
+    r->last_out[arm] = o;
+    r->last_ns[arm] = t ? t->time_ns : NAN;
+    r->last_ran_ns[arm] = t ? kt_kernel_ran_ns(r, t) : NAN;
     if (run_err < 0) {
         snprintf(why, sizeof(why), "run failed in %s call %lld: %s (input set %d)", kind,
                  (long long)index, kt_error_or_code(run_err), set);
@@ -199,21 +139,125 @@ int kt_kernel_call(point_run *r, int arm, const kt_arm_at *at, kt_arm_sample *ou
     return 0;
 }
 
-/* The checks after the arm's last call (after_call), against the float64 reference ('ref'
- * is not used: every arm is checked against the reference on its own). */
+/* late-writes for every arm but 'arm' whose last output awaits its re-read after another arm's
+ * call: those changed fail. */
+static int recheck_others(point_run *r, int arm)
+{
+    for (int a = 0; a <= (int)r->out->n_cands; a++) {
+        char why[256];
+        if (a == arm || !r->out_pending[a] || kt_kernel_arm_result(r, a)->failed)
+            continue;
+        int bad = kt_fresh_recheck(r, a, why, sizeof(why));
+        if (bad < 0)
+            return bad;
+        if (bad)
+            kt_kernel_fail_any_arm(r, a, why);
+    }
+    return KT_OK;
+}
+
+/* reference and fresh-inputs: an output far from the float64 reference of the inputs the call
+ * was given (rel_l2 above 0.5, or the spec's max_rel_l2 when that is larger) is either another
+ * input set's result (closer to that set's reference: a memoised one) or wrong. 1 with the
+ * sentence in 'why', else 0. */
+static int far_from_reference(point_run *r, int set, const kt_numerics *n, char *why, size_t len)
+{
+    double gross = 0.5;
+    if (!isnan(r->spec->numerics.max_rel_l2) && r->spec->numerics.max_rel_l2 > gross)
+        gross = r->spec->numerics.max_rel_l2;
+    if (!(n->rel_l2 > gross))
+        return 0;
+    int best = -1;
+    double best_l2 = INFINITY;
+    for (int s = 0; s < r->n_contents; s++) {
+        double l2 = s == set ? INFINITY : kt_rel_l2_against(r->inst[set], r->inst[s]);
+        if (l2 < best_l2) {
+            best_l2 = l2;
+            best = s;
+        }
+    }
+    if (best >= 0 && best_l2 <= gross)
+        snprintf(why, len,
+                 "check fresh-inputs: its output is the result for other inputs (rel_l2 %.3g "
+                 "against those of input set %d), not for the inputs it was given (rel_l2 %.3g "
+                 "against set %d's float64 reference): it returned an earlier result",
+                 best_l2, best, n->rel_l2, set);
+    else
+        snprintf(why, len,
+                 "check reference: its output is far from the float64 reference for the inputs "
+                 "it was given (rel_l2 %.3g, above %.3g)",
+                 n->rel_l2, gross);
+    return 1;
+}
+
+/* After a checked call, untimed: the arm's outputs downloaded and compared with the float64
+ * reference of the inputs the call was given (unwritten, NaN or Inf, far from it, another
+ * set's result), its inputs hashed, its guard zones read, the roofline; what it wrote remembered
+ * for late-writes, and the other arms' last outputs re-read. Returns 0, 1 with the failure in
+ * 'why', or a negative harness error. */
+static int after_call(point_run *r, int arm, const kt_arm_at *at, char *why, size_t len)
+{
+    double t0 = kt_kernel_now_s();
+    int set = at->set, o = r->last_out[arm], changed = -1;
+    kt_instance *inst = r->inst[set];
+    kt_arm_result *res = kt_kernel_arm_result(r, arm);
+    kt_numerics n;
+    int err = kt_backend_synchronize(r->backend);
+    if (err == KT_OK)
+        err = kt_outputs_download(inst, r->backend, r->outs[arm][o]);
+    if (err == KT_OK)
+        err = kt_inputs_changed(inst, r->backend, r->live_in[r->last_live[arm]], r->scratch,
+                                &changed);
+    if (err < 0)
+        return err;
+    kt_numerics_compare(&n, inst);
+    n.overrun_tensor = NULL;
+    n.overrun_after = n.overrun_before = 0;
+    err = kt_outputs_check_guards(&n, &inst->problem, r->backend, r->outs[arm][o], r->out_guard,
+                                  r->scratch);
+    if (err < 0)
+        return err;
+    res->full_checks++;
+    res->checked_calls++;
+    int bad = kt_kernel_numerics_problem(&n, "", why, len);
+    if (!bad && changed >= 0) {
+        r->live_set[r->last_live[arm]] = -1; /* uploaded afresh before their next use */
+        snprintf(why, len, "check inputs-unchanged: input '%s' was modified by the call",
+                 inst->problem.tensors[changed].name);
+        bad = 1;
+    }
+    if (!bad)
+        bad = far_from_reference(r, set, &n, why, len);
+    if (!bad && at->timed)
+        bad = kt_kernel_roofline(r, arm, set, why, len);
+    if (!bad) {
+        fold_worst(&res->numerics[set], &n);
+        kt_fresh_remember(r, arm, o, inst);
+    }
+    if ((err = recheck_others(r, arm)) < 0)
+        return err;
+    res->check_s += kt_kernel_now_s() - t0;
+    return bad;
+}
+
+/* The checks after the arm's last call (after_call), against the float64 reference ('ref' is
+ * not used: every arm is checked against the reference on its own); after some timed calls, the
+ * repeat probe (fresh-inputs). */
 int kt_kernel_check(point_run *r, int arm, const kt_arm_at *at, int ref)
 {
     (void)ref;
     const char *kind = at->timed ? "timed" : "warmup";
     int64_t index = r->calls[at->timed != 0][arm];
-    char what[256], why[512];
-    int bad = after_call(r, arm, at->set, what, sizeof(what));
+    char what[384], why[512];
+    int bad = after_call(r, arm, at, what, sizeof(what));
+    if (bad == 0 && at->timed && (index <= KT_PROBE_FIRST || index % KT_PROBE_EVERY == 0))
+        bad = kt_kernel_probe(r, arm, at->set, what, sizeof(what));
     if (bad < 0)
         snprintf(why, sizeof(why), "%s", kt_error_last());
     else if (bad)
         snprintf(why, sizeof(why), "output check failed on %s call %lld (input set %d): %s", kind,
                  (long long)index, at->set, what);
-    else if (r->out->error[0]) /* find_input_writer found the baseline writing into its inputs */
+    else if (r->out->error[0]) /* a re-read found the baseline's outputs changed */
         snprintf(why, sizeof(why), "%s", r->out->error);
     else
         return 0;
@@ -261,11 +305,6 @@ static int check_after_profile(point_run *r, int arm, char *why, size_t len)
  * as in a timed call. Arms with no prepare (a NULL state) are profiled like the others. */
 void kt_kernel_profile(point_run *r)
 {
-    int intact = 1;
-    /* calls since set 0's last full check may have written into it: find who, first */
-    if (kt_instance_inputs_intact(r->inst[0], r->backend, &intact) == KT_OK && !intact &&
-        kt_instance_restore_inputs(r->inst[0], r->backend) == KT_OK)
-        fail_input_writers(r, 0, -1);
     for (size_t arm = 0; arm <= r->out->n_cands && !r->out->error[0]; arm++) {
         kt_arm_result *res = kt_kernel_arm_result(r, (int)arm);
         if (res->failed || !r->prepared[arm])

@@ -3,6 +3,20 @@
  * placements) and its operations (kernel_arm.c, kernel_place.c, kernel_call.c). */
 #include "arm/kernel/kernel_arm.h"
 
+/* The checks every call of a kernel arm gets, each named so in its REJECT reasons
+ * (docs/robustness.md has what each catches, and what none does). */
+static const char *const checks[] = {
+    "written",          /* every output element written (a fresh poison before each call) */
+    "finite",           /* no NaN or Inf written */
+    "reference",        /* the output near the float64 reference of the inputs it was given */
+    "fresh-inputs",     /* no two calls running on the same inputs; no other call's result */
+    "inputs-unchanged", /* the inputs hash as generated after the call */
+    "guard",            /* nothing written in the guard zones around its outputs */
+    "late-writes",      /* its outputs unchanged when re-read after another arm's call */
+    "roofline",         /* no faster than reading its least bytes at the measured bandwidth */
+    NULL,
+};
+
 const kt_arm_kind kt_arm_kernel = {
     .name = "kernel",
     .startup = "inputs, float64 reference, prepare",
@@ -16,6 +30,7 @@ const kt_arm_kind kt_arm_kernel = {
     .grouped = 1,
     .shuffles = 1,
     .checks_each_call = 1,
+    .checks = checks,
     .open = kt_kernel_open,
     .describe = kt_kernel_describe,
     .prepare = kt_kernel_prepare,
