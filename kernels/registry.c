@@ -18,7 +18,7 @@
 
 static const kt_op *const ops[] = {
     &kt_op_synthetic,     &kt_op_gemm,    &kt_op_swiglu_mlp, &kt_op_attention_decode,
-    &kt_op_decoder_layer, &kt_op_command, &kt_op_service, &kt_op_pymodule,
+    &kt_op_decoder_layer, &kt_op_command, &kt_op_service,    &kt_op_pymodule,
 };
 
 #ifdef KT_HAVE_CUDA

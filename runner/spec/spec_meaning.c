@@ -526,8 +526,8 @@ static int is_pymodule(const kt_spec *spec)
     return spec->op && strcmp(spec->op->name, "pymodule") == 0;
 }
 
-/* Ops whose points are not model-shaped (command, service, pymodule): batch_sizes and context_lengths
- * are optional, one value each when left out. */
+/* Ops whose points are not model-shaped (command, service, pymodule): batch_sizes and
+ * context_lengths are optional, one value each when left out. */
 static int axes_optional(const kt_spec *spec)
 {
     return is_process_op(spec) || is_pymodule(spec);
