@@ -115,7 +115,10 @@ class OptionsTest(unittest.TestCase):
             cache = f.read()
         march = re.search(r"^KT_MARCH:STRING=(.*)$", cache, re.M).group(1)
         werror = re.search(r"^KT_WERROR:BOOL=(.*)$", cache, re.M).group(1)
-        kernels = compile_lines(BUILD, "kernels")
+        # the kernel library's sources; kernels/process/exec/ is kt_exec, a program of its own
+        # that starts commands and needs no ISA of the kernels
+        exec_dir = os.path.join(os.path.realpath(SOURCE), "kernels", "process", "exec") + os.sep
+        kernels = [c for c in compile_lines(BUILD, "kernels") if exec_dir not in c]
         runner = compile_lines(BUILD, "runner")
         self.assertTrue(kernels and runner)
         if march:
