@@ -210,7 +210,7 @@ class Command(unittest.TestCase):
             r = ktrial("run", spec, "-o", out)
             self.assertEqual(r.returncode, 69, r.stdout + r.stderr)
             self.assertRegex(r.stderr, r"error: point 'llama-3\.1-70b/b8/t131072' needs at least "
-                             r"1536\.\d+ GiB .* --force runs it anyway")
+                             r"1552\.\d+ GiB .* --force runs it anyway")
             self.assertFalse(os.path.exists(out))  # refused before anything was written
 
     def test_plan_without_budget(self):
