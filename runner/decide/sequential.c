@@ -112,16 +112,31 @@ static int sparse_schedule(kt_spending s)
 
 int kt_design_min_pairs(double confidence)
 {
-    double d[KT_LIMIT_REPETITIONS];
+    /* on the heap, grown as n does: a typical confidence is decided within a few dozen pairs,
+     * and a frame of KT_LIMIT_REPETITIONS doubles (8 MB) overflowed a sanitized stack */
+    double *d = NULL;
+    size_t cap = 0;
+    int found = KT_LIMIT_REPETITIONS + 1;
     for (int n = 1; n <= KT_LIMIT_REPETITIONS; n++) {
+        if ((size_t)n > cap) {
+            size_t want = cap ? cap * 2 : 64;
+            double *grown = realloc(d, want * sizeof(*d));
+            if (!grown)
+                break;
+            d = grown;
+            cap = want;
+        }
         d[n - 1] = n; /* distinct, all positive: the interval is finite iff k >= 1 */
         if (n < 2)
             continue;
         kt_shift s;
-        if (kt_stats_signed_rank(&s, d, (size_t)n, confidence) == 0 && isfinite(s.ci_low))
-            return n;
+        if (kt_stats_signed_rank(&s, d, (size_t)n, confidence) == 0 && isfinite(s.ci_low)) {
+            found = n;
+            break;
+        }
     }
-    return KT_LIMIT_REPETITIONS + 1;
+    free(d);
+    return found;
 }
 
 /* The running density of the score S_k = sum of standardised increments, kept on the
