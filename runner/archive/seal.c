@@ -158,7 +158,8 @@ static int sealed_files(walk *w, const char *dir)
     closedir(d);
     if (w->failed)
         return kt_error_set("out of memory");
-    qsort(w->paths, w->n, sizeof(*w->paths), by_name);
+    if (w->n) /* qsort's base must not be NULL, even for no elements */
+        qsort(w->paths, w->n, sizeof(*w->paths), by_name);
     return 0;
 }
 
